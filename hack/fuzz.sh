@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the module for a bounded time each.
+# Usage: hack/fuzz.sh [DURATION]   (default 10s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzztime="${1:-10s}"
+status=0
+while IFS= read -r file; do
+  pkg="./$(dirname "$file")"
+  for target in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)' "$file" | awk '{print $2}'); do
+    echo "== fuzz $pkg $target ($fuzztime)" >&2
+    if ! go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime"; then
+      status=1
+    fi
+  done
+done < <(grep -rl --include='*_test.go' -E '^func Fuzz' pkg internal 2>/dev/null | sort)
+exit $status

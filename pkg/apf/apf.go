@@ -1,0 +1,167 @@
+// Package apf parses the API Priority and Fairness debug dumps of
+// kube-apiserver:
+//
+//   - /debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1
+//     (ParseRequests): one row per queued or executing request, with the
+//     user, verb, path, namespace and resource when details are included;
+//   - /debug/api_priority_and_fairness/dump_priority_levels
+//     (ParsePriorityLevels): one row per priority level.
+//
+// Both are written by k8s.io/apiserver pkg/util/flowcontrol/
+// apf_controller_debug.go (v0.37.2: dumpRequests at line 141,
+// dumpPriorityLevels at line 50) as comma-separated columns aligned by a
+// text/tabwriter. Columns are read by header name, so dumps from releases
+// with fewer columns parse too.
+package apf
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Request is one row of dump_requests.
+type Request struct {
+	PriorityLevel string `json:"priorityLevel"`
+	FlowSchema    string `json:"flowSchema"`
+	// QueueIndex is -1 for requests that never queued (exempt levels).
+	QueueIndex int `json:"queueIndex"`
+	// IndexInQueue is -1 for executing requests; 0.. for waiting ones
+	// (apf_controller_debug.go:205, dumpRequest(iq, -1, r) for executing).
+	IndexInQueue      int           `json:"indexInQueue"`
+	FlowDistinguisher string        `json:"flowDistinguisher,omitempty"`
+	ArriveTime        time.Time     `json:"arriveTime"`
+	InitialSeats      int           `json:"initialSeats"`
+	FinalSeats        int           `json:"finalSeats"`
+	AdditionalLatency time.Duration `json:"additionalLatency,omitempty"`
+	// StartTime is when the request began executing; zero while waiting.
+	StartTime time.Time `json:"startTime"`
+
+	// Details, present with includeRequestDetails=1.
+	User        string `json:"user,omitempty"`
+	Verb        string `json:"verb,omitempty"`
+	Path        string `json:"path,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
+	Name        string `json:"name,omitempty"`
+	APIVersion  string `json:"apiVersion,omitempty"`
+	Resource    string `json:"resource,omitempty"`
+	Subresource string `json:"subresource,omitempty"`
+
+	// Line is the row's line in the dump.
+	Line int `json:"line"`
+}
+
+// Executing reports whether the request holds its seats (it is not
+// waiting in a queue).
+func (r Request) Executing() bool { return r.IndexInQueue < 0 }
+
+// Seats is the number of seats the request occupies while executing.
+func (r Request) Seats() int { return r.InitialSeats }
+
+// Requests is a parsed dump_requests.
+type Requests struct {
+	// HasDetails is set when the dump was fetched with
+	// includeRequestDetails=1 and so names users, verbs and paths.
+	HasDetails bool      `json:"hasDetails"`
+	Requests   []Request `json:"requests"`
+	Skipped    []Skipped `json:"skipped,omitempty"`
+}
+
+// PriorityLevel is one row of dump_priority_levels.
+type PriorityLevel struct {
+	Name               string `json:"name"`
+	ActiveQueues       int    `json:"activeQueues"`
+	IsIdle             bool   `json:"isIdle"`
+	IsQuiescing        bool   `json:"isQuiescing"`
+	WaitingRequests    int    `json:"waitingRequests"`
+	ExecutingRequests  int    `json:"executingRequests"`
+	DispatchedRequests int    `json:"dispatchedRequests"`
+	RejectedRequests   int    `json:"rejectedRequests"`
+	TimedoutRequests   int    `json:"timedoutRequests"`
+	CancelledRequests  int    `json:"cancelledRequests"`
+	Line               int    `json:"line"`
+}
+
+// Skipped is a row left out, with the reason.
+type Skipped struct {
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// SyntaxError is a fatal problem at one line of a dump.
+type SyntaxError struct {
+	Line int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// maxLine bounds a row; real rows are a few hundred bytes.
+const maxLine = 64 << 10
+
+// maxRows bounds a dump; a real server holds at most a few thousand
+// requests in flight.
+const maxRows = 1 << 20
+
+// RequestsHeader and PriorityLevelsHeader are the first header cells that
+// identify each dump.
+const (
+	RequestsHeader       = "PriorityLevelName, FlowSchemaName"
+	PriorityLevelsHeader = "PriorityLevelName, ActiveQueues"
+)
+
+type rows struct {
+	sc   *bufio.Scanner
+	line int
+}
+
+func newRows(r io.Reader) *rows {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	return &rows{sc: sc}
+}
+
+// next returns the cells of the next non-empty line.
+func (r *rows) next() ([]string, bool, error) {
+	for r.sc.Scan() {
+		r.line++
+		line := bytes.TrimRight(r.sc.Bytes(), "\r")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if bytes.IndexByte(line, 0) >= 0 {
+			return nil, false, &SyntaxError{Line: r.line, Msg: "binary data (NUL byte): not an APF dump"}
+		}
+		if r.line > maxRows {
+			return nil, false, &SyntaxError{Line: r.line, Msg: fmt.Sprintf("more than %d rows: not an APF dump", maxRows)}
+		}
+		cells := strings.Split(string(line), ",")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		return cells, true, nil
+	}
+	if err := r.sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, false, &SyntaxError{Line: r.line + 1, Msg: fmt.Sprintf("line is longer than %d bytes: not an APF dump", maxLine)}
+		}
+		return nil, false, fmt.Errorf("reading line %d: %w", r.line+1, err)
+	}
+	return nil, false, nil
+}
+
+func headerIndex(cells []string) map[string]int {
+	idx := make(map[string]int, len(cells))
+	for i, c := range cells {
+		idx[c] = i
+	}
+	return idx
+}
+
+func parseTime(s string) (time.Time, error) {
+	return time.Parse(time.RFC3339Nano, s)
+}

@@ -1,0 +1,193 @@
+// Package bundle reads what an SRE saved during an incident, or what
+// `collect` wrote: goroutine dumps, APF dumps, /metrics, /version and
+// capture times, as loose files, directories or stdin, gzip-compressed or
+// not. Each input's kind is detected from its content, never from its name.
+// It hands parsed values to the diagnosis (pkg/watches).
+package bundle
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+	"unicode/utf8"
+)
+
+// Kind is what an input holds.
+type Kind string
+
+// Input kinds.
+const (
+	KindGoroutineDebug2  Kind = "goroutine-debug2"
+	KindGoroutineDebug1  Kind = "goroutine-debug1"
+	KindGoroutineProfile Kind = "goroutine-protobuf"
+	KindAPFRequests      Kind = "apf-requests"
+	KindAPFLevels        Kind = "apf-priority-levels"
+	KindMetrics          Kind = "metrics"
+	KindVersion          Kind = "version"
+	KindCapturedAt       Kind = "captured-at"
+	KindManifest         Kind = "manifest"
+)
+
+// FileName is the name collect gives each kind (the fixture layout).
+var FileName = map[Kind]string{
+	KindGoroutineDebug2:  "goroutine-debug2.txt",
+	KindGoroutineDebug1:  "goroutine-debug1.txt",
+	KindGoroutineProfile: "goroutine.pb.gz",
+	KindAPFRequests:      "apf-requests.txt",
+	KindAPFLevels:        "apf-priority-levels.txt",
+	KindMetrics:          "metrics.txt",
+	KindVersion:          "version.json",
+	KindCapturedAt:       "captured-at.txt",
+	KindManifest:         ManifestName,
+}
+
+// peekSize is how much of an input detection looks at.
+const peekSize = 4096
+
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// ErrUnknownKind is wrapped by Detect for content of no known kind.
+var ErrUnknownKind = errors.New("unrecognized content")
+
+// Open wraps r, decompressing gzip, and detects its kind. The returned
+// reader yields the (decompressed) content from its start.
+func Open(r io.Reader) (Kind, *bufio.Reader, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, err := br.Peek(len(gzipMagic))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", nil, err
+	}
+	if bytes.Equal(head, gzipMagic) {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return "", nil, fmt.Errorf("gzip header: %w", err)
+		}
+		gz.Multistream(true)
+		inner := bufio.NewReaderSize(&gzipErrReader{gz}, 1<<20)
+		// A gzipped protobuf profile is read by the profile parser as is.
+		k, err := detect(inner)
+		return k, inner, err
+	}
+	k, err := detect(br)
+	return k, br, err
+}
+
+// gzipErrReader names gzip failures (a truncated .gz) as such.
+type gzipErrReader struct{ r io.Reader }
+
+func (g *gzipErrReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("decompressing gzip: %w", err)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("gzip stream is truncated: %w", err)
+	}
+	return n, err
+}
+
+func detect(br *bufio.Reader) (Kind, error) {
+	head, err := br.Peek(peekSize)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return "", err
+	}
+	if len(head) == 0 {
+		return "", errors.New("empty input")
+	}
+	text := bytes.TrimLeft(head, " \t\r\n")
+	switch {
+	case bytes.HasPrefix(text, []byte("goroutine profile: total ")):
+		return KindGoroutineDebug1, nil
+	case isDebug2Header(text):
+		return KindGoroutineDebug2, nil
+	case bytes.HasPrefix(text, []byte("PriorityLevelName,")):
+		first, _, _ := bytes.Cut(text, []byte("\n"))
+		if bytes.Contains(first, []byte("FlowSchemaName")) {
+			return KindAPFRequests, nil
+		}
+		if bytes.Contains(first, []byte("ActiveQueues")) {
+			return KindAPFLevels, nil
+		}
+	case bytes.HasPrefix(text, []byte("{")):
+		if bytes.Contains(head, []byte(`"gitVersion"`)) {
+			return KindVersion, nil
+		}
+		if bytes.Contains(head, []byte(`"kind": "`+ManifestKind+`"`)) || bytes.Contains(head, []byte(`"kind":"`+ManifestKind+`"`)) {
+			return KindManifest, nil
+		}
+	case isCapturedAt(text):
+		return KindCapturedAt, nil
+	case isMetrics(text):
+		return KindMetrics, nil
+	}
+	if !isText(head) {
+		// Binary: the only binary kind is the protobuf profile (its gzip
+		// layer, if any, is already off); the profile parser decides.
+		return KindGoroutineProfile, nil
+	}
+	first, _, _ := bytes.Cut(text, []byte("\n"))
+	return "", fmt.Errorf("%w: line 1 %q is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version or a capture time", ErrUnknownKind, preview(first))
+}
+
+func isDebug2Header(b []byte) bool {
+	const p = "goroutine "
+	return bytes.HasPrefix(b, []byte(p)) && len(b) > len(p) && b[len(p)] >= '0' && b[len(p)] <= '9'
+}
+
+func isCapturedAt(b []byte) bool {
+	line := bytes.TrimSpace(b)
+	if len(line) > 64 || bytes.IndexByte(line, '\n') >= 0 {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, string(line))
+	return err == nil
+}
+
+// isMetrics recognises Prometheus text exposition: comment lines starting
+// with "# HELP" or "# TYPE", or a first line shaped like a sample.
+func isMetrics(b []byte) bool {
+	if bytes.HasPrefix(b, []byte("# HELP ")) || bytes.HasPrefix(b, []byte("# TYPE ")) {
+		return true
+	}
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	if len(first) == 0 {
+		return false
+	}
+	c := first[0]
+	if !(c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		return false
+	}
+	i := bytes.IndexAny(first, "{ ")
+	if i <= 0 {
+		return false
+	}
+	for _, c := range first[:i] {
+		if !(c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func isText(b []byte) bool {
+	// The last rune may be cut by the peek window.
+	if len(b) > utf8.UTFMax {
+		b = b[:len(b)-utf8.UTFMax]
+	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		return false
+	}
+	return utf8.Valid(b)
+}
+
+func preview(b []byte) string {
+	const max = 60
+	if len(b) > max {
+		b = b[:max]
+	}
+	return string(bytes.ToValidUTF8(b, []byte("?")))
+}

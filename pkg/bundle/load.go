@@ -1,0 +1,495 @@
+package bundle
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
+	"github.com/watch-doctor/watch-doctor/pkg/stacks"
+	"github.com/watch-doctor/watch-doctor/pkg/watches"
+)
+
+// Capture is what was captured of one API server at one time: the files
+// of one directory, the files named on the command line in one directory,
+// or stdin.
+type Capture struct {
+	// Name is how messages refer to the capture: its directory as given.
+	Name string
+	// CapturedAt is when the goroutine dump was taken (zero: unknown) and
+	// CapturedAtSource says where that came from.
+	CapturedAt       time.Time
+	CapturedAtSource string
+	// Instance and Manifest are set for captures of a collect bundle.
+	Instance string
+	manifest string
+
+	Dump     *watches.Dump
+	Requests *apf.Requests
+	Levels   []apf.PriorityLevel
+	Metrics  *metrics.Snapshot
+	Version  string
+
+	files map[Kind]string
+	notes []string
+}
+
+// Files lists the capture's inputs by kind.
+func (c *Capture) Files() map[Kind]string { return c.files }
+
+// Loaded is the result of Load.
+type Loaded struct {
+	Captures []*Capture
+	// Warnings say what was skipped or could not be used.
+	Warnings []string
+}
+
+// Options tune Load.
+type Options struct {
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+	// CapturedAt overrides the capture time; it applies only when the
+	// inputs form a single capture.
+	CapturedAt time.Time
+}
+
+// Load reads paths: files, directories (walked; every directory holding
+// recognised files is one capture) and "-" for stdin. A named file that
+// cannot be read or recognised is an error; an unrecognised file met
+// while walking a directory is skipped with a warning.
+func Load(paths []string, opts Options) (*Loaded, error) {
+	l := &Loaded{}
+	byDir := map[string]*Capture{}
+	var order []string
+	capture := func(dir string) *Capture {
+		if c, ok := byDir[dir]; ok {
+			return c
+		}
+		c := &Capture{Name: dir, files: map[Kind]string{}}
+		byDir[dir] = c
+		order = append(order, dir)
+		return c
+	}
+	var manifests []string
+	stdinUsed := false
+	for _, p := range paths {
+		if p == "-" {
+			if stdinUsed {
+				return nil, errors.New("\"-\" (stdin) given twice")
+			}
+			stdinUsed = true
+			if opts.Stdin == nil {
+				return nil, errors.New("\"-\": no standard input")
+			}
+			if err := loadReader(capture("-"), "-", "<stdin>", opts.Stdin, &manifests); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading %q: %w", p, unwrapPathErr(err))
+		}
+		if !st.IsDir() {
+			if err := loadFile(capture(filepath.Dir(p)), p, &manifests); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", path, unwrapPathErr(err)))
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() || !d.Type().IsRegular() {
+				if !d.IsDir() {
+					l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: not a regular file", path))
+				}
+				return nil
+			}
+			err = loadFile(capture(filepath.Dir(path)), path, &manifests)
+			if errors.Is(err, ErrUnknownKind) {
+				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", path, errors.Unwrap(err)))
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, dir := range order {
+		c := byDir[dir]
+		if len(c.files) == 0 {
+			continue
+		}
+		if c.Dump == nil && c.Requests == nil && c.Metrics == nil && c.Levels == nil {
+			// Only version or capture time: not a capture of its own.
+			l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: no goroutine dump, APF dump or metrics", dir))
+			continue
+		}
+		l.Captures = append(l.Captures, c)
+	}
+	for _, m := range manifests {
+		if err := applyManifest(l, m); err != nil {
+			return nil, err
+		}
+	}
+	if len(l.Captures) == 0 {
+		return nil, fmt.Errorf("no goroutine dump, APF dump or metrics found in %s", strings.Join(quoteAll(paths), ", "))
+	}
+	if !opts.CapturedAt.IsZero() {
+		if len(l.Captures) > 1 {
+			return nil, fmt.Errorf("--captured-at applies to a single capture, but the inputs hold %d (%s): give each directory a captured-at.txt instead", len(l.Captures), captureNames(l.Captures))
+		}
+		l.Captures[0].CapturedAt, l.Captures[0].CapturedAtSource = opts.CapturedAt, "--captured-at"
+	}
+	return l, nil
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+func captureNames(cs []*Capture) string {
+	var ns []string
+	for _, c := range cs {
+		ns = append(ns, c.Name)
+	}
+	return strings.Join(ns, ", ")
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func loadFile(c *Capture, path string, manifests *[]string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading %q: %w", path, unwrapPathErr(err))
+	}
+	defer f.Close()
+	return loadReader(c, path, path, f, manifests)
+}
+
+// loadReader detects and parses one input into c. name is used in errors.
+func loadReader(c *Capture, path, name string, r io.Reader, manifests *[]string) error {
+	kind, br, err := Open(r)
+	if err != nil {
+		if errors.Is(err, ErrUnknownKind) {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	if prev, dup := c.files[kind]; dup {
+		return fmt.Errorf("%s and %s are both %s in one capture: put captures in separate directories", prev, name, kind)
+	}
+	if isGoroutineKind(kind) {
+		for k, prev := range c.files {
+			if isGoroutineKind(k) {
+				// Several forms of one dump (the fixture layout keeps all
+				// three): debug=2 wins, as it alone carries ids and waits.
+				if rank(kind) <= rank(k) {
+					c.notes = append(c.notes, fmt.Sprintf("%s (%s) not used: %s (%s) is read instead", name, kind, prev, k))
+					return nil
+				}
+				c.notes = append(c.notes, fmt.Sprintf("%s (%s) not used: %s (%s) is read instead", prev, k, name, kind))
+				delete(c.files, k)
+			}
+		}
+	}
+	c.files[kind] = name
+	wrap := func(err error) error {
+		var se *stacks.SyntaxError
+		var ae *apf.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			return fmt.Errorf("%s:%d: %s", name, se.Line, se.Msg)
+		case errors.As(err, &ae):
+			return fmt.Errorf("%s:%d: %s", name, ae.Line, ae.Msg)
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	switch kind {
+	case KindGoroutineDebug2:
+		d, err := ReadDebug2(br)
+		if err != nil {
+			return wrap(err)
+		}
+		c.Dump = d
+	case KindGoroutineDebug1:
+		a, err := stacks.ParseDebug1(br)
+		if err != nil {
+			return wrap(err)
+		}
+		c.Dump = watches.FromAggregated(a, watches.FormatDebug1)
+	case KindGoroutineProfile:
+		a, err := stacks.ParseProfile(io.LimitReader(br, maxProfileBytes))
+		if err != nil {
+			delete(c.files, kind)
+			return fmt.Errorf("%s: %w: binary data that is not a goroutine profile (%v)", name, ErrUnknownKind, err)
+		}
+		c.Dump = watches.FromAggregated(a, watches.FormatProtobuf)
+	case KindAPFRequests:
+		rq, err := apf.ParseRequests(br)
+		if err != nil {
+			return wrap(err)
+		}
+		c.Requests = rq
+	case KindAPFLevels:
+		lv, _, err := apf.ParsePriorityLevels(br)
+		if err != nil {
+			return wrap(err)
+		}
+		c.Levels = lv
+	case KindMetrics:
+		s, err := metrics.Parse(br, name)
+		if err != nil {
+			return err
+		}
+		c.Metrics = metrics.Extract(s)
+	case KindVersion:
+		v, err := readVersion(br)
+		if err != nil {
+			return wrap(err)
+		}
+		c.Version = v
+	case KindCapturedAt:
+		t, err := readCapturedAt(br)
+		if err != nil {
+			return wrap(err)
+		}
+		if c.CapturedAtSource == "" || c.CapturedAtSource == "captured-at" {
+			c.CapturedAt, c.CapturedAtSource = t, "captured-at"
+		}
+	case KindManifest:
+		delete(c.files, kind)
+		*manifests = append(*manifests, path)
+	}
+	return nil
+}
+
+const maxProfileBytes = 256 << 20
+
+func isGoroutineKind(k Kind) bool {
+	return k == KindGoroutineDebug2 || k == KindGoroutineDebug1 || k == KindGoroutineProfile
+}
+
+func rank(k Kind) int {
+	switch k {
+	case KindGoroutineDebug2:
+		return 3
+	case KindGoroutineProfile:
+		return 2
+	case KindGoroutineDebug1:
+		return 1
+	}
+	return 0
+}
+
+// ReadDebug2 streams a debug=2 dump through the watch classifier, keeping
+// only what the diagnosis needs.
+func ReadDebug2(r io.Reader) (*watches.Dump, error) {
+	sc := stacks.NewScanner(r)
+	sc.SkipArgs = true
+	c := watches.NewCollector()
+	for sc.Next() {
+		c.Add(sc.Goroutine())
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return c.Dump(sc.Stats()), nil
+}
+
+func readVersion(r io.Reader) (string, error) {
+	var v struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(&v); err != nil {
+		return "", fmt.Errorf("decoding /version: %w", err)
+	}
+	if v.GitVersion == "" {
+		return "", errors.New("/version: field gitVersion is empty")
+	}
+	return v.GitVersion, nil
+}
+
+func readCapturedAt(r io.Reader) (time.Time, error) {
+	b, err := io.ReadAll(io.LimitReader(bufio.NewReader(r), 256))
+	if err != nil {
+		return time.Time{}, err
+	}
+	s := strings.TrimSpace(string(b))
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, &stacks.SyntaxError{Line: 1, Msg: fmt.Sprintf("capture time %q is not RFC 3339 (like 2026-11-29T10:24:32Z)", s)}
+	}
+	return t, nil
+}
+
+func applyManifest(l *Loaded, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading %q: %w", path, unwrapPathErr(err))
+	}
+	defer f.Close()
+	m, err := ReadManifest(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	root := filepath.Dir(path)
+	byDir := map[string]*Capture{}
+	for _, c := range l.Captures {
+		byDir[filepath.Clean(c.Name)] = c
+	}
+	for _, inst := range m.Instances {
+		if inst.Error != "" {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s: instance %s was not read: %s", path, inst.Name, inst.Error))
+		}
+		for _, s := range inst.Samples {
+			dir := filepath.Join(root, filepath.FromSlash(s.Dir))
+			c, ok := byDir[filepath.Clean(dir)]
+			if !ok {
+				l.Warnings = append(l.Warnings, fmt.Sprintf("%s: sample directory %s of %s holds no readable capture", path, s.Dir, inst.Name))
+				continue
+			}
+			c.Instance, c.manifest = inst.Name, path
+			if c.Version == "" {
+				c.Version = inst.Version
+			}
+			if c.CapturedAtSource != "--captured-at" {
+				c.CapturedAt, c.CapturedAtSource = s.CapturedAt, "manifest"
+				for _, fi := range s.Fetches {
+					if fi.Kind == KindGoroutineDebug2 && fi.Error == "" {
+						c.CapturedAt = fi.StartedAt
+						if fi.ServerDate != nil {
+							c.CapturedAt, c.CapturedAtSource = *fi.ServerDate, "manifest (server Date header)"
+						}
+					}
+					if fi.Error != "" {
+						l.Warnings = append(l.Warnings, fmt.Sprintf("%s: %s %s: %s", inst.Name, s.Dir, fi.Path, fi.Error))
+					}
+				}
+			}
+		}
+	}
+	for _, n := range m.Notes {
+		l.Warnings = append(l.Warnings, n)
+	}
+	return nil
+}
+
+// Servers groups the captures into API server instances, samples ordered
+// by capture time: captures of one collect instance, or captures whose
+// /metrics show the same process_start_time_seconds (the same process),
+// are samples of one server; any other capture is a server of its own.
+func (l *Loaded) Servers() []watches.Server {
+	type group struct {
+		key  string
+		caps []*Capture
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i, c := range l.Captures {
+		key := fmt.Sprintf("capture:%d", i)
+		switch {
+		case c.Instance != "":
+			key = "instance:" + c.manifest + "\x00" + c.Instance
+		case c.Metrics != nil && !math.IsNaN(c.Metrics.ProcessStartTime) && c.Metrics.ProcessStartTime > 0:
+			key = fmt.Sprintf("process:%s:%f", c.Version, c.Metrics.ProcessStartTime)
+		}
+		g, ok := byKey[key]
+		if !ok {
+			g = &group{key: key}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.caps = append(g.caps, c)
+	}
+	var out []watches.Server
+	for _, g := range groups {
+		sort.SliceStable(g.caps, func(i, j int) bool { return g.caps[i].CapturedAt.Before(g.caps[j].CapturedAt) })
+		s := watches.Server{Name: serverName(g.caps)}
+		for _, c := range g.caps {
+			if c.Version != "" {
+				s.Version = c.Version
+			}
+			s.Notes = append(s.Notes, c.notes...)
+			s.Samples = append(s.Samples, c.sample())
+		}
+		if len(g.caps) > 1 {
+			if strings.HasPrefix(g.key, "process:") {
+				s.Notes = append(s.Notes, fmt.Sprintf("%d captures of the same process (same process_start_time_seconds) read as samples: %s", len(g.caps), captureNames(g.caps)))
+			}
+			for _, c := range g.caps {
+				if c.CapturedAt.IsZero() {
+					s.Notes = append(s.Notes, fmt.Sprintf("%s has no capture time: samples cannot be ordered or compared in time", c.Name))
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func serverName(cs []*Capture) string {
+	if cs[0].Instance != "" {
+		return cs[0].Instance
+	}
+	if len(cs) == 1 {
+		return cs[0].Name
+	}
+	parent := filepath.Dir(cs[0].Name)
+	for _, c := range cs[1:] {
+		if filepath.Dir(c.Name) != parent {
+			return captureNames(cs)
+		}
+	}
+	return parent
+}
+
+func (c *Capture) sample() watches.Sample {
+	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels}
+	if m := c.Metrics; m != nil {
+		mc := &watches.MetricsContext{Levels: map[string]watches.LevelSeats{}}
+		num := func(v float64) *float64 {
+			if math.IsNaN(v) {
+				return nil
+			}
+			return &v
+		}
+		mc.Goroutines, mc.ResidentMemoryBytes, mc.ProcessStartTime = num(m.Goroutines), num(m.ResidentMemoryBytes), num(m.ProcessStartTime)
+		for _, pl := range m.PriorityLevels {
+			mc.Levels[pl.Name] = watches.LevelSeats{Executing: num(pl.ExecutingSeats), Limit: num(pl.LimitSeats)}
+		}
+		for _, r := range m.Resources {
+			if !math.IsNaN(r.Watchers) && r.Watchers > 0 {
+				mc.WatchersByResource = append(mc.WatchersByResource, watches.ResourceCount{Group: r.Group, Resource: r.Name(), Count: r.Watchers})
+			}
+		}
+		s.Metrics = mc
+	}
+	return s
+}

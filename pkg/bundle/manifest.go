@@ -1,0 +1,86 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// ManifestName is the manifest file collect writes at a bundle's root.
+const ManifestName = "manifest.json"
+
+// ManifestKind identifies a manifest by content.
+const ManifestKind = "WatchDoctorBundle"
+
+// Manifest describes a bundle written by collect: which API server
+// instances were read, how, and what each fetch returned.
+type Manifest struct {
+	APIVersion string     `json:"apiVersion"`
+	Kind       string     `json:"kind"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	Tool       string     `json:"tool"`
+	Server     string     `json:"server"`
+	Context    string     `json:"context,omitempty"`
+	Instances  []Instance `json:"instances"`
+	// Notes carry what the collector had to say (fallbacks, mixing).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Instance is one API server instance.
+type Instance struct {
+	Name string `json:"name"`
+	// Address is the host:port the fetches were pinned to; empty when the
+	// kubeconfig host (a load balancer) was used.
+	Address string `json:"address,omitempty"`
+	Pinned  bool   `json:"pinned"`
+	// Version is the instance's gitVersion from /version.
+	Version string   `json:"version,omitempty"`
+	Samples []Sample `json:"samples"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// Sample is one round of fetches from one instance.
+type Sample struct {
+	// Dir is the sample's directory, relative to the manifest.
+	Dir        string      `json:"dir"`
+	CapturedAt time.Time   `json:"capturedAt"`
+	Fetches    []FetchInfo `json:"fetches"`
+}
+
+// FetchInfo is one fetch of a sample.
+type FetchInfo struct {
+	Kind Kind   `json:"kind"`
+	Path string `json:"path"`
+	// File is the file written, relative to the sample directory; empty
+	// when the fetch failed.
+	File      string    `json:"file,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+	// ServerDate is the response's Date header: the server's clock.
+	ServerDate *time.Time `json:"serverDate,omitempty"`
+	Duration   string     `json:"duration"`
+	Bytes      int64      `json:"bytes"`
+	Error      string     `json:"error,omitempty"`
+	// ProcessStartTime is process_start_time_seconds read from /metrics,
+	// to tell whether fetches reached the same process.
+	ProcessStartTime float64 `json:"processStartTime,omitempty"`
+}
+
+// ReadManifest decodes a manifest, rejecting unknown kinds and versions.
+func ReadManifest(r io.Reader) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(io.LimitReader(r, 16<<20))
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("decoding manifest: %w", err)
+	}
+	if m.Kind != ManifestKind {
+		return nil, fmt.Errorf("manifest kind %q, want %q", m.Kind, ManifestKind)
+	}
+	if m.APIVersion != ManifestAPIVersion {
+		return nil, fmt.Errorf("manifest apiVersion %q, want %q", m.APIVersion, ManifestAPIVersion)
+	}
+	return &m, nil
+}
+
+// ManifestAPIVersion is the manifest format version.
+const ManifestAPIVersion = "watchdoctor/v1alpha1"

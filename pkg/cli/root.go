@@ -1,0 +1,79 @@
+// Package cli is the command tree of kubectl-watch_doctor. It is the only
+// package that imports cobra, pflag or cli-runtime: each subcommand has an
+// XOptions struct, NewXOptions(streams), NewCmdX(streams), and its RunE calls
+// Complete (flags -> typed engine config), Validate and Run. Engines receive
+// plain values, readers, writers and a clock, never flags.
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Exit codes, the same for every subcommand (documented in --help and README).
+const (
+	// ExitOK: the command ran and found nothing at or above --fail-on.
+	ExitOK = 0
+	// ExitFindings: the command ran and found something at or above --fail-on.
+	ExitFindings = 1
+	// ExitError: bad input, an unreadable file, a bad flag, or a cluster
+	// that could not be read.
+	ExitError = 2
+)
+
+const exitCodesHelp = `Exit codes:
+  0  no finding at or above --fail-on (default critical)
+  1  at least one finding at or above --fail-on
+  2  error: bad flag, unreadable or invalid input, cluster not reachable or refused`
+
+// errFindings is returned by a command that ran to completion but found
+// something at or above --fail-on. It carries no message: the report already
+// said everything.
+var errFindings = errors.New("findings at or above --fail-on")
+
+// Main runs the command tree with args and returns the process exit code.
+func Main(streams genericiooptions.IOStreams, args []string) int {
+	cmd := NewCmdRoot(streams)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, errFindings):
+		return ExitFindings
+	default:
+		fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+		return ExitError
+	}
+}
+
+// NewCmdRoot builds `kubectl watch-doctor` and its subcommands.
+func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "kubectl-watch_doctor",
+		Short: "Find watches stuck inside Kubernetes API servers and the clients that hold them",
+		Long: `watch-doctor finds watches stuck in the initial-events phase of kube-apiserver's
+watch cache (kubernetes issue 131721), names the client holding each one, and
+says what it costs (goroutines, APF seats) and what the proposed stall
+timeout (kubernetes PR 141899) would have done.
+
+It only reads from the cluster.
+
+` + exitCodesHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Annotations: map[string]string{
+			cobra.CommandDisplayNameAnnotation: "kubectl watch-doctor",
+		},
+	}
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	cmd.SetIn(streams.In)
+	cmd.CompletionOptions.DisableDefaultCmd = true
+	cmd.AddCommand(NewCmdAnalyze(streams))
+	cmd.AddCommand(NewCmdVersion(streams))
+	return cmd
+}

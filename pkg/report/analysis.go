@@ -1,0 +1,248 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/watch-doctor/watch-doctor/pkg/watches"
+)
+
+// RenderReport writes a diagnosis in format f.
+func RenderReport(w io.Writer, r *watches.Report, f Format) error {
+	switch f {
+	case FormatJSON, FormatYAML:
+		return writeStructured(w, r, f)
+	case FormatTable, FormatWide:
+		return renderReportTable(w, r, f == FormatWide)
+	}
+	return fmt.Errorf("unsupported format %q", f)
+}
+
+func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
+	ew := &errWriter{w: w}
+	multi := len(r.APIServers) > 1
+	if len(r.Findings) > 0 {
+		headers := []string{"finding", "client", "verb+path", "phase", "blocked", "seats", "goroutines", "match"}
+		if multi {
+			headers = append([]string{"apiserver"}, headers...)
+		}
+		if wide {
+			headers = append(headers, "namespace", "resource", "priority level", "flow schema", "started", "conn", "goroutine ids", "handler")
+		}
+		t := NewTable(ew, headers...)
+		for _, f := range r.Findings {
+			client, verbPath, seats, match := "<unmatched>", "", "", ""
+			if c := f.Client; c != nil {
+				client = orDash(c.User)
+				if c.Match == watches.MatchAmbiguous && c.User == "" {
+					client = "? " + strconv.Itoa(len(f.Candidates)) + " candidates"
+				}
+				verbPath = strings.TrimSpace(c.Verb + " " + c.Path)
+				if c.Seats > 0 {
+					seats = strconv.Itoa(c.Seats)
+				}
+				match = c.Match
+			}
+			row := []string{f.Type, client, orDash(verbPath), string(f.Phase), blockedText(f.BlockedMinutes), orDash(seats), strconv.Itoa(len(f.GoroutineIDs)), orDash(match)}
+			if multi {
+				row = append([]string{f.APIServer}, row...)
+			}
+			if wide {
+				ns, res, pl, fs, started := "", "", "", "", ""
+				if c := f.Client; c != nil {
+					ns, res, pl, fs = c.Namespace, c.Resource, c.PriorityLevel, c.FlowSchema
+					if c.StartTime != nil {
+						started = c.StartTime.Format("2006-01-02T15:04:05Z")
+					}
+				}
+				handler := ""
+				if h := f.Watcher.Handler; h != nil {
+					handler = string(h.Block)
+				}
+				row = append(row, orDash(ns), orDash(res), orDash(pl), orDash(fs), orDash(started), orDash(idText(f.Connection)), joinIDs(f.GoroutineIDs), orDash(handler))
+			}
+			if err := t.Append(row...); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+	}
+	for _, a := range r.APIServers {
+		if len(a.PhaseCounts) > 0 {
+			fmt.Fprintf(ew, "%s: watchers by phase (a %s dump cannot tell stuck from slow)\n", a.Name, a.DumpFormat)
+			t := NewTable(ew, "phase", "in sendWatchCacheEvent", "goroutines")
+			for _, pc := range a.PhaseCounts {
+				_ = t.Append(string(pc.Phase), strconv.FormatBool(pc.InSend), strconv.Itoa(pc.Count))
+			}
+			if err := t.Render(); err != nil {
+				return err
+			}
+			fmt.Fprintln(ew)
+		}
+	}
+	fmt.Fprintln(ew, summaryLine(r))
+	for _, f := range r.Findings {
+		if f.Client != nil && f.Client.Match == watches.MatchAmbiguous {
+			fmt.Fprintf(ew, "  %s goroutine %d: candidates %s\n", f.Type, f.Watcher.GoroutineID, candidateList(f))
+		}
+	}
+	if levels := levelsWithSeats(r.PriorityLevels); len(levels) > 0 {
+		fmt.Fprintln(ew)
+		headers := []string{"priority level", "seats held by stuck watches", "executing seats", "seat limit"}
+		if multi {
+			headers = append([]string{"apiserver"}, headers...)
+		}
+		t := NewTable(ew, headers...)
+		for _, p := range levels {
+			row := []string{p.Name, strconv.Itoa(p.StuckSeats), floatText(p.ExecutingSeats), floatText(p.LimitSeats)}
+			if multi {
+				row = append([]string{p.APIServer}, row...)
+			}
+			_ = t.Append(row...)
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if wide {
+		for _, f := range r.Findings {
+			fmt.Fprintf(ew, "\n%s (goroutine %d on %s): %s\n", f.Type, f.Watcher.GoroutineID, f.APIServer, f.Message)
+			for _, e := range f.Evidence {
+				fmt.Fprintf(ew, "  - %s\n", e)
+			}
+		}
+		if len(r.UnmatchedRequests) > 0 {
+			fmt.Fprintln(ew, "\nExecuting watch requests with no initial-phase watcher:")
+			for _, q := range r.UnmatchedRequests {
+				fmt.Fprintf(ew, "  - %s: %s %s %s (%s, %d seat(s), started %s)\n", q.APIServer, q.User, q.Verb, q.Path, q.PriorityLevel, q.Seats, q.StartTime.Format("2006-01-02T15:04:05Z"))
+			}
+		}
+		for _, a := range r.APIServers {
+			for _, n := range a.Notes {
+				fmt.Fprintf(ew, "\nnote: %s: %s", a.Name, n)
+			}
+		}
+		fmt.Fprintln(ew)
+	}
+	if len(r.Advice) > 0 {
+		fmt.Fprintln(ew, "\nAdvice:")
+		for _, a := range r.Advice {
+			fmt.Fprintf(ew, "  - %s\n", a)
+		}
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(ew, "\nWarnings:")
+		for _, wn := range r.Warnings {
+			fmt.Fprintf(ew, "  - %s\n", wn)
+		}
+	}
+	return ew.err
+}
+
+func summaryLine(r *watches.Report) string {
+	s := r.Summary
+	servers := len(r.APIServers)
+	watchers, initial := 0, 0
+	for _, a := range r.APIServers {
+		watchers += a.Watchers
+		initial += a.InitialPhase
+	}
+	var parts []string
+	if s.StuckWatches > 0 {
+		parts = append(parts, fmt.Sprintf("%s stuck in the initial-events replay (%d goroutines, %d APF seat(s) held)", plural(s.StuckWatches, "watch", "watches"), s.StuckGoroutines, s.StuckSeats))
+	} else {
+		parts = append(parts, "no watch stuck in the initial-events replay")
+	}
+	if s.SlowWatches > 0 {
+		parts = append(parts, plural(s.SlowWatches, "slow watch", "slow watches"))
+	}
+	if s.BlockedStreaming > 0 {
+		parts = append(parts, plural(s.BlockedStreaming, "blocked streaming watch", "blocked streaming watches"))
+	}
+	return fmt.Sprintf("Summary: %s; %s (%d in the initial phase) among %d goroutines on %s.",
+		strings.Join(parts, ", "), plural(watchers, "cacheWatcher", "cacheWatchers"), initial, s.Goroutines, plural(servers, "API server", "API servers"))
+}
+
+func levelsWithSeats(ls []watches.PriorityLevel) []watches.PriorityLevel {
+	var out []watches.PriorityLevel
+	for _, l := range ls {
+		if l.StuckSeats > 0 || l.ExecutingSeats != nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func candidateList(f watches.Finding) string {
+	var cs []string
+	for _, c := range f.Candidates {
+		cs = append(cs, fmt.Sprintf("%s (%s %s, started %s)", c.User, c.Verb, c.Path, c.StartTime.Format("15:04:05.000")))
+	}
+	return strings.Join(cs, "; ")
+}
+
+func blockedText(m *int) string {
+	switch {
+	case m == nil:
+		return "?"
+	case *m < 1:
+		return "<1m"
+	}
+	return fmt.Sprintf(">=%dm", *m)
+}
+
+func floatText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+func idText(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return strconv.FormatInt(id, 10)
+}
+
+func joinIDs(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(s, ",")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// errWriter keeps the first write error so renderers can check once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

@@ -1,0 +1,74 @@
+package watches
+
+import (
+	"fmt"
+	"sort"
+)
+
+// advice turns the findings into what to do, most urgent first.
+func advice(r *Report) []string {
+	var out []string
+	type key struct{ server, user, path string }
+	stuck := map[key][]Finding{}
+	var keys []key
+	for _, f := range r.Findings {
+		if f.Type != StuckInitialEvents {
+			continue
+		}
+		k := key{server: f.APIServer}
+		if f.Client != nil {
+			k.user, k.path = f.Client.User, f.Client.Path
+		}
+		if _, ok := stuck[k]; !ok {
+			keys = append(keys, k)
+		}
+		stuck[k] = append(stuck[k], f)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].server != keys[j].server {
+			return keys[i].server < keys[j].server
+		}
+		return keys[i].user < keys[j].user
+	})
+	for _, k := range keys {
+		fs := stuck[k]
+		gor, seats := 0, 0
+		for _, f := range fs {
+			gor += len(f.GoroutineIDs)
+			if f.Client != nil && f.Client.Match != MatchAmbiguous {
+				seats += f.Client.Seats
+			}
+		}
+		who := "an unidentified client"
+		if c := fs[0].Client; c != nil && c.User != "" {
+			who = fmt.Sprintf("%q (%s match)", c.User, c.Match)
+		} else if len(fs[0].Candidates) > 0 {
+			who = "one of " + candidateUsers(fs[0])
+		}
+		what := "its watch"
+		if c := fs[0].Client; c != nil && c.Path != "" {
+			what = fmt.Sprintf("its watch %s", c.Path)
+		}
+		out = append(out, fmt.Sprintf("%s: %s stopped reading %s during the initial-events replay (%d watch(es), %d goroutines, %d APF seat(s) held). Fix the client so it keeps draining its watch (a blocked event handler is the usual cause) or restart it: the API server frees the watch only when the request ends, at the client's timeoutSeconds or after 1 to 2 x --min-request-timeout when unset (k8s.io/apiserver endpoints/handlers/get.go:276). With the proposed stall timeout (kubernetes PR 141899) it would have been stopped 30 s after its last send.",
+			k.server, who, what, len(fs), gor, seats))
+	}
+	slow := 0
+	for _, f := range r.Findings {
+		if f.Type == SlowInitialEvents && f.Severity == SeverityWarning {
+			slow++
+		}
+	}
+	if slow > 0 {
+		out = append(out, fmt.Sprintf("%d watch(es) are slow in their initial-events replay but not proven stuck: take a second sample more than a minute later (`kubectl watch-doctor diagnose` does; offline, pass two captures of the same server to analyze) to tell progress from a stall.", slow))
+	}
+	for _, f := range r.Findings {
+		if f.Type == BlockedStreaming {
+			out = append(out, fmt.Sprintf("%s: %d streaming watcher(s) blocked sending for a minute or more: upstream closes them when the next event for them cannot be queued; if the resource changes rarely they stay, so check the clients named.", f.APIServer, r.Summary.BlockedStreaming))
+			break
+		}
+	}
+	if len(r.UnmatchedRequests) > 0 {
+		out = append(out, fmt.Sprintf("%d executing watch request(s) in the APF dump have no initial-phase watcher: they may be served without the watch cache or be between phases; see unmatchedRequests.", len(r.UnmatchedRequests)))
+	}
+	return out
+}

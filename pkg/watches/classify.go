@@ -1,0 +1,210 @@
+// Package watches turns goroutine stacks, APF state and metrics of one
+// kube-apiserver into findings about its watches. It is pure: no I/O, no
+// clock; callers hand it parsed values and capture times.
+//
+// The pipeline is Collector (one pass over a debug=2 dump, keeping only
+// watch-related goroutines) -> Dump (watchers linked to their handler, APF
+// and connection goroutines) -> Diagnose (findings, client matching against
+// the APF dump, a second sample deciding stuck versus slow) -> Report.
+package watches
+
+import (
+	"strings"
+
+	"github.com/watch-doctor/watch-doctor/pkg/stacks"
+)
+
+// Function names, matched as suffixes so that vendored builds
+// ("k8s.io/kubernetes/vendor/k8s.io/apiserver/...") are recognised too.
+// Sources are k8s.io/apiserver v0.37.2 and golang.org/x/net v0.57.0.
+const (
+	// cacher.go:688 starts the watcher with `go watcher.processInterval(...)`.
+	fnProcessInterval = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval"
+	// cache_watcher.go:542, the streaming loop processInterval ends in.
+	fnProcess = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).process"
+	// cache_watcher.go:441, the select on c.result <- event / <-c.done.
+	fnSendWatchCacheEvent = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent"
+	fnCacherWatch         = "k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch"
+
+	// watch.go:362 (v0.37.2); ServeHTTP before it was renamed.
+	fnHandleHTTP      = "k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleHTTP"
+	fnWatchServeHTTP  = "k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).ServeHTTP"
+	fnWatchHandleWS   = "k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleWS"
+	fnWriteDataFromH  = "golang.org/x/net/http2.(*serverConn).writeDataFromHandler"
+	fnBundledWriteDFH = "net/http.(*http2serverConn).writeDataFromHandler"
+
+	// apf_context.go:92, the APF goroutine waiting for WatchInitialized.
+	fnInitSignalWait = "k8s.io/apiserver/pkg/util/flowcontrol.(*initializationSignal).Wait"
+	fnAPFHandle      = "k8s.io/apiserver/pkg/server/filters.(*priorityAndFairnessHandler).Handle"
+
+	fnH2ServeConn      = "golang.org/x/net/http2.(*serverConn).serve"
+	fnBundledServeConn = "net/http.(*http2serverConn).serve"
+	fnH1ConnServe      = "net/http.(*conn).serve"
+	fnScheduleHandler  = "golang.org/x/net/http2.(*serverConn).scheduleHandler"
+	fnBundledSchedule  = "net/http.(*http2serverConn).scheduleHandler"
+)
+
+// is reports whether fn is name, possibly under a vendor prefix.
+func is(fn, name string) bool {
+	return fn == name || (len(fn) > len(name) && strings.HasSuffix(fn, name) && fn[len(fn)-len(name)-1] == '/')
+}
+
+// Phase is where a cacheWatcher goroutine is in its life.
+type Phase string
+
+const (
+	// PhaseInitial: replaying initial events in processInterval
+	// (sendInitialEvents=true or resourceVersion=0), before WatchInitialized.
+	PhaseInitial Phase = "initial"
+	// PhaseStreaming: in process, forwarding new events.
+	PhaseStreaming Phase = "streaming"
+)
+
+// HandlerBlock is what the watch handler goroutine is doing.
+type HandlerBlock string
+
+const (
+	// HandlerClientNotReading: blocked in http2 writeDataFromHandler, the
+	// client's flow-control window is full: it stopped reading.
+	HandlerClientNotReading HandlerBlock = "client-not-reading"
+	// HandlerWaitingForEvents: in the HandleHTTP select, waiting for the
+	// watcher's next event: the client keeps up.
+	HandlerWaitingForEvents HandlerBlock = "waiting-for-events"
+	// HandlerOther: anywhere else (encoding, running).
+	HandlerOther HandlerBlock = "other"
+	// HandlerNotFound: the parent goroutine is not in the dump.
+	HandlerNotFound HandlerBlock = "not-found"
+)
+
+// goroutineRef is the compact part of a goroutine the diagnosis keeps.
+type goroutineRef struct {
+	ID          int64
+	State       string
+	WaitMinutes int
+	ParentID    int64
+}
+
+// watcherG is a cacheWatcher goroutine as read from the dump.
+type watcherG struct {
+	goroutineRef
+	Phase  Phase
+	InSend bool // sendWatchCacheEvent is the innermost non-runtime frame
+}
+
+type handlerG struct {
+	goroutineRef
+	Block HandlerBlock
+	// ConnID is the goroutine serving the client connection: the http2
+	// serverConn.serve goroutine that scheduled the handler, or the
+	// handler itself on HTTP/1.1 (net/http.(*conn).serve runs handlers
+	// inline).
+	ConnID int64
+}
+
+// Collector classifies the goroutines of one debug=2 dump as they stream
+// by, keeping only watch-related ones and counters. Not safe for
+// concurrent use.
+type Collector struct {
+	watchers []watcherG
+	handlers map[int64]handlerG
+	apf      map[int64]goroutineRef // keyed by the handler (parent) id
+	conns    map[int64]bool
+
+	total      int
+	byState    map[string]int
+	byTopFunc  map[string]int
+	topFuncMax int
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector {
+	return &Collector{
+		handlers:   map[int64]handlerG{},
+		apf:        map[int64]goroutineRef{},
+		conns:      map[int64]bool{},
+		byState:    map[string]int{},
+		byTopFunc:  map[string]int{},
+		topFuncMax: 10000,
+	}
+}
+
+// Add classifies one goroutine. g may be reused by the caller afterwards.
+func (c *Collector) Add(g *stacks.Goroutine) {
+	c.total++
+	c.byState[g.State]++
+	top := stacks.TopFunc(g.Frames)
+	if _, ok := c.byTopFunc[top]; ok || len(c.byTopFunc) < c.topFuncMax {
+		c.byTopFunc[top]++
+	}
+	ref := goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}
+	n := len(g.Frames)
+	if n == 0 {
+		return
+	}
+	entry := g.Frames[n-1].Func
+	switch {
+	case is(entry, fnProcessInterval) || (is(entry, fnProcess) && is(g.CreatedBy.Func, fnCacherWatch)):
+		c.watchers = append(c.watchers, classifyWatcher(ref, g.Frames))
+		return
+	case is(g.CreatedBy.Func, fnAPFHandle) && is(top, fnInitSignalWait):
+		c.apf[g.ParentID] = ref
+		return
+	}
+	// Handlers and connections: HTTP/1.1 handlers run on the connection
+	// goroutine, HTTP/2 handlers on a goroutine the connection scheduled.
+	h2handler := is(g.CreatedBy.Func, fnScheduleHandler) || is(g.CreatedBy.Func, fnBundledSchedule)
+	isConn := is(entry, fnH1ConnServe)
+	if !h2handler && !isConn {
+		return
+	}
+	watchAt := -1
+	for i, f := range g.Frames {
+		if is(f.Func, fnHandleHTTP) || is(f.Func, fnWatchServeHTTP) || is(f.Func, fnWatchHandleWS) {
+			watchAt = i
+			break
+		}
+		if isConn && (is(f.Func, fnH2ServeConn) || is(f.Func, fnBundledServeConn)) {
+			c.conns[g.ID] = true
+			return
+		}
+	}
+	if watchAt < 0 {
+		return
+	}
+	h := handlerG{goroutineRef: ref, Block: HandlerOther}
+	switch {
+	case is(top, fnWriteDataFromH) || is(top, fnBundledWriteDFH):
+		h.Block = HandlerClientNotReading
+	case top == g.Frames[watchAt].Func && isWaitState(g.State):
+		h.Block = HandlerWaitingForEvents
+	}
+	if h2handler {
+		h.ConnID = g.ParentID
+	} else {
+		h.ConnID = g.ID
+		c.conns[g.ID] = true
+	}
+	c.handlers[g.ID] = h
+}
+
+func classifyWatcher(ref goroutineRef, frames []stacks.Frame) watcherG {
+	w := watcherG{goroutineRef: ref, Phase: PhaseInitial}
+	for _, f := range frames {
+		if is(f.Func, fnProcess) {
+			w.Phase = PhaseStreaming
+			break
+		}
+	}
+	w.InSend = is(stacks.TopFunc(frames), fnSendWatchCacheEvent)
+	return w
+}
+
+// isWaitState reports whether a goroutine state means parked (as opposed
+// to running or runnable).
+func isWaitState(state string) bool {
+	switch state {
+	case "running", "runnable", "syscall", "":
+		return false
+	}
+	return true
+}

@@ -1,0 +1,425 @@
+package watches
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
+)
+
+// Sample is what was captured of one API server at one time. Any part may
+// be missing.
+type Sample struct {
+	// Source names where the sample came from (a directory, a URL), for
+	// messages.
+	Source string
+	// CapturedAt is when the goroutine dump was taken; zero when unknown.
+	CapturedAt time.Time
+	Dump       *Dump
+	Requests   *apf.Requests
+	Levels     []apf.PriorityLevel
+	Metrics    *MetricsContext
+}
+
+// MetricsContext is what the diagnosis uses of /metrics.
+type MetricsContext struct {
+	Goroutines          *float64
+	ResidentMemoryBytes *float64
+	ProcessStartTime    *float64
+	// Levels maps a priority level to its executing seats and seat limit.
+	Levels             map[string]LevelSeats
+	WatchersByResource []ResourceCount
+}
+
+// LevelSeats is one priority level's seat use from metrics.
+type LevelSeats struct {
+	Executing *float64
+	Limit     *float64
+}
+
+// Server is one API server instance and its samples, oldest first.
+type Server struct {
+	Name    string
+	Version string
+	Samples []Sample
+	Notes   []string
+}
+
+// Options tune the diagnosis.
+type Options struct {
+	// CaptureSlack is how far the capture time may precede the dump: ages
+	// computed from it may be short by that much. Bundles record the time
+	// just before their first fetch, so the default is generous.
+	CaptureSlack time.Duration
+}
+
+// DefaultCaptureSlack is the default Options.CaptureSlack.
+const DefaultCaptureSlack = 30 * time.Second
+
+// Diagnose turns the samples of each API server into a Report.
+func Diagnose(servers []Server, opts Options) *Report {
+	if opts.CaptureSlack <= 0 {
+		opts.CaptureSlack = DefaultCaptureSlack
+	}
+	r := &Report{APIVersion: APIVersion, Kind: KindReport, Findings: []Finding{}}
+	for _, s := range servers {
+		diagnoseServer(r, s, opts)
+	}
+	sortFindings(r.Findings)
+	for _, f := range r.Findings {
+		switch f.Type {
+		case StuckInitialEvents:
+			r.Summary.StuckWatches++
+			r.Summary.StuckGoroutines += len(f.GoroutineIDs)
+			if f.Client != nil && f.Client.Match != MatchAmbiguous {
+				r.Summary.StuckSeats += f.Client.Seats
+			}
+		case SlowInitialEvents:
+			r.Summary.SlowWatches++
+		case BlockedStreaming:
+			r.Summary.BlockedStreaming++
+		}
+	}
+	for _, a := range r.APIServers {
+		r.Summary.Goroutines += a.Goroutines
+	}
+	r.Advice = advice(r)
+	return r
+}
+
+func diagnoseServer(r *Report, s Server, opts Options) {
+	info := APIServer{Name: s.Name, Version: s.Version, Samples: len(s.Samples), Notes: append([]string(nil), s.Notes...)}
+	last, prev := -1, -1
+	for i := len(s.Samples) - 1; i >= 0; i-- {
+		d := s.Samples[i].Dump
+		if d == nil {
+			continue
+		}
+		if last < 0 {
+			last = i
+		} else if prev < 0 && !d.Aggregated() && !s.Samples[last].Dump.Aggregated() {
+			prev = i
+		}
+	}
+	if last < 0 {
+		info.Notes = append(info.Notes, "no goroutine dump: watchers cannot be examined")
+		if len(s.Samples) > 0 {
+			addMetricsInfo(&info, s.Samples[len(s.Samples)-1].Metrics)
+		}
+		r.APIServers = append(r.APIServers, info)
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no goroutine dump given: nothing to diagnose", s.Name))
+		return
+	}
+	cur := s.Samples[last]
+	d := cur.Dump
+	if !cur.CapturedAt.IsZero() {
+		t := cur.CapturedAt.UTC()
+		info.CapturedAt = &t
+	}
+	info.DumpFormat = d.Format
+	info.Goroutines = d.Goroutines
+	info.Notes = append(info.Notes, d.Notes...)
+	addMetricsInfo(&info, cur.Metrics)
+	for _, w := range d.Watchers {
+		info.Watchers++
+		if w.Phase == PhaseInitial {
+			info.InitialPhase++
+		}
+	}
+	if d.Aggregated() {
+		info.PhaseCounts = d.PhaseCounts
+		for _, pc := range d.PhaseCounts {
+			info.Watchers += pc.Count
+			if pc.Phase == PhaseInitial {
+				info.InitialPhase += pc.Count
+			}
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the goroutine dump is %s: stuck watches cannot be decided from it (no ids, no waits); %d watchers in the initial phase, %d handlers blocked writing to their client", s.Name, d.Format, info.InitialPhase, d.ClientNotReading))
+		r.APIServers = append(r.APIServers, info)
+		return
+	}
+	var prevSample *Sample
+	if prev >= 0 {
+		prevSample = &s.Samples[prev]
+	}
+	findings, watchersToMatch := judge(s.Name, cur, prevSample)
+	// Attribute clients.
+	reqs := executingWatches(cur.Requests)
+	switch {
+	case cur.Requests == nil:
+		if len(findings) > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no APF dump_requests given: findings name no client (capture /debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1)", s.Name))
+		}
+	case !cur.Requests.HasDetails:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the APF dump was taken without includeRequestDetails=1: clients are named by flow distinguisher only", s.Name))
+	}
+	if cur.Requests != nil && cur.CapturedAt.IsZero() {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no capture time (captured-at.txt or --captured-at): ages from APF are unavailable, clients are matched by count and order only", s.Name))
+	}
+	if cur.Requests != nil && len(cur.Requests.Skipped) > 0 {
+		sk := cur.Requests.Skipped
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d APF rows skipped (first at line %d: %s)", s.Name, len(sk), sk[0].Line, sk[0].Reason))
+	}
+	var used map[int]bool
+	if cur.Requests != nil {
+		used = matchClients(findings, watchersToMatch, reqs, cur.CapturedAt, opts.CaptureSlack, d)
+		for i, rq := range reqs {
+			if !used[i] {
+				r.UnmatchedRequests = append(r.UnmatchedRequests, toRequest(s.Name, rq, cur.CapturedAt))
+			}
+		}
+	}
+	for _, f := range findings {
+		if f.Client == nil && f.Type == StuckInitialEvents && cur.Requests != nil && len(f.Candidates) == 0 {
+			f.Evidence = append(f.Evidence, "no executing watch request in the APF dump fits this watcher")
+		}
+		r.Findings = append(r.Findings, *f)
+	}
+	for _, w := range watchersToMatch {
+		if w.Handler == nil && d.HasParentIDs {
+			info.Notes = append(info.Notes, fmt.Sprintf("watcher goroutine %d: its handler goroutine is not in the dump", w.GoroutineID))
+		}
+	}
+	r.PriorityLevels = append(r.PriorityLevels, priorityLevels(s.Name, findings, cur)...)
+	r.APIServers = append(r.APIServers, info)
+}
+
+func addMetricsInfo(info *APIServer, m *MetricsContext) {
+	if m == nil {
+		return
+	}
+	if m.ResidentMemoryBytes != nil {
+		info.ResidentMemoryBytes = *m.ResidentMemoryBytes
+	}
+	info.WatchersByResource = m.WatchersByResource
+}
+
+// judge applies the rules of the finding types to the watchers of cur,
+// using prev (an earlier debug=2 sample of the same process) to tell a
+// watcher that made progress from one that did not. It returns the
+// findings and the initial-phase watchers, which all hold an executing
+// APF request and so take part in client matching.
+func judge(server string, cur Sample, prev *Sample) ([]*Finding, []Watcher) {
+	var before map[int64]Watcher
+	var interval time.Duration
+	if prev != nil {
+		before = make(map[int64]Watcher, len(prev.Dump.Watchers))
+		for _, w := range prev.Dump.Watchers {
+			before[w.GoroutineID] = w
+		}
+		if !cur.CapturedAt.IsZero() && !prev.CapturedAt.IsZero() {
+			interval = cur.CapturedAt.Sub(prev.CapturedAt)
+		}
+	}
+	var findings []*Finding
+	var initial []Watcher
+	for _, w := range cur.Dump.Watchers {
+		if w.Phase == PhaseInitial {
+			initial = append(initial, w)
+		}
+		if !w.Blocked {
+			continue
+		}
+		f := &Finding{
+			APIServer:    server,
+			Phase:        w.Phase,
+			GoroutineIDs: w.GoroutineIDs(),
+			Watcher:      w,
+		}
+		if w.Handler != nil {
+			f.Connection = w.Handler.ConnGoroutineID
+		}
+		minutes := w.WaitMinutes
+		f.BlockedMinutes = &minutes
+		f.Evidence = append(f.Evidence, watcherEvidence(w)...)
+		switch w.Phase {
+		case PhaseStreaming:
+			if w.WaitMinutes < 1 {
+				continue
+			}
+			f.Type, f.Severity = BlockedStreaming, SeverityWarning
+			f.Message = fmt.Sprintf("streaming watcher blocked sending for %s; upstream closes it only when a new event for it cannot be queued (cache_watcher.go add)", minutesText(w.WaitMinutes))
+		case PhaseInitial:
+			judgeInitial(f, w, before, prev != nil, interval)
+		}
+		findings = append(findings, f)
+	}
+	return findings, initial
+}
+
+// judgeInitial decides stuck versus slow for a blocked initial-phase
+// watcher. The runtime resets a goroutine's wait whenever it runs
+// (runtime/proc.go execute: gp.waitsince = 0) and starts counting at the
+// first GC that sees it parked (runtime/mgcmark.go markroot), so:
+//   - a wait of N >= 1 minutes proves no send for at least N minutes;
+//   - between two samples Δ apart, a watcher blocked throughout whose wait
+//     was already counted (W1 >= 1) shows W2 >= W1 + floor(Δ/1m); less
+//     means it sent something in between and blocked again.
+func judgeInitial(f *Finding, w Watcher, before map[int64]Watcher, twoSamples bool, interval time.Duration) {
+	p, seen := before[w.GoroutineID]
+	seenBlocked := seen && p.Phase == PhaseInitial && p.Blocked
+	switch {
+	case w.WaitMinutes >= 1 && seenBlocked && interval > 0 && p.WaitMinutes >= 1 &&
+		w.WaitMinutes < p.WaitMinutes+int(interval/time.Minute):
+		f.Type, f.Severity = SlowInitialEvents, SeverityWarning
+		f.Message = fmt.Sprintf("replaying initial events, progressing but with long stalls: blocked %s in the first sample and %s in the second, %s later, so it sent events in between; a stall of a minute or more is past the 30 s bound of the proposed fix, which would have cut this client", minutesText(p.WaitMinutes), minutesText(w.WaitMinutes), roundDuration(interval))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in both samples, wait %d -> %d minutes over %s: not continuous", w.GoroutineID, p.WaitMinutes, w.WaitMinutes, roundDuration(interval)))
+	case w.WaitMinutes >= 1:
+		f.Type, f.Severity = StuckInitialEvents, SeverityCritical
+		f.Message = fmt.Sprintf("stuck replaying initial events: blocked sending for %s, past the 30 s no-progress bound of the proposed fix (kubernetes PR 141899); nothing frees it before the request ends", minutesText(w.WaitMinutes))
+		if seenBlocked {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in the initial phase in both samples, wait %d -> %d minutes", w.GoroutineID, p.WaitMinutes, w.WaitMinutes))
+		}
+	default:
+		f.Type, f.Severity = SlowInitialEvents, SeverityWarning
+		switch {
+		case !twoSamples:
+			f.Message = "replaying initial events, blocked sending for under a minute: may be a slow client still progressing; a second sample decides (diagnose samples twice; or analyze two captures of the same server)"
+		case seenBlocked && interval > 0:
+			f.Message = fmt.Sprintf("replaying initial events, blocked under a minute in both samples %s apart: not proven stuck (the runtime counts a wait from the first GC that sees it, so a longer --interval decides)", roundDuration(interval))
+			if interval >= 3*time.Minute {
+				f.Message = fmt.Sprintf("replaying initial events and progressing: blocked in both samples %s apart yet never for a full minute", roundDuration(interval))
+				f.Severity = SeverityInfo
+			}
+		case seen:
+			f.Message = "replaying initial events and progressing: it was not blocked in the first sample; blocked under a minute now"
+			f.Severity = SeverityInfo
+		default:
+			f.Message = "replaying initial events, blocked sending for under a minute; it started after the first sample"
+		}
+	}
+}
+
+func watcherEvidence(w Watcher) []string {
+	ev := []string{fmt.Sprintf("goroutine %d [%s%s] in sendWatchCacheEvent from %s", w.GoroutineID, w.State, waitSuffix(w.WaitMinutes), phaseFunc(w.Phase))}
+	if h := w.Handler; h != nil {
+		switch h.Block {
+		case HandlerClientNotReading:
+			ev = append(ev, fmt.Sprintf("handler goroutine %d [%s%s] blocked in http2 writeDataFromHandler: the client stopped reading", h.GoroutineID, h.State, waitSuffix(h.WaitMinutes)))
+		case HandlerWaitingForEvents:
+			ev = append(ev, fmt.Sprintf("handler goroutine %d waits for events in HandleHTTP", h.GoroutineID))
+		default:
+			ev = append(ev, fmt.Sprintf("handler goroutine %d [%s]", h.GoroutineID, h.State))
+		}
+		if h.ConnGoroutineID != 0 {
+			ev = append(ev, fmt.Sprintf("connection goroutine %d", h.ConnGoroutineID))
+		}
+	}
+	if w.APFGoroutineID != 0 {
+		ev = append(ev, fmt.Sprintf("APF goroutine %d in initializationSignal.Wait: seats held until WatchInitialized", w.APFGoroutineID))
+	}
+	return ev
+}
+
+func phaseFunc(p Phase) string {
+	if p == PhaseStreaming {
+		return "process"
+	}
+	return "processInterval"
+}
+
+func waitSuffix(m int) string {
+	if m < 1 {
+		return ""
+	}
+	return fmt.Sprintf(", %d minutes", m)
+}
+
+func minutesText(m int) string {
+	switch {
+	case m < 1:
+		return "under a minute"
+	case m == 1:
+		return "at least 1 minute"
+	}
+	return fmt.Sprintf("at least %d minutes", m)
+}
+
+func roundDuration(d time.Duration) string { return d.Round(time.Second).String() }
+
+func executingWatches(rs *apf.Requests) []apf.Request {
+	if rs == nil {
+		return nil
+	}
+	var out []apf.Request
+	for _, r := range rs.Requests {
+		if r.Executing() && strings.EqualFold(r.Verb, "watch") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func toRequest(server string, r apf.Request, at time.Time) Request {
+	out := Request{
+		APIServer: server, User: r.User, Verb: r.Verb, Path: r.Path, Namespace: r.Namespace,
+		Resource: r.Resource, PriorityLevel: r.PriorityLevel, FlowSchema: r.FlowSchema,
+		Seats: r.Seats(), StartTime: r.StartTime.UTC(),
+	}
+	if out.User == "" {
+		out.User = r.FlowDistinguisher
+	}
+	if !at.IsZero() {
+		age := int(at.Sub(r.StartTime) / time.Second)
+		out.AgeSeconds = &age
+	}
+	return out
+}
+
+func priorityLevels(server string, findings []*Finding, cur Sample) []PriorityLevel {
+	byName := map[string]*PriorityLevel{}
+	get := func(name string) *PriorityLevel {
+		if p, ok := byName[name]; ok {
+			return p
+		}
+		p := &PriorityLevel{APIServer: server, Name: name}
+		byName[name] = p
+		return p
+	}
+	for _, f := range findings {
+		if f.Type != StuckInitialEvents || f.Client == nil || f.Client.PriorityLevel == "" {
+			continue
+		}
+		p := get(f.Client.PriorityLevel)
+		if f.Client.Match != MatchAmbiguous {
+			p.StuckSeats += f.Client.Seats
+		}
+	}
+	for name, p := range byName {
+		if cur.Metrics != nil {
+			if ls, ok := cur.Metrics.Levels[name]; ok {
+				p.ExecutingSeats, p.LimitSeats = ls.Executing, ls.Limit
+			}
+		}
+		for _, l := range cur.Levels {
+			if l.Name == name {
+				n := l.ExecutingRequests
+				p.ExecutingRequests = &n
+			}
+		}
+	}
+	out := make([]PriorityLevel, 0, len(byName))
+	for _, p := range byName {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if ra, rb := SeverityRank(a.Severity), SeverityRank(b.Severity); ra != rb {
+			return ra > rb
+		}
+		if a.APIServer != b.APIServer {
+			return a.APIServer < b.APIServer
+		}
+		if a.Connection != b.Connection {
+			return a.Connection < b.Connection
+		}
+		return a.Watcher.GoroutineID < b.Watcher.GoroutineID
+	})
+}

@@ -1,0 +1,205 @@
+package watches
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/watch-doctor/watch-doctor/pkg/stacks"
+)
+
+// Watcher is one cacheWatcher goroutine, linked to the goroutines that
+// serve the same watch request.
+type Watcher struct {
+	GoroutineID int64 `json:"goroutineID"`
+	Phase       Phase `json:"phase"`
+	// InSend: sendWatchCacheEvent is the innermost frame, so the goroutine
+	// is in the select on c.result <- event (cache_watcher.go:441).
+	InSend bool `json:"inSend"`
+	// Blocked: InSend and parked (not running): the result channel is full.
+	Blocked     bool   `json:"blocked"`
+	State       string `json:"state"`
+	WaitMinutes int    `json:"waitMinutes,omitempty"`
+	// Handler is the request's handler goroutine (the parent that ran
+	// (*Cacher).Watch); nil when the dump does not name parents or the
+	// parent is not in it.
+	Handler *Handler `json:"handler,omitempty"`
+	// APFGoroutineID is the goroutine in (*initializationSignal).Wait
+	// created by the same handler: the request's APF seats are held until
+	// it returns. 0 when there is none.
+	APFGoroutineID int64 `json:"apfGoroutineID,omitempty"`
+}
+
+// Handler is the goroutine running a watch request's HTTP handler.
+type Handler struct {
+	GoroutineID int64        `json:"goroutineID"`
+	State       string       `json:"state"`
+	WaitMinutes int          `json:"waitMinutes,omitempty"`
+	Block       HandlerBlock `json:"block"`
+	// ConnGoroutineID is the goroutine serving the client connection;
+	// watches with the same one share a TCP connection.
+	ConnGoroutineID int64 `json:"connGoroutineID,omitempty"`
+	// ConnInDump is false when that goroutine is not in the dump.
+	ConnInDump bool `json:"connInDump"`
+}
+
+// GoroutineIDs lists the goroutines the watch keeps alive: the watcher,
+// its handler and its APF goroutine.
+func (w Watcher) GoroutineIDs() []int64 {
+	ids := []int64{w.GoroutineID}
+	if w.Handler != nil {
+		ids = append(ids, w.Handler.GoroutineID)
+	}
+	if w.APFGoroutineID != 0 {
+		ids = append(ids, w.APFGoroutineID)
+	}
+	return ids
+}
+
+// PhaseCount counts watchers of an aggregated dump by phase and by
+// whether they sit in sendWatchCacheEvent.
+type PhaseCount struct {
+	Phase  Phase `json:"phase"`
+	InSend bool  `json:"inSend"`
+	Count  int   `json:"count"`
+}
+
+// FuncCount is how many goroutines have Func as their innermost frame.
+type FuncCount struct {
+	Func  string `json:"func"`
+	Count int    `json:"count"`
+}
+
+// Dump formats.
+const (
+	FormatDebug2   = "debug=2"
+	FormatDebug1   = "debug=1"
+	FormatProtobuf = "protobuf"
+)
+
+// Dump is what the diagnosis keeps of one goroutine dump.
+type Dump struct {
+	Format     string `json:"format"`
+	Goroutines int    `json:"goroutines"`
+	// Watchers are the cacheWatcher goroutines (debug=2 only), by id.
+	Watchers []Watcher `json:"watchers,omitempty"`
+	// PhaseCounts replace Watchers for aggregated formats.
+	PhaseCounts []PhaseCount `json:"phaseCounts,omitempty"`
+	// ClientNotReading counts watch handlers blocked writing to their
+	// client (aggregated formats).
+	ClientNotReading int            `json:"clientNotReading,omitempty"`
+	ByState          map[string]int `json:"byState,omitempty"`
+	TopFuncs         []FuncCount    `json:"topFuncs,omitempty"`
+	// HasParentIDs is false for dumps written by Go < 1.21, whose
+	// "created by" lines do not name the parent goroutine.
+	HasParentIDs bool `json:"hasParentIDs"`
+	// Notes say what could not be read or linked.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Aggregated reports whether the dump carries counts, not goroutines.
+func (d *Dump) Aggregated() bool { return d.Format != FormatDebug2 }
+
+// Dump links what the Collector kept into watchers. stats are the
+// scanner's, for notes about skipped lines and parent ids.
+func (c *Collector) Dump(stats stacks.Stats) *Dump {
+	d := &Dump{
+		Format:       FormatDebug2,
+		Goroutines:   c.total,
+		ByState:      c.byState,
+		TopFuncs:     topFuncs(c.byTopFunc, 10),
+		HasParentIDs: stats.HasParentIDs(),
+	}
+	if !d.HasParentIDs {
+		d.Notes = append(d.Notes, "the dump was written by Go < 1.21: \"created by\" lines name no parent goroutine, so watchers cannot be linked to their handlers, APF goroutines or connections")
+	}
+	if stats.SkippedLines > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d unknown lines skipped (first at line %d: %s)", stats.SkippedLines, stats.Skipped[0].Line, stats.Skipped[0].Reason))
+	}
+	for _, wg := range c.watchers {
+		w := Watcher{
+			GoroutineID: wg.ID,
+			Phase:       wg.Phase,
+			InSend:      wg.InSend,
+			Blocked:     wg.InSend && isWaitState(wg.State),
+			State:       wg.State,
+			WaitMinutes: wg.WaitMinutes,
+		}
+		if h, ok := c.handlers[wg.ParentID]; ok && wg.ParentID != 0 {
+			w.Handler = &Handler{
+				GoroutineID: h.ID, State: h.State, WaitMinutes: h.WaitMinutes, Block: h.Block,
+				ConnGoroutineID: h.ConnID, ConnInDump: c.conns[h.ConnID],
+			}
+			if a, ok := c.apf[h.ID]; ok {
+				w.APFGoroutineID = a.ID
+			}
+		}
+		d.Watchers = append(d.Watchers, w)
+	}
+	sort.Slice(d.Watchers, func(i, j int) bool { return d.Watchers[i].GoroutineID < d.Watchers[j].GoroutineID })
+	return d
+}
+
+func topFuncs(m map[string]int, n int) []FuncCount {
+	out := make([]FuncCount, 0, len(m))
+	for f, c := range m {
+		out = append(out, FuncCount{Func: f, Count: c})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Func < out[j].Func
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// FromAggregated counts the watchers of a debug=1 or protobuf dump. Those
+// formats hold no goroutine ids and no waits, so watchers can be counted
+// per phase but not judged stuck.
+func FromAggregated(a *stacks.Aggregated, format string) *Dump {
+	d := &Dump{Format: format, Goroutines: a.Total, HasParentIDs: false}
+	counts := map[PhaseCount]int{}
+	tops := map[string]int{}
+	for _, st := range a.Stacks {
+		tops[stacks.TopFunc(st.Frames)] += st.Count
+		n := len(st.Frames)
+		if n == 0 {
+			continue
+		}
+		entry := st.Frames[n-1].Func
+		if is(entry, fnProcessInterval) {
+			w := classifyWatcher(goroutineRef{}, st.Frames)
+			counts[PhaseCount{Phase: w.Phase, InSend: w.InSend}] += st.Count
+			continue
+		}
+		top := stacks.TopFunc(st.Frames)
+		if is(top, fnWriteDataFromH) || is(top, fnBundledWriteDFH) {
+			for _, f := range st.Frames {
+				if is(f.Func, fnHandleHTTP) || is(f.Func, fnWatchServeHTTP) {
+					d.ClientNotReading += st.Count
+					break
+				}
+			}
+		}
+	}
+	for k, v := range counts {
+		k.Count = v
+		d.PhaseCounts = append(d.PhaseCounts, k)
+	}
+	sort.Slice(d.PhaseCounts, func(i, j int) bool {
+		a, b := d.PhaseCounts[i], d.PhaseCounts[j]
+		if a.Phase != b.Phase {
+			return a.Phase < b.Phase
+		}
+		return a.InSend && !b.InSend
+	})
+	d.TopFuncs = topFuncs(tops, 10)
+	d.Notes = append(d.Notes, fmt.Sprintf("a %s dump carries no goroutine ids and no waits: watchers are counted per phase, but whether one is stuck cannot be decided from this format; capture /debug/pprof/goroutine?debug=2", format))
+	if a.SkippedLines > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d unknown lines skipped (first at line %d: %s)", a.SkippedLines, a.Skipped[0].Line, a.Skipped[0].Reason))
+	}
+	return d
+}

@@ -1,0 +1,193 @@
+package watches
+
+import "time"
+
+// APIVersion and Kind of the Report, fixed for scripts.
+const (
+	APIVersion = "watchdoctor/v1alpha1"
+	KindReport = "Report"
+)
+
+// Finding types.
+const (
+	// StuckInitialEvents: a watcher in its initial-events replay, blocked
+	// sending for at least a minute: past the 30 s no-progress bound of the
+	// proposed fix (kubernetes PR 141899). Nothing upstream ends it before
+	// the request times out.
+	StuckInitialEvents = "StuckInitialEvents"
+	// SlowInitialEvents: in the replay and blocked sending for under a
+	// minute, or seen progressing between two samples.
+	SlowInitialEvents = "SlowInitialEvents"
+	// BlockedStreaming: past the replay, blocked sending for at least a
+	// minute; upstream closes it only when a new event arrives for it and
+	// cannot be queued (cache_watcher.go add, line 178).
+	BlockedStreaming = "BlockedStreaming"
+)
+
+// Severities, ordered.
+const (
+	SeverityCritical = "critical"
+	SeverityWarning  = "warning"
+	SeverityInfo     = "info"
+)
+
+// SeverityRank orders severities: higher is worse; unknown is -1.
+func SeverityRank(s string) int {
+	switch s {
+	case SeverityCritical:
+		return 2
+	case SeverityWarning:
+		return 1
+	case SeverityInfo:
+		return 0
+	}
+	return -1
+}
+
+// Match confidences.
+const (
+	// MatchExact: exactly one executing watch request fits the watcher.
+	MatchExact = "exact"
+	// MatchLikely: several fit; arrival order chose.
+	MatchLikely = "likely"
+	// MatchAmbiguous: several fit and nothing separates them.
+	MatchAmbiguous = "ambiguous"
+)
+
+// Report is the outcome of a diagnosis. Field names in JSON/YAML are a
+// contract: apiVersion, kind, findings[] (type, severity, apiserver, phase,
+// blockedMinutes, goroutineIDs, client{user, verb, path, namespace,
+// resource, priorityLevel, flowSchema, seats, startTime, match}) and
+// summary{stuckWatches, slowWatches, goroutines} do not change within
+// watchdoctor/v1alpha1.
+type Report struct {
+	APIVersion string      `json:"apiVersion"`
+	Kind       string      `json:"kind"`
+	APIServers []APIServer `json:"apiservers"`
+	Findings   []Finding   `json:"findings"`
+	// UnmatchedRequests are executing watch requests no watcher was
+	// attributed to.
+	UnmatchedRequests []Request       `json:"unmatchedRequests,omitempty"`
+	PriorityLevels    []PriorityLevel `json:"priorityLevels,omitempty"`
+	Summary           Summary         `json:"summary"`
+	Advice            []string        `json:"advice,omitempty"`
+	// Warnings say what was skipped, degraded or could not be decided.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// APIServer describes one API server instance and what was read of it.
+type APIServer struct {
+	Name       string     `json:"name"`
+	Version    string     `json:"version,omitempty"`
+	CapturedAt *time.Time `json:"capturedAt,omitempty"`
+	Samples    int        `json:"samples"`
+	DumpFormat string     `json:"dumpFormat,omitempty"`
+	Goroutines int        `json:"goroutines,omitempty"`
+	// ResidentMemoryBytes and the rest come from /metrics when given.
+	ResidentMemoryBytes float64 `json:"residentMemoryBytes,omitempty"`
+	Watchers            int     `json:"cacheWatchers"`
+	InitialPhase        int     `json:"initialPhaseWatchers"`
+	// PhaseCounts are given for aggregated dumps instead of findings.
+	PhaseCounts []PhaseCount `json:"phaseCounts,omitempty"`
+	// WatchersByResource is from apiserver_registered_watchers or
+	// apiserver_longrunning_requests{verb="WATCH"} when metrics are given.
+	WatchersByResource []ResourceCount `json:"watchersByResource,omitempty"`
+	Notes              []string        `json:"notes,omitempty"`
+}
+
+// ResourceCount is a count for one group/resource.
+type ResourceCount struct {
+	Group    string  `json:"group,omitempty"`
+	Resource string  `json:"resource"`
+	Count    float64 `json:"count"`
+}
+
+// Finding is one watch worth attention.
+type Finding struct {
+	Type      string `json:"type"`
+	Severity  string `json:"severity"`
+	APIServer string `json:"apiserver"`
+	Phase     Phase  `json:"phase"`
+	// BlockedMinutes is a lower bound; absent when unknown.
+	BlockedMinutes *int    `json:"blockedMinutes,omitempty"`
+	GoroutineIDs   []int64 `json:"goroutineIDs"`
+	// Client is absent when no request could be attributed.
+	Client *Client `json:"client,omitempty"`
+	// Candidates lists the requests that fit when the match is ambiguous.
+	Candidates []Request `json:"candidates,omitempty"`
+	Watcher    Watcher   `json:"watcher"`
+	// Connection groups watches served over the same client connection.
+	Connection int64  `json:"connection,omitempty"`
+	Message    string `json:"message"`
+	// Evidence says what the verdict and the match rest on.
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+// Client is the request a watcher was attributed to.
+type Client struct {
+	User          string     `json:"user,omitempty"`
+	Verb          string     `json:"verb,omitempty"`
+	Path          string     `json:"path,omitempty"`
+	Namespace     string     `json:"namespace,omitempty"`
+	Resource      string     `json:"resource,omitempty"`
+	APIVersion    string     `json:"apiVersion,omitempty"`
+	PriorityLevel string     `json:"priorityLevel,omitempty"`
+	FlowSchema    string     `json:"flowSchema,omitempty"`
+	Seats         int        `json:"seats,omitempty"`
+	StartTime     *time.Time `json:"startTime,omitempty"`
+	Match         string     `json:"match"`
+}
+
+// Request is an executing watch request of the APF dump.
+type Request struct {
+	APIServer     string    `json:"apiserver"`
+	User          string    `json:"user,omitempty"`
+	Verb          string    `json:"verb"`
+	Path          string    `json:"path,omitempty"`
+	Namespace     string    `json:"namespace,omitempty"`
+	Resource      string    `json:"resource,omitempty"`
+	PriorityLevel string    `json:"priorityLevel"`
+	FlowSchema    string    `json:"flowSchema"`
+	Seats         int       `json:"seats"`
+	StartTime     time.Time `json:"startTime"`
+	// AgeSeconds is capture time minus StartTime; absent without a capture time.
+	AgeSeconds *int `json:"ageSeconds,omitempty"`
+}
+
+// PriorityLevel is the seats stuck watches hold in one APF priority level.
+type PriorityLevel struct {
+	APIServer string `json:"apiserver"`
+	Name      string `json:"name"`
+	// StuckSeats are held by StuckInitialEvents watches attributed to it.
+	StuckSeats int `json:"stuckSeats"`
+	// ExecutingSeats and LimitSeats come from metrics when given
+	// (apiserver_flowcontrol_current_executing_seats,
+	// apiserver_flowcontrol_nominal_limit_seats); absent otherwise.
+	ExecutingSeats *float64 `json:"executingSeats,omitempty"`
+	LimitSeats     *float64 `json:"limitSeats,omitempty"`
+	// ExecutingRequests is from dump_priority_levels when given.
+	ExecutingRequests *int `json:"executingRequests,omitempty"`
+}
+
+// Summary totals a report.
+type Summary struct {
+	StuckWatches     int `json:"stuckWatches"`
+	SlowWatches      int `json:"slowWatches"`
+	BlockedStreaming int `json:"blockedStreaming"`
+	// Goroutines is the total over the API servers' last dumps.
+	Goroutines int `json:"goroutines"`
+	// StuckGoroutines are kept alive by stuck watches.
+	StuckGoroutines int `json:"stuckGoroutines"`
+	StuckSeats      int `json:"stuckSeats"`
+}
+
+// MaxSeverity is the worst severity among the findings, "" when none.
+func (r *Report) MaxSeverity() string {
+	best := ""
+	for _, f := range r.Findings {
+		if SeverityRank(f.Severity) > SeverityRank(best) {
+			best = f.Severity
+		}
+	}
+	return best
+}
