@@ -153,9 +153,25 @@ func summaryLine(r *watches.Report) string {
 		initial += a.InitialPhase
 	}
 	var parts []string
-	if s.StuckWatches > 0 {
-		parts = append(parts, fmt.Sprintf("%s stuck in the initial-events replay (%d goroutines, %d APF seat(s) held)", plural(s.StuckWatches, "watch", "watches"), s.StuckGoroutines, s.StuckSeats))
-	} else {
+	undecidable := 0
+	for _, a := range r.APIServers {
+		if len(a.PhaseCounts) > 0 {
+			undecidable++
+		}
+	}
+	switch {
+	case s.StuckWatches > 0:
+		seats := fmt.Sprintf("%d APF seat(s) held", s.StuckSeats)
+		for _, f := range r.Findings {
+			if f.Type == watches.StuckInitialEvents && f.Client == nil {
+				seats = "APF seats unknown without an APF dump"
+				break
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s stuck in the initial-events replay (%d goroutines, %s)", plural(s.StuckWatches, "watch", "watches"), s.StuckGoroutines, seats))
+	case undecidable == len(r.APIServers):
+		parts = append(parts, "stuck watches cannot be decided from aggregated (debug=1 or protobuf) dumps")
+	default:
 		parts = append(parts, "no watch stuck in the initial-events replay")
 	}
 	if s.SlowWatches > 0 {

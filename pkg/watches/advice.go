@@ -33,11 +33,19 @@ func advice(r *Report) []string {
 	for _, k := range keys {
 		fs := stuck[k]
 		gor, seats := 0, 0
+		seatsKnown := true
 		for _, f := range fs {
 			gor += len(f.GoroutineIDs)
-			if f.Client != nil && f.Client.Match != MatchAmbiguous {
+			switch {
+			case f.Client == nil:
+				seatsKnown = false
+			case f.Client.Match != MatchAmbiguous:
 				seats += f.Client.Seats
 			}
+		}
+		seatText := fmt.Sprintf("%d APF seat(s) held", seats)
+		if !seatsKnown {
+			seatText = "APF seats unknown without an APF dump"
 		}
 		who := "an unidentified client"
 		if c := fs[0].Client; c != nil && c.User != "" {
@@ -49,8 +57,8 @@ func advice(r *Report) []string {
 		if c := fs[0].Client; c != nil && c.Path != "" {
 			what = fmt.Sprintf("its watch %s", c.Path)
 		}
-		out = append(out, fmt.Sprintf("%s: %s stopped reading %s during the initial-events replay (%d watch(es), %d goroutines, %d APF seat(s) held). Fix the client so it keeps draining its watch (a blocked event handler is the usual cause) or restart it: the API server frees the watch only when the request ends, at the client's timeoutSeconds or after 1 to 2 x --min-request-timeout when unset (k8s.io/apiserver endpoints/handlers/get.go:276). With the proposed stall timeout (kubernetes PR 141899) it would have been stopped 30 s after its last send.",
-			k.server, who, what, len(fs), gor, seats))
+		out = append(out, fmt.Sprintf("%s: %s stopped reading %s during the initial-events replay (%d watch(es), %d goroutines, %s). Fix the client so it keeps draining its watch (a blocked event handler is the usual cause) or restart it: the API server frees the watch only when the request ends, at the client's timeoutSeconds or after 1 to 2 x --min-request-timeout when unset (k8s.io/apiserver endpoints/handlers/get.go:276). With the proposed stall timeout (kubernetes PR 141899) it would have been stopped 30 s after its last send.",
+			k.server, who, what, len(fs), gor, seatText))
 	}
 	slow := 0
 	for _, f := range r.Findings {

@@ -1,0 +1,564 @@
+// Package dumpgen writes large debug=2 goroutine dumps for tests and
+// benchmarks by multiplying real ones.
+//
+// A Set holds real dumps (templates) split into goroutine blocks. Write
+// emits copies of those blocks with fresh goroutine ids, renumbering every
+// "created by ... in goroutine N" line the same way, so parent links stay
+// consistent inside each copy and the mix of stacks stays that of a real
+// kube-apiserver. Into that background it plants stuck watches at known
+// ids: the linked goroutines of one watch request stuck replaying its
+// initial events, copied from the stuck watch of the real dump:
+//
+//   - the connection goroutine C (http2 serverConn.serve);
+//   - the handler H, blocked in writeDataFromHandler under
+//     (*WatchServer).HandleHTTP, created by scheduleHandler in goroutine C;
+//   - the APF goroutine in (*initializationSignal).Wait, created by
+//     (*priorityAndFairnessHandler).Handle in goroutine H;
+//   - the watcher in sendWatchCacheEvent from processInterval, created by
+//     (*Cacher).Watch in goroutine H, parked for Config.WaitMinutes.
+//
+// The watches of the real dump's own clients (initial-phase watchers
+// blocked sending, their handlers and APF goroutines) are left out of the
+// background, so the planted ones are the only stuck watches in the output.
+//
+// Output is written as it is made: a dump of any size costs the memory of
+// the templates (a few MB) and nothing more.
+package dumpgen
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Config says what to generate.
+type Config struct {
+	// Goroutines is the number of goroutines in the dump, planted ones
+	// included.
+	Goroutines int
+	// Stuck is the number of stuck watches to plant. Each adds four
+	// goroutines (connection, handler, APF, watcher).
+	Stuck int
+	// WaitMinutes is the planted goroutines' wait, printed as
+	// "[select, N minutes]"; 0 means 5. Values under 1 are refused.
+	WaitMinutes int
+}
+
+// Planted names the goroutines of one planted stuck watch.
+type Planted struct {
+	WatcherID   int64 `json:"watcherID"`
+	HandlerID   int64 `json:"handlerID"`
+	APFID       int64 `json:"apfID"`
+	ConnID      int64 `json:"connID"`
+	WaitMinutes int   `json:"waitMinutes"`
+}
+
+// Result describes a written dump.
+type Result struct {
+	Goroutines int       `json:"goroutines"`
+	Bytes      int64     `json:"bytes"`
+	Planted    []Planted `json:"planted"`
+}
+
+// Set is a set of template dumps. It is read-only after Load and safe for
+// concurrent use.
+type Set struct {
+	templates []template
+	// stride separates the ids of two copies: a power of ten above every
+	// id of every template.
+	stride int64
+	// trio is the stuck watch copied for planting.
+	trio *trio
+}
+
+type template struct {
+	name   string
+	blocks []block
+}
+
+// block is one goroutine of a template. Its text is parts[0] id[0]
+// parts[1] id[1] ... parts[n], where ids[0] is the goroutine's own id and
+// the others are the ids it names (its parent, ancestors).
+type block struct {
+	parts [][]byte
+	ids   []int64
+	size  int
+}
+
+// trio is the stuck watch the planted ones copy, in the order the real
+// dump prints its goroutines.
+type trio struct {
+	conn, handler, apf, watcher []byte // headers and bodies, see plantBlock
+	connParent                  int64
+}
+
+// Function names the generator recognises. Plain substrings: templates are
+// real kube-apiserver dumps, so vendored prefixes need no care here.
+var (
+	headerPrefix     = []byte("goroutine ")
+	createdBy        = []byte("created by ")
+	inGoroutine      = []byte(" in goroutine ")
+	originating      = []byte("[originating from goroutine ")
+	fnSendEvent      = []byte("k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent(")
+	fnProcessIntvl   = []byte("k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval(")
+	byCacherWatch    = []byte("created by k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch in goroutine ")
+	byAPFHandle      = []byte("created by k8s.io/apiserver/pkg/server/filters.(*priorityAndFairnessHandler).Handle in goroutine ")
+	byScheduler      = []byte("created by golang.org/x/net/http2.(*serverConn).scheduleHandler in goroutine ")
+	fnWriteData      = []byte("golang.org/x/net/http2.(*serverConn).writeDataFromHandler(")
+	fnInitSignalWait = []byte("k8s.io/apiserver/pkg/util/flowcontrol.(*initializationSignal).Wait(")
+)
+
+// Load reads template dumps (debug=2 text) from paths. At least one of
+// them must hold a complete stuck or slow initial-events watch (watcher,
+// handler, APF goroutine and connection) to copy for planting; the
+// seed-repro captures do.
+func Load(paths ...string) (*Set, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("dumpgen: no template dumps given")
+	}
+	s := &Set{}
+	var maxID int64
+	var bestTrio *trio
+	bestWait := -1
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("dumpgen: %w", err)
+		}
+		t, tr, wait, hi, err := parseTemplate(p, data)
+		if err != nil {
+			return nil, err
+		}
+		if hi > maxID {
+			maxID = hi
+		}
+		if tr != nil && wait > bestWait {
+			bestTrio, bestWait = tr, wait
+		}
+		s.templates = append(s.templates, t)
+	}
+	if bestTrio == nil {
+		return nil, fmt.Errorf("dumpgen: no template holds an initial-events watch (watcher in sendWatchCacheEvent from processInterval with its handler, APF goroutine and connection) to plant")
+	}
+	s.trio = bestTrio
+	s.stride = 10
+	for s.stride <= maxID {
+		s.stride *= 10
+	}
+	return s, nil
+}
+
+// LoadRepo loads the seed-repro debug=2 dumps from the repository's
+// testdata (or, failing that, from ../shared/fixtures next to it), found by
+// walking up from the working directory, as `go test` runs in a package's
+// directory.
+func LoadRepo() (*Set, error) {
+	paths, err := RepoTemplatePaths()
+	if err != nil {
+		return nil, err
+	}
+	return Load(paths...)
+}
+
+// RepoTemplatePaths returns the paths LoadRepo reads.
+func RepoTemplatePaths() ([]string, error) {
+	const rel = "kube-apiserver-v1.37.2/seed-repro"
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		for _, base := range []string{filepath.Join(dir, "testdata"), filepath.Join(dir, "..", "shared", "fixtures")} {
+			t1 := filepath.Join(base, rel, "t1", "goroutine-debug2.txt")
+			t2 := filepath.Join(base, rel, "t2", "goroutine-debug2.txt")
+			if fileExists(t1) && fileExists(t2) {
+				return []string{t1, t2}, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, fmt.Errorf("dumpgen: testdata/%s/{t1,t2}/goroutine-debug2.txt not found above the working directory", rel)
+		}
+		dir = parent
+	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// parseTemplate splits a dump into blocks, leaves out the real clients'
+// initial-events watches and returns the stuck one with the longest wait.
+func parseTemplate(name string, data []byte) (template, *trio, int, int64, error) {
+	t := template{name: name}
+	raw := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n\n"))
+	type rawBlock struct {
+		text   []byte
+		id     int64
+		parent int64
+		wait   int
+	}
+	var rbs []rawBlock
+	byID := map[int64]int{}
+	var maxID int64
+	for i, b := range raw {
+		b = bytes.Trim(b, "\n")
+		if len(b) == 0 {
+			continue
+		}
+		if !bytes.HasPrefix(b, headerPrefix) {
+			return t, nil, 0, 0, fmt.Errorf("dumpgen: %s: block %d does not start with %q", name, i, headerPrefix)
+		}
+		id, _, ok := leadingInt(b[len(headerPrefix):])
+		if !ok {
+			return t, nil, 0, 0, fmt.Errorf("dumpgen: %s: block %d: bad goroutine id", name, i)
+		}
+		rb := rawBlock{text: b, id: id, parent: parentID(b), wait: headerWait(b)}
+		byID[id] = len(rbs)
+		rbs = append(rbs, rb)
+		if id > maxID {
+			maxID = id
+		}
+		if rb.parent > maxID {
+			maxID = rb.parent
+		}
+	}
+	// The real clients' watches: initial-phase watchers blocked sending,
+	// with their handlers and APF goroutines.
+	drop := map[int64]bool{}
+	var best *trio
+	bestWait := -1
+	handlers := map[int64]bool{}
+	for _, rb := range rbs {
+		if isInitialWatcher(rb.text) {
+			drop[rb.id] = true
+			drop[rb.parent] = true
+			handlers[rb.parent] = true
+		}
+	}
+	apfOf := map[int64]int64{}
+	for _, rb := range rbs {
+		if bytes.Contains(rb.text, byAPFHandle) && handlers[rb.parent] {
+			drop[rb.id] = true
+			apfOf[rb.parent] = rb.id
+		}
+	}
+	for _, rb := range rbs {
+		if !isInitialWatcher(rb.text) || rb.wait <= bestWait {
+			continue
+		}
+		hi, ok1 := byID[rb.parent]
+		ai, ok2 := byID[apfOf[rb.parent]]
+		if !ok1 || !ok2 {
+			continue
+		}
+		h := rbs[hi]
+		if !bytes.Contains(h.text, byScheduler) || !bytes.Contains(h.text, fnWriteData) || !bytes.Contains(rbs[ai].text, fnInitSignalWait) {
+			continue
+		}
+		ci, ok := byID[h.parent]
+		if !ok {
+			continue
+		}
+		best = &trio{conn: rbs[ci].text, handler: h.text, apf: rbs[ai].text, watcher: rb.text, connParent: rbs[ci].parent}
+		bestWait = rb.wait
+	}
+	for _, rb := range rbs {
+		if drop[rb.id] {
+			continue
+		}
+		t.blocks = append(t.blocks, splitBlock(rb.text))
+	}
+	if len(t.blocks) == 0 {
+		return t, nil, 0, 0, fmt.Errorf("dumpgen: %s: no goroutines", name)
+	}
+	return t, best, bestWait, maxID, nil
+}
+
+// isInitialWatcher: a cacheWatcher goroutine replaying initial events and
+// parked sending one.
+func isInitialWatcher(b []byte) bool {
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		return false
+	}
+	body := b[nl+1:]
+	return bytes.HasPrefix(body, fnSendEvent) && bytes.Contains(body, fnProcessIntvl) && bytes.Contains(body, byCacherWatch)
+}
+
+// parentID returns N of "created by ... in goroutine N", 0 if absent.
+func parentID(b []byte) int64 {
+	i := bytes.LastIndex(b, createdBy)
+	if i < 0 {
+		return 0
+	}
+	line := b[i:]
+	if nl := bytes.IndexByte(line, '\n'); nl >= 0 {
+		line = line[:nl]
+	}
+	j := bytes.LastIndex(line, inGoroutine)
+	if j < 0 {
+		return 0
+	}
+	id, _, _ := leadingInt(line[j+len(inGoroutine):])
+	return id
+}
+
+// headerWait returns N of "[..., N minutes]", 0 if absent.
+func headerWait(b []byte) int {
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		nl = len(b)
+	}
+	h := b[:nl]
+	i := bytes.Index(h, []byte(" minutes"))
+	if i < 0 {
+		return 0
+	}
+	j := bytes.LastIndex(h[:i], []byte(", "))
+	if j < 0 {
+		return 0
+	}
+	n, _, _ := leadingInt(h[j+2 : i])
+	return int(n)
+}
+
+func leadingInt(b []byte) (int64, int, bool) {
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 18 {
+		return 0, n, false
+	}
+	v, err := strconv.ParseInt(string(b[:n]), 10, 64)
+	return v, n, err == nil
+}
+
+// splitBlock cuts a block at the ids it holds: its own (in the header) and
+// those of "created by ... in goroutine N" and "[originating from goroutine
+// N]" lines.
+func splitBlock(b []byte) block {
+	var bl block
+	bl.size = len(b) + 2
+	rest := b
+	// Header id.
+	id, n, _ := leadingInt(rest[len(headerPrefix):])
+	bl.parts = append(bl.parts, rest[:len(headerPrefix)])
+	bl.ids = append(bl.ids, id)
+	rest = rest[len(headerPrefix)+n:]
+	start := 0
+	for pos := 0; pos < len(rest); {
+		nl := bytes.IndexByte(rest[pos:], '\n')
+		end := len(rest)
+		if nl >= 0 {
+			end = pos + nl
+		}
+		line := rest[pos:end]
+		at := -1
+		switch {
+		case bytes.HasPrefix(line, createdBy):
+			if j := bytes.LastIndex(line, inGoroutine); j >= 0 {
+				at = pos + j + len(inGoroutine)
+			}
+		case bytes.HasPrefix(line, originating):
+			at = pos + len(originating)
+		}
+		if at >= 0 {
+			if v, k, ok := leadingInt(rest[at:end]); ok {
+				bl.parts = append(bl.parts, rest[start:at])
+				bl.ids = append(bl.ids, v)
+				start = at + k
+			}
+		}
+		pos = end + 1
+	}
+	bl.parts = append(bl.parts, rest[start:])
+	return bl
+}
+
+// Write writes a dump made to cfg to w and says which stuck watches it
+// planted. The ids of copy k of a template are the template's plus
+// k*stride; planted watches take ids above every copy.
+func (s *Set) Write(w io.Writer, cfg Config) (Result, error) {
+	if cfg.WaitMinutes == 0 {
+		cfg.WaitMinutes = 5
+	}
+	if cfg.WaitMinutes < 1 {
+		return Result{}, fmt.Errorf("dumpgen: WaitMinutes %d: a stuck watch waits at least 1 minute", cfg.WaitMinutes)
+	}
+	if cfg.Stuck < 0 || cfg.Goroutines < 4*cfg.Stuck || cfg.Goroutines < 1 {
+		return Result{}, fmt.Errorf("dumpgen: %d goroutines cannot hold %d stuck watches of 4 goroutines", cfg.Goroutines, cfg.Stuck)
+	}
+	cw := &countingWriter{w: w}
+	bw := bufio.NewWriterSize(cw, 256<<10)
+	background := cfg.Goroutines - 4*cfg.Stuck
+	// Copies needed, to place planted ids above them all.
+	copies := 0
+	for n, k := 0, 0; n < background; k++ {
+		n += len(s.templates[k%len(s.templates)].blocks)
+		copies++
+	}
+	res := Result{Goroutines: cfg.Goroutines}
+	base := int64(copies+1) * s.stride
+	for i := 0; i < cfg.Stuck; i++ {
+		b := base + int64(i)*10
+		res.Planted = append(res.Planted, Planted{ConnID: b + 1, HandlerID: b + 2, APFID: b + 3, WatcherID: b + 4, WaitMinutes: cfg.WaitMinutes})
+	}
+	// Planted watch i goes after background goroutine (i+1)*bg/(Stuck+1).
+	nextPlant, planted := 0, 0
+	plantAt := func(i int) int { return int(int64(i+1) * int64(background) / int64(cfg.Stuck+1)) }
+	if cfg.Stuck > 0 {
+		nextPlant = plantAt(0)
+	}
+	var scratch []byte
+	written := 0
+	for k := 0; written < background || planted < cfg.Stuck; k++ {
+		t := &s.templates[k%len(s.templates)]
+		off := int64(k) * s.stride
+		for bi := 0; bi < len(t.blocks); bi++ {
+			for planted < cfg.Stuck && written == nextPlant {
+				if err := s.plant(bw, &scratch, res.Planted[planted]); err != nil {
+					return res, err
+				}
+				planted++
+				if planted < cfg.Stuck {
+					nextPlant = plantAt(planted)
+				}
+			}
+			if written == background {
+				break
+			}
+			bl := &t.blocks[bi]
+			for j, p := range bl.parts {
+				bw.Write(p)
+				if j < len(bl.ids) {
+					scratch = strconv.AppendInt(scratch[:0], bl.ids[j]+off, 10)
+					bw.Write(scratch)
+				}
+			}
+			bw.WriteString("\n\n")
+			written++
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return res, err
+	}
+	res.Bytes = cw.n
+	return res, nil
+}
+
+// WriteFile writes a dump to path (through a temporary file renamed into
+// place, so an interrupted run leaves no partial dump).
+func (s *Set) WriteFile(path string, cfg Config) (Result, error) {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := s.Write(f, cfg)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return Result{}, fmt.Errorf("dumpgen: writing %s: %w", path, err)
+	}
+	return res, nil
+}
+
+// Generate returns a whole dump in memory, for tests and benchmarks of a
+// few hundred thousand goroutines at most.
+func (s *Set) Generate(cfg Config) ([]byte, Result, error) {
+	var buf bytes.Buffer
+	buf.Grow(cfg.Goroutines * s.meanBlockSize())
+	res, err := s.Write(&buf, cfg)
+	return buf.Bytes(), res, err
+}
+
+func (s *Set) meanBlockSize() int {
+	n, size := 0, 0
+	for _, t := range s.templates {
+		for _, b := range t.blocks {
+			size += b.size
+			n++
+		}
+	}
+	return size/n + 1
+}
+
+// plant writes one stuck watch: connection, handler, APF goroutine and
+// watcher, in the order the real dump printed them, with p's ids, the
+// handler, APF and watcher waits set to p.WaitMinutes.
+func (s *Set) plant(w *bufio.Writer, scratch *[]byte, p Planted) error {
+	tr := s.trio
+	write := func(text []byte, self, parent int64, wait int) {
+		bl := splitBlock(text)
+		nl := bytes.IndexByte(bl.parts[1], '\n')
+		header := bl.parts[1][:nl]
+		w.Write(bl.parts[0])
+		*scratch = strconv.AppendInt((*scratch)[:0], self, 10)
+		w.Write(*scratch)
+		if wait > 0 {
+			w.Write(withWait(header, wait))
+		} else {
+			w.Write(header)
+		}
+		w.Write(bl.parts[1][nl:])
+		for j := 2; j < len(bl.parts); j++ {
+			if j-1 < len(bl.ids) {
+				*scratch = strconv.AppendInt((*scratch)[:0], parent, 10)
+				w.Write(*scratch)
+			}
+			w.Write(bl.parts[j])
+		}
+		w.WriteString("\n\n")
+	}
+	write(tr.conn, p.ConnID, tr.connParent, 0)
+	write(tr.handler, p.HandlerID, p.ConnID, p.WaitMinutes)
+	write(tr.apf, p.APFID, p.HandlerID, p.WaitMinutes)
+	write(tr.watcher, p.WatcherID, p.HandlerID, p.WaitMinutes)
+	return nil
+}
+
+// withWait rewrites " [state, 2 minutes]:" (or " [state]:") to carry
+// wait minutes.
+func withWait(header []byte, wait int) []byte {
+	open := bytes.IndexByte(header, '[')
+	end := bytes.IndexByte(header[open:], ']')
+	if open < 0 || end < 0 {
+		return header
+	}
+	inner := header[open+1 : open+end]
+	state := inner
+	if i := bytes.IndexByte(inner, ','); i >= 0 {
+		state = inner[:i]
+	}
+	out := append([]byte(nil), header[:open+1]...)
+	out = append(out, state...)
+	out = append(out, ", "...)
+	out = strconv.AppendInt(out, int64(wait), 10)
+	out = append(out, " minutes"...)
+	out = append(out, header[open+end:]...)
+	return out
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

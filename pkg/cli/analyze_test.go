@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+)
+
+// run executes the command tree like main does and returns the exit code,
+// stdout and stderr.
+func run(t *testing.T, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{In: bytes.NewReader(stdin), Out: &out, ErrOut: &errOut}
+	code := Main(streams, args)
+	return code, out.String(), errOut.String()
+}
+
+func TestAnalyzeGolden(t *testing.T) {
+	t1, t2 := golden.Fixture("t1"), golden.Fixture("t2")
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"t2-table", []string{"analyze", t2}, ExitFindings},
+		{"t2-wide", []string{"analyze", t2, "-o", "wide"}, ExitFindings},
+		{"t2-json", []string{"analyze", t2, "-o", "json"}, ExitFindings},
+		{"t2-yaml", []string{"analyze", t2, "-o", "yaml"}, ExitFindings},
+		{"t1-table", []string{"analyze", t1}, ExitOK},
+		{"t1-t2-table", []string{"analyze", t1, t2}, ExitFindings},
+		{"t1-t2-json", []string{"analyze", t1, t2, "-o", "json"}, ExitFindings},
+		{"seed-repro-dir-json", []string{"analyze", filepath.Dir(t1), "-o", "json"}, ExitFindings},
+		{"t2-debug2-only-json", []string{"analyze", filepath.Join(t2, "goroutine-debug2.txt"), "-o", "json"}, ExitFindings},
+		{"t2-debug2-only-table", []string{"analyze", filepath.Join(t2, "goroutine-debug2.txt")}, ExitFindings},
+		{"t2-debug1-table", []string{"analyze", filepath.Join(t2, "goroutine-debug1.txt"), filepath.Join(t2, "apf-requests.txt")}, ExitOK},
+		{"t2-protobuf-json", []string{"analyze", filepath.Join(t2, "goroutine.pb.gz"), "-o", "json"}, ExitOK},
+		{"t2-fail-on-warning", []string{"analyze", filepath.Join(t1, "goroutine-debug2.txt"), "--fail-on", "warning"}, ExitFindings},
+		{"t2-fail-on-none", []string{"analyze", t2, "--fail-on", "none", "-o", "yaml"}, ExitOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := run(t, nil, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit code = %d, want %d; stderr: %s", code, tc.code, errOut)
+			}
+			if errOut != "" {
+				t.Errorf("stderr = %q, want nothing", errOut)
+			}
+			golden.Assert(t, filepath.Join("testdata", "analyze", tc.name+".golden"), []byte(out))
+		})
+	}
+}
+
+// TestAnalyzeSeedReproVerdicts checks the verdicts the issue names on the
+// real capture, independently of the golden files.
+func TestAnalyzeSeedReproVerdicts(t *testing.T) {
+	for _, args := range [][]string{
+		{golden.Fixture("t2")},
+		{golden.Fixture("t1"), golden.Fixture("t2")},
+		{filepath.Join(golden.Fixture("t2"), "goroutine-debug2.txt")},
+	} {
+		t.Run(strings.Join(args, "+"), func(t *testing.T) {
+			code, out, errOut := run(t, nil, append([]string{"analyze", "-o", "json"}, args...)...)
+			if code != ExitFindings {
+				t.Fatalf("exit code %d, stderr %s", code, errOut)
+			}
+			r := decodeReport(t, out)
+			var stuck, slow []finding
+			for _, f := range r.Findings {
+				switch f.Type {
+				case "StuckInitialEvents":
+					stuck = append(stuck, f)
+				case "SlowInitialEvents":
+					slow = append(slow, f)
+				default:
+					t.Errorf("unexpected finding %s for goroutines %v", f.Type, f.GoroutineIDs)
+				}
+			}
+			if len(stuck) != 1 || stuck[0].GoroutineIDs[0] != 33988 {
+				t.Fatalf("want exactly one StuckInitialEvents for goroutine 33988, got %+v", stuck)
+			}
+			if len(slow) != 1 || slow[0].GoroutineIDs[0] != 33545 {
+				t.Fatalf("want the paced reader (goroutine 33545) as SlowInitialEvents, got %+v", slow)
+			}
+			hasAPF := len(args) > 1 || !strings.HasSuffix(args[0], ".txt")
+			c := stuck[0].Client
+			switch {
+			case hasAPF && c == nil:
+				t.Fatal("stuck finding has no client")
+			case hasAPF:
+				if c.User != "slow-informer" || c.Namespace != "rand2" || c.Resource != "pods" || c.Match != "likely" {
+					t.Errorf("client = %+v, want slow-informer rand2 pods, likely", c)
+				}
+			case c != nil:
+				t.Errorf("without an APF dump the finding must name no client, got %+v", c)
+			}
+		})
+	}
+}
+
+func TestAnalyzeInputForms(t *testing.T) {
+	dump, err := os.ReadFile(filepath.Join(golden.Fixture("t2"), "goroutine-debug2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(dump)
+	zw.Close()
+	dir := t.TempDir()
+	// A misleading name: kinds are detected from content.
+	renamed := filepath.Join(dir, "metrics.txt")
+	if err := os.WriteFile(renamed, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := run(t, nil, "analyze", filepath.Join(golden.Fixture("t2"), "goroutine-debug2.txt"), "-o", "json")
+	for name, tc := range map[string]struct {
+		stdin []byte
+		args  []string
+	}{
+		"gzip-renamed-file": {nil, []string{"analyze", renamed, "-o", "json"}},
+		"stdin-plain":       {dump, []string{"analyze", "-", "-o", "json"}},
+		"stdin-gzip":        {gz.Bytes(), []string{"analyze", "-", "-o", "json"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := run(t, tc.stdin, tc.args...)
+			if code != ExitFindings {
+				t.Fatalf("exit code %d, stderr %s", code, errOut)
+			}
+			gotR, wantR := decodeReport(t, out), decodeReport(t, want)
+			if len(gotR.Findings) != len(wantR.Findings) || gotR.Summary != wantR.Summary {
+				t.Errorf("findings/summary differ from the plain file:\n got %+v\nwant %+v", gotR.Summary, wantR.Summary)
+			}
+		})
+	}
+}
+
+func TestAnalyzeErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dump, err := os.ReadFile(filepath.Join(golden.Fixture("t2"), "goroutine-debug2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := bytes.Index(dump, []byte("goroutine 33988 ["))
+	truncated := write("truncated.txt", dump[:cut+200])
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"missing file", []string{"analyze", filepath.Join(dir, "nope")}, `reading "` + filepath.Join(dir, "nope") + `": no such file or directory`},
+		{"empty file", []string{"analyze", write("empty.txt", nil)}, "empty.txt: empty input"},
+		{"binary file", []string{"analyze", write("bin", []byte{0, 1, 2, 3, 0xff, 0xfe, 0x10, 0x20})}, "bin: unrecognized content: binary data that is not a goroutine profile"},
+		{"text of no known kind", []string{"analyze", write("notes.txt", []byte("hello\nworld\n"))}, `notes.txt: unrecognized content: line 1 "hello"`},
+		{"truncated dump", []string{"analyze", truncated}, "truncated.txt:"},
+		{"bad output", []string{"analyze", golden.Fixture("t2"), "-o", "xml"}, `unsupported --output "xml": use one of table, wide, json, yaml`},
+		{"bad fail-on", []string{"analyze", golden.Fixture("t2"), "--fail-on", "panic"}, `unsupported --fail-on "panic": use one of critical, warning, info, none`},
+		{"bad captured-at", []string{"analyze", golden.Fixture("t2"), "--captured-at", "yesterday"}, `invalid --captured-at "yesterday"`},
+		{"captured-at with two captures", []string{"analyze", golden.Fixture("t1"), golden.Fixture("t2"), "--captured-at", "2026-11-29T10:24:32Z"}, "--captured-at applies to a single capture"},
+		{"no args", []string{"analyze"}, "requires at least 1 arg"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := run(t, nil, tc.args...)
+			if code != ExitError {
+				t.Errorf("exit code = %d, want %d", code, ExitError)
+			}
+			if out != "" {
+				t.Errorf("stdout = %q, want nothing on error", out)
+			}
+			if !strings.Contains(errOut, tc.wantErr) {
+				t.Errorf("stderr = %q, want it to contain %q", errOut, tc.wantErr)
+			}
+			if strings.Contains(errOut, "Usage:") {
+				t.Errorf("a runtime error must not print usage: %q", errOut)
+			}
+		})
+	}
+}

@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+type finding struct {
+	Type         string  `json:"type"`
+	Severity     string  `json:"severity"`
+	GoroutineIDs []int64 `json:"goroutineIDs"`
+	Client       *struct {
+		User      string `json:"user"`
+		Namespace string `json:"namespace"`
+		Resource  string `json:"resource"`
+		Match     string `json:"match"`
+	} `json:"client"`
+}
+
+type reportDoc struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Findings   []finding `json:"findings"`
+	Summary    struct {
+		StuckWatches int `json:"stuckWatches"`
+		SlowWatches  int `json:"slowWatches"`
+		Goroutines   int `json:"goroutines"`
+	} `json:"summary"`
+}
+
+func decodeReport(t *testing.T, s string) reportDoc {
+	t.Helper()
+	var r reportDoc
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("decoding report: %v\n%s", err, s)
+	}
+	if r.APIVersion != "watchdoctor/v1alpha1" || r.Kind != "Report" {
+		t.Fatalf("apiVersion/kind = %q/%q", r.APIVersion, r.Kind)
+	}
+	return r
+}
