@@ -75,7 +75,7 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 		if c, ok := byDir[dir]; ok {
 			return c
 		}
-		c := &Capture{Name: dir, files: map[Kind]string{}}
+		c := NewCapture(dir, "", time.Time{}, "")
 		byDir[dir] = c
 		order = append(order, dir)
 		return c
@@ -202,6 +202,23 @@ func loadReader(c *Capture, path, name string, r io.Reader, manifests *[]string)
 		}
 		return fmt.Errorf("%s: %v", name, err)
 	}
+	if kind == KindManifest {
+		*manifests = append(*manifests, path)
+		return nil
+	}
+	return c.Read(kind, name, br)
+}
+
+// NewCapture returns an empty capture of the given API server instance
+// (empty for a capture read from files), for callers that fetch inputs
+// themselves and hand them to Read.
+func NewCapture(name, instance string, capturedAt time.Time, source string) *Capture {
+	return &Capture{Name: name, Instance: instance, CapturedAt: capturedAt, CapturedAtSource: source, files: map[Kind]string{}}
+}
+
+// Read parses one input of a known kind into c; name is used in errors
+// and notes. r must yield the content uncompressed.
+func (c *Capture) Read(kind Kind, name string, r io.Reader) error {
 	if prev, dup := c.files[kind]; dup {
 		return fmt.Errorf("%s and %s are both %s in one capture: put captures in separate directories", prev, name, kind)
 	}
@@ -233,59 +250,59 @@ func loadReader(c *Capture, path, name string, r io.Reader, manifests *[]string)
 	}
 	switch kind {
 	case KindGoroutineDebug2:
-		d, err := ReadDebug2(br)
+		d, err := ReadDebug2(r)
 		if err != nil {
 			return wrap(err)
 		}
 		c.Dump = d
 	case KindGoroutineDebug1:
-		a, err := stacks.ParseDebug1(br)
+		a, err := stacks.ParseDebug1(r)
 		if err != nil {
 			return wrap(err)
 		}
 		c.Dump = watches.FromAggregated(a, watches.FormatDebug1)
 	case KindGoroutineProfile:
-		a, err := stacks.ParseProfile(io.LimitReader(br, maxProfileBytes))
+		a, err := stacks.ParseProfile(io.LimitReader(r, maxProfileBytes))
 		if err != nil {
 			delete(c.files, kind)
 			return fmt.Errorf("%s: %w: binary data that is not a goroutine profile (%v)", name, ErrUnknownKind, err)
 		}
 		c.Dump = watches.FromAggregated(a, watches.FormatProtobuf)
 	case KindAPFRequests:
-		rq, err := apf.ParseRequests(br)
+		rq, err := apf.ParseRequests(r)
 		if err != nil {
 			return wrap(err)
 		}
 		c.Requests = rq
 	case KindAPFLevels:
-		lv, _, err := apf.ParsePriorityLevels(br)
+		lv, _, err := apf.ParsePriorityLevels(r)
 		if err != nil {
 			return wrap(err)
 		}
 		c.Levels = lv
 	case KindMetrics:
-		s, err := metrics.Parse(br, name)
+		s, err := metrics.Parse(r, name)
 		if err != nil {
 			return err
 		}
 		c.Metrics = metrics.Extract(s)
 	case KindVersion:
-		v, err := readVersion(br)
+		v, err := readVersion(r)
 		if err != nil {
 			return wrap(err)
 		}
 		c.Version = v
 	case KindCapturedAt:
-		t, err := readCapturedAt(br)
+		t, err := readCapturedAt(r)
 		if err != nil {
 			return wrap(err)
 		}
 		if c.CapturedAtSource == "" || c.CapturedAtSource == "captured-at" {
 			c.CapturedAt, c.CapturedAtSource = t, "captured-at"
 		}
-	case KindManifest:
+	default:
 		delete(c.files, kind)
-		*manifests = append(*manifests, path)
+		return fmt.Errorf("%s: cannot read inputs of kind %q", name, kind)
 	}
 	return nil
 }

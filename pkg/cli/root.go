@@ -52,14 +52,19 @@ func Main(streams genericiooptions.IOStreams, args []string) int {
 
 // NewCmdRoot builds `kubectl watch-doctor` and its subcommands.
 func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	// The bare command runs diagnose, with its own copy of diagnose's flags.
+	o := NewDiagnoseOptions(streams)
 	cmd := &cobra.Command{
 		Use:   "kubectl-watch_doctor",
+		Args:  cobra.NoArgs,
+		RunE:  o.runE,
 		Short: "Find watches stuck inside Kubernetes API servers and the clients that hold them",
 		Long: `watch-doctor finds watches stuck in the initial-events phase of kube-apiserver's
 watch cache (kubernetes issue 131721), names the client holding each one, and
 says what it costs (goroutines, APF seats) and what the proposed stall
 timeout (kubernetes PR 141899) would have done.
 
+Without a subcommand it runs diagnose against the current kubeconfig context.
 It only reads from the cluster.
 
 ` + exitCodesHelp,
@@ -73,6 +78,9 @@ It only reads from the cluster.
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetIn(streams.In)
 	cmd.CompletionOptions.DisableDefaultCmd = true
+	o.addFlags(cmd)
+	cmd.AddCommand(NewCmdDiagnose(streams))
+	cmd.AddCommand(NewCmdCollect(streams))
 	cmd.AddCommand(NewCmdAnalyze(streams))
 	cmd.AddCommand(NewCmdVersion(streams))
 	return cmd

@@ -37,17 +37,22 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 
 // Run prints the version and the Go toolchain that built the binary.
 func (o *VersionOptions) Run() error {
-	v := version
 	goVersion := "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		goVersion = bi.GoVersion
-		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
 	}
-	if v == "" {
-		v = "dev"
-	}
-	_, err := fmt.Fprintf(o.Out, "kubectl-watch_doctor %s (%s)\n", v, goVersion)
+	_, err := fmt.Fprintf(o.Out, "kubectl-watch_doctor %s (%s)\n", versionString(), goVersion)
 	return err
+}
+
+// versionString is the plugin version: set at link time, else the module
+// version, else "dev".
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
 }

@@ -73,6 +73,9 @@ type Report struct {
 	Advice            []string        `json:"advice,omitempty"`
 	// Warnings say what was skipped, degraded or could not be decided.
 	Warnings []string `json:"warnings,omitempty"`
+	// Errors are requests that failed during a live read (the report
+	// covers what could be read).
+	Errors []string `json:"errors,omitempty"`
 }
 
 // APIServer describes one API server instance and what was read of it.

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/watch-doctor/watch-doctor/pkg/live"
+	"github.com/watch-doctor/watch-doctor/pkg/report"
+	"github.com/watch-doctor/watch-doctor/pkg/watches"
+)
+
+const diagnoseExample = `  # Every API server of the current context, sampled twice 70 s apart
+  kubectl watch-doctor diagnose
+
+  # A quick look: one sample (stuck only when blocked a minute or more)
+  kubectl watch-doctor diagnose --samples 1
+
+  # One instance behind a load balancer, as JSON for a script
+  kubectl watch-doctor diagnose --apiserver 10.0.0.12:6443 -o json`
+
+// DiagnoseOptions holds the flags of `diagnose` (and of the bare command).
+type DiagnoseOptions struct {
+	genericiooptions.IOStreams
+	LiveOptions
+
+	Output string
+	FailOn string
+
+	format report.Format
+	failOn string
+}
+
+// NewDiagnoseOptions returns options with defaults.
+func NewDiagnoseOptions(streams genericiooptions.IOStreams) *DiagnoseOptions {
+	return &DiagnoseOptions{IOStreams: streams, LiveOptions: newLiveOptions(), Output: string(report.FormatTable), FailOn: watches.SeverityCritical}
+}
+
+// NewCmdDiagnose builds `kubectl watch-doctor diagnose`.
+func NewCmdDiagnose(streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewDiagnoseOptions(streams)
+	cmd := &cobra.Command{
+		Use:   "diagnose",
+		Short: "Diagnose the watches of every API server of a cluster, live (the default command)",
+		Long: `Read each API server instance of the cluster separately (discovered from the
+default/kubernetes EndpointSlices and reached on its own address, or given with
+--apiserver): /metrics, /debug/pprof/goroutine?debug=2, the APF dumps and
+/version, twice --interval apart, and report stuck watches and the clients
+holding them. It only reads.
+
+Needs get on /debug/pprof/*, /debug/api_priority_and_fairness/*, /metrics,
+/version and list on endpointslices (deploy/rbac.yaml).
+
+` + exitCodesHelp,
+		Example: diagnoseExample,
+		Args:    cobra.NoArgs,
+		RunE:    o.runE,
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+func (o *DiagnoseOptions) addFlags(cmd *cobra.Command) {
+	o.LiveOptions.addFlags(cmd)
+	addOutputFlag(cmd, &o.Output)
+	addFailOnFlag(cmd, &o.FailOn)
+}
+
+func (o *DiagnoseOptions) runE(cmd *cobra.Command, args []string) error {
+	if err := o.Complete(); err != nil {
+		return err
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	return o.Run()
+}
+
+// Complete resolves flags.
+func (o *DiagnoseOptions) Complete() error {
+	var err error
+	if o.format, err = report.ParseFormat(o.Output); err != nil {
+		return err
+	}
+	o.failOn, err = parseFailOn(o.FailOn)
+	return err
+}
+
+// Validate checks flag values.
+func (o *DiagnoseOptions) Validate() error { return o.LiveOptions.validate() }
+
+// Run samples the cluster, diagnoses and writes the report.
+func (o *DiagnoseOptions) Run() error {
+	var progress io.Writer = o.ErrOut
+	if o.format.Structured() && !o.Verbose {
+		progress = nil
+	}
+	cfg, err := o.config(progress)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	target := live.NewCaptures()
+	res, err := live.Run(ctx, cfg, target)
+	if err != nil {
+		return err
+	}
+	errs := instanceErrors(res, o.ErrOut)
+	loaded := target.Loaded(res)
+	if len(loaded.Captures) == 0 {
+		return fmt.Errorf("%w: %s", errNoInstance, firstOr(errs, "nothing fetched"))
+	}
+	servers := loaded.Servers()
+	for i := range servers {
+		for _, ir := range res.Instances {
+			if ir.Instance.Name == servers[i].Name {
+				servers[i].Notes = append(servers[i].Notes, ir.Notes...)
+				if !ir.Instance.Pinned {
+					servers[i].Notes = append(servers[i].Notes, "not pinned: read through the kubeconfig host")
+				}
+			}
+		}
+	}
+	r := watches.Diagnose(servers, watches.Options{CaptureSlack: captureSlack})
+	r.Warnings = append(append(res.Notes, loaded.Warnings...), r.Warnings...)
+	r.Errors = errs
+	if err := writeReport(o.Out, r, o.format, o.failOn); err != nil {
+		return err
+	}
+	return errIncomplete(errs)
+}
+
+// captureSlack: live captures are timed by the server's Date header of the
+// goroutine dump (1 s resolution), so ages are precise to a few seconds.
+const captureSlack = 5 * time.Second
+
+func firstOr(s []string, def string) string {
+	if len(s) > 0 {
+		return s[0]
+	}
+	return def
+}

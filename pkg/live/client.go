@@ -1,0 +1,133 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Client GETs debug endpoints of one instance over a connection pinned to
+// it. Safe for concurrent use.
+type Client struct {
+	inst    Instance
+	base    *url.URL
+	http    *http.Client
+	timeout time.Duration
+	now     func() time.Time
+}
+
+// NewClient builds a client for inst from the kubeconfig's rest.Config
+// (credentials, TLS, impersonation). Each request gets timeout.
+func NewClient(cfg *rest.Config, inst Instance, timeout time.Duration, now func() time.Time) (*Client, error) {
+	pc, err := pinnedConfig(cfg, inst)
+	if err != nil {
+		return nil, err
+	}
+	pc.Timeout = 0 // each fetch has its own deadline
+	hc, err := rest.HTTPClientFor(pc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: building an HTTP client: %w", inst.Name, err)
+	}
+	base, err := url.Parse(pc.Host)
+	if err != nil {
+		return nil, fmt.Errorf("%s: invalid server %q: %w", inst.Name, pc.Host, err)
+	}
+	if base.Scheme == "" {
+		base, _ = url.Parse("https://" + pc.Host)
+	}
+	base.Path = strings.TrimSuffix(pc.APIPath, "/")
+	if base.Path == "/api" {
+		base.Path = ""
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Client{inst: inst, base: base, http: hc, timeout: timeout, now: now}, nil
+}
+
+// Response is an open response body with what is known of the fetch.
+type Response struct {
+	Body io.ReadCloser
+	// StartedAt is the local time the request was sent.
+	StartedAt time.Time
+	// ServerDate is the response's Date header: the API server's clock.
+	ServerDate *time.Time
+	cancel     context.CancelFunc
+}
+
+// Close releases the response and its deadline.
+func (r *Response) Close() error {
+	err := r.Body.Close()
+	r.cancel()
+	return err
+}
+
+// Get requests path (with its query) and returns the open body of a 200
+// answer; any other status is an error naming the instance and path (a
+// 403 names the missing RBAC rule). The deadline covers reading the body.
+func (c *Client) Get(ctx context.Context, pathAndQuery string) (*Response, error) {
+	ref, err := url.Parse(pathAndQuery)
+	if err != nil {
+		return nil, fmt.Errorf("%s: invalid path %q: %w", c.inst.Name, pathAndQuery, err)
+	}
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + ref.Path
+	u.RawQuery = ref.RawQuery
+	cctx, cancel := context.WithCancel(ctx)
+	if c.timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, c.timeout)
+	}
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain, application/json, */*")
+	started := c.now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s: GET %s: timed out after %s (--request-timeout)", c.inst.Name, ref.Path, c.timeout)
+		}
+		return nil, fmt.Errorf("%s: GET %s: %w", c.inst.Name, ref.Path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		cancel()
+		return nil, statusError(c.inst.Name, ref.Path, resp.StatusCode, body)
+	}
+	r := &Response{Body: &deadlineBody{rc: resp.Body, ctx: cctx, inst: c.inst.Name, path: ref.Path, timeout: c.timeout}, StartedAt: started, cancel: cancel}
+	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+		d = d.UTC()
+		r.ServerDate = &d
+	}
+	return r, nil
+}
+
+// deadlineBody names a deadline hit while reading the body.
+type deadlineBody struct {
+	rc      io.ReadCloser
+	ctx     context.Context
+	inst    string
+	path    string
+	timeout time.Duration
+}
+
+func (d *deadlineBody) Read(p []byte) (int, error) {
+	n, err := d.rc.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && errors.Is(d.ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("%s: GET %s: timed out after %s while reading the response (--request-timeout)", d.inst, d.path, d.timeout)
+	}
+	return n, err
+}
+
+func (d *deadlineBody) Close() error { return d.rc.Close() }

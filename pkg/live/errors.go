@@ -1,0 +1,147 @@
+package live
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Rule is one RBAC policy rule the plugin needs.
+type Rule struct {
+	NonResourceURL string
+	APIGroup       string
+	Resource       string
+	Verb           string
+}
+
+func (r Rule) String() string {
+	if r.NonResourceURL != "" {
+		return fmt.Sprintf(`nonResourceURLs: [%q], verbs: [%q]`, r.NonResourceURL, r.Verb)
+	}
+	return fmt.Sprintf(`apiGroups: [%q], resources: [%q], verbs: [%q]`, r.APIGroup, r.Resource, r.Verb)
+}
+
+// Rules are every rule the plugin uses, and nothing more; deploy/rbac.yaml
+// grants exactly these.
+var Rules = []Rule{
+	{NonResourceURL: "/debug/pprof/*", Verb: "get"},
+	{NonResourceURL: "/debug/api_priority_and_fairness/*", Verb: "get"},
+	{NonResourceURL: "/metrics", Verb: "get"},
+	{NonResourceURL: "/version", Verb: "get"},
+	{APIGroup: "discovery.k8s.io", Resource: "endpointslices", Verb: "list"},
+}
+
+// ClusterRole is deploy/rbac.yaml's ClusterRole, printed when a request is
+// refused.
+const ClusterRole = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: watch-doctor
+rules:
+- nonResourceURLs: ["/debug/pprof/*"]
+  verbs: ["get"]
+- nonResourceURLs: ["/debug/api_priority_and_fairness/*"]
+  verbs: ["get"]
+- nonResourceURLs: ["/metrics"]
+  verbs: ["get"]
+- nonResourceURLs: ["/version"]
+  verbs: ["get"]
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["list"]
+`
+
+// ruleFor returns the rule that grants a GET of path.
+func ruleFor(path string) Rule {
+	for _, r := range Rules {
+		u := r.NonResourceURL
+		if u == "" {
+			continue
+		}
+		if strings.HasSuffix(u, "*") && strings.HasPrefix(path, strings.TrimSuffix(u, "*")) || path == u {
+			return r
+		}
+	}
+	return Rule{NonResourceURL: path, Verb: "get"}
+}
+
+// ForbiddenError is a request refused by authorization.
+type ForbiddenError struct {
+	Instance string
+	Path     string
+	Rule     Rule
+	// Message is the API server's own reason.
+	Message string
+}
+
+func (e *ForbiddenError) Error() string {
+	return fmt.Sprintf("%s: GET %s forbidden: missing RBAC rule %s (%s)", e.Instance, e.Path, e.Rule, e.Message)
+}
+
+// ProfilingDisabledError is a 404 on /debug/pprof: the API server runs
+// with --profiling=false.
+type ProfilingDisabledError struct{ Instance string }
+
+func (e *ProfilingDisabledError) Error() string {
+	return fmt.Sprintf("%s: /debug/pprof is not served: profiling is disabled on this API server (--profiling=false); goroutine dumps cannot be taken", e.Instance)
+}
+
+// HTTPError is any other non-200 answer.
+type HTTPError struct {
+	Instance string
+	Path     string
+	Status   int
+	Message  string
+}
+
+func (e *HTTPError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	return fmt.Sprintf("%s: GET %s: HTTP %d: %s", e.Instance, e.Path, e.Status, msg)
+}
+
+// IsForbidden reports whether err is (or wraps) a ForbiddenError.
+func IsForbidden(err error) bool {
+	var fe *ForbiddenError
+	return errors.As(err, &fe)
+}
+
+// statusError turns a non-200 response into an error; body is at most a
+// few KiB of the response.
+func statusError(instance, path string, status int, body []byte) error {
+	msg := statusMessage(body)
+	switch {
+	case status == http.StatusForbidden:
+		return &ForbiddenError{Instance: instance, Path: path, Rule: ruleFor(path), Message: msg}
+	case status == http.StatusNotFound && strings.HasPrefix(path, "/debug/pprof"):
+		return &ProfilingDisabledError{Instance: instance}
+	case status == http.StatusNotFound && strings.HasPrefix(path, "/debug/api_priority_and_fairness"):
+		return &HTTPError{Instance: instance, Path: path, Status: status, Message: "not served: API Priority and Fairness is disabled on this API server (--enable-priority-and-fairness=false)"}
+	case status == http.StatusUnauthorized:
+		return &HTTPError{Instance: instance, Path: path, Status: status, Message: "the credentials of the kubeconfig were rejected"}
+	}
+	return &HTTPError{Instance: instance, Path: path, Status: status, Message: msg}
+}
+
+// statusMessage extracts metav1.Status.message from an error body, or the
+// body's first line.
+func statusMessage(body []byte) string {
+	var st struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &st) == nil && st.Message != "" {
+		return st.Message
+	}
+	s := strings.TrimSpace(string(body))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}

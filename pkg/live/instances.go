@@ -1,0 +1,177 @@
+// Package live reads what the diagnosis needs straight from a cluster's
+// API servers, each instance separately: goroutines and APF state are per
+// process, so mixing two servers' data gives nonsense. It only reads:
+// every request is a GET (or a LIST of endpointslices).
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Instance is one API server to read from.
+type Instance struct {
+	// Name is how reports refer to it: its address, or the kubeconfig
+	// host when it could not be pinned.
+	Name string `json:"name"`
+	// Address is host:port; requests go to it directly, with the TLS
+	// server name of the kubeconfig host.
+	Address string `json:"address,omitempty"`
+	// Pinned is false when requests go through the kubeconfig host (a
+	// load balancer may spread them over several processes).
+	Pinned bool `json:"pinned"`
+}
+
+// Discovery says how the instances were found.
+type Discovery struct {
+	Instances []Instance
+	Notes     []string
+}
+
+// kubernetesServiceLabel selects the EndpointSlices of default/kubernetes
+// (the API servers register themselves there; k8s.io/kubernetes
+// pkg/controlplane/reconcilers).
+const kubernetesServiceLabel = discoveryv1.LabelServiceName + "=kubernetes"
+
+// Discover lists the API server instances from the default/kubernetes
+// EndpointSlices, or takes explicit addresses. It does not contact the
+// instances; see Probe.
+func Discover(ctx context.Context, cfg *rest.Config, explicit []string) (*Discovery, error) {
+	d := &Discovery{}
+	if len(explicit) > 0 {
+		for _, a := range explicit {
+			addr, err := normalizeAddress(a, cfg.Host)
+			if err != nil {
+				return nil, err
+			}
+			d.Instances = append(d.Instances, Instance{Name: addr, Address: addr, Pinned: true})
+		}
+		return d, nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building a client: %w", err)
+	}
+	list, err := cs.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{LabelSelector: kubernetesServiceLabel})
+	if err != nil {
+		reason := err.Error()
+		if isForbiddenStatus(err) {
+			reason = fmt.Sprintf("forbidden: missing RBAC rule %s", Rules[4])
+		}
+		d.Notes = append(d.Notes, fmt.Sprintf("cannot list the API server instances (default/kubernetes EndpointSlices): %s; reading through the kubeconfig host %s instead", reason, hostOf(cfg.Host)))
+		d.Instances = []Instance{fallbackInstance(cfg)}
+		return d, nil
+	}
+	seen := map[string]bool{}
+	for _, es := range list.Items {
+		port := int32(0)
+		for _, p := range es.Ports {
+			if p.Port == nil {
+				continue
+			}
+			if port == 0 || (p.Name != nil && *p.Name == "https") {
+				port = *p.Port
+			}
+		}
+		if port == 0 {
+			continue
+		}
+		for _, ep := range es.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				d.Notes = append(d.Notes, fmt.Sprintf("skipped not-ready endpoint %v", ep.Addresses))
+				continue
+			}
+			for _, a := range ep.Addresses {
+				addr := net.JoinHostPort(a, strconv.Itoa(int(port)))
+				if !seen[addr] {
+					seen[addr] = true
+					d.Instances = append(d.Instances, Instance{Name: addr, Address: addr, Pinned: true})
+				}
+			}
+		}
+	}
+	if len(d.Instances) == 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("the default/kubernetes EndpointSlices list no ready API server; reading through the kubeconfig host %s instead", hostOf(cfg.Host)))
+		d.Instances = []Instance{fallbackInstance(cfg)}
+	}
+	sort.Slice(d.Instances, func(i, j int) bool { return d.Instances[i].Name < d.Instances[j].Name })
+	return d, nil
+}
+
+func fallbackInstance(cfg *rest.Config) Instance {
+	return Instance{Name: hostOf(cfg.Host), Pinned: false}
+}
+
+func isForbiddenStatus(err error) bool {
+	var se interface{ Status() metav1.Status }
+	if errors.As(err, &se) {
+		return se.Status().Code == 403
+	}
+	return false
+}
+
+// hostOf returns host:port of a kubeconfig server URL.
+func hostOf(server string) string {
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return server
+	}
+	return u.Host
+}
+
+// normalizeAddress accepts "10.0.0.1", "10.0.0.1:6443", "[::1]:6443" or a
+// URL, and returns host:port (the port of the kubeconfig host by default).
+func normalizeAddress(a, server string) (string, error) {
+	if u, err := url.Parse(a); err == nil && u.Scheme != "" && u.Host != "" {
+		a = u.Host
+	}
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		host, port = a, ""
+		if u, err := url.Parse(server); err == nil {
+			port = u.Port()
+		}
+		if port == "" {
+			port = "443"
+		}
+	}
+	if host == "" {
+		return "", fmt.Errorf("invalid --apiserver %q: want HOST or HOST:PORT", a)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("invalid --apiserver %q: port %q is not a number", a, port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// pinnedConfig returns cfg aimed at inst: same credentials, the instance's
+// address, and TLS verification against the kubeconfig host's name.
+func pinnedConfig(cfg *rest.Config, inst Instance) (*rest.Config, error) {
+	c := rest.CopyConfig(cfg)
+	if !inst.Pinned {
+		return c, nil
+	}
+	u, err := url.Parse(cfg.Host)
+	if err != nil || u.Host == "" {
+		u = &url.URL{Scheme: "https"}
+	}
+	if c.TLSClientConfig.ServerName == "" && u.Hostname() != "" {
+		c.TLSClientConfig.ServerName = u.Hostname()
+	}
+	scheme := u.Scheme
+	if scheme == "" {
+		scheme = "https"
+	}
+	c.Host = (&url.URL{Scheme: scheme, Host: inst.Address}).String()
+	return c, nil
+}
