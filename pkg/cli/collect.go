@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/clock"
 
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/live"
@@ -35,7 +36,12 @@ func NewCollectOptions(streams genericiooptions.IOStreams) *CollectOptions {
 
 // NewCmdCollect builds `kubectl watch-doctor collect`.
 func NewCmdCollect(streams genericiooptions.IOStreams) *cobra.Command {
+	return newCmdCollect(streams, nil)
+}
+
+func newCmdCollect(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.Command {
 	o := NewCollectOptions(streams)
+	o.Clock = clk
 	cmd := &cobra.Command{
 		Use:   "collect -d DIR",
 		Short: "Save what diagnose reads, per API server instance and sample, for analyze",

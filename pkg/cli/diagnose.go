@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/clock"
 
 	"github.com/watch-doctor/watch-doctor/pkg/live"
 	"github.com/watch-doctor/watch-doctor/pkg/report"
@@ -41,7 +42,12 @@ func NewDiagnoseOptions(streams genericiooptions.IOStreams) *DiagnoseOptions {
 
 // NewCmdDiagnose builds `kubectl watch-doctor diagnose`.
 func NewCmdDiagnose(streams genericiooptions.IOStreams) *cobra.Command {
+	return newCmdDiagnose(streams, nil)
+}
+
+func newCmdDiagnose(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.Command {
 	o := NewDiagnoseOptions(streams)
+	o.Clock = clk
 	cmd := &cobra.Command{
 		Use:   "diagnose",
 		Short: "Diagnose the watches of every API server of a cluster, live (the default command)",

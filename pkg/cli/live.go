@@ -113,6 +113,12 @@ func instanceErrors(res *live.Result, errOut io.Writer) []string {
 			}
 		}
 	}
+	if len(out) > 0 {
+		fmt.Fprintf(errOut, "%d request(s) failed:\n", len(out))
+		for _, e := range out {
+			fmt.Fprintf(errOut, "  - %s\n", e)
+		}
+	}
 	if forbidden {
 		fmt.Fprintf(errOut, "some requests were refused by RBAC. watch-doctor needs read access to:\n")
 		for _, r := range live.Rules {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/clock"
 )
 
 // Exit codes, the same for every subcommand (documented in --help and README).
@@ -36,7 +37,12 @@ var errFindings = errors.New("findings at or above --fail-on")
 
 // Main runs the command tree with args and returns the process exit code.
 func Main(streams genericiooptions.IOStreams, args []string) int {
-	cmd := NewCmdRoot(streams)
+	return execute(NewCmdRoot(streams), streams, args)
+}
+
+// execute runs cmd with args, prints a failure on streams.ErrOut and
+// returns the exit code.
+func execute(cmd *cobra.Command, streams genericiooptions.IOStreams, args []string) int {
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	switch {
@@ -52,8 +58,15 @@ func Main(streams genericiooptions.IOStreams, args []string) int {
 
 // NewCmdRoot builds `kubectl watch-doctor` and its subcommands.
 func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	return newCmdRoot(streams, nil)
+}
+
+// newCmdRoot builds the tree with clk driving the live commands' sampling
+// (nil: the real clock); tests pass a fake clock.
+func newCmdRoot(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.Command {
 	// The bare command runs diagnose, with its own copy of diagnose's flags.
 	o := NewDiagnoseOptions(streams)
+	o.Clock = clk
 	cmd := &cobra.Command{
 		Use:   "kubectl-watch_doctor",
 		Args:  cobra.NoArgs,
@@ -79,8 +92,8 @@ It only reads from the cluster.
 	cmd.SetIn(streams.In)
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	o.addFlags(cmd)
-	cmd.AddCommand(NewCmdDiagnose(streams))
-	cmd.AddCommand(NewCmdCollect(streams))
+	cmd.AddCommand(newCmdDiagnose(streams, clk))
+	cmd.AddCommand(newCmdCollect(streams, clk))
 	cmd.AddCommand(NewCmdAnalyze(streams))
 	cmd.AddCommand(NewCmdVersion(streams))
 	return cmd

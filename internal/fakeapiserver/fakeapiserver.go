@@ -1,0 +1,253 @@
+// Package fakeapiserver serves the real captures of testdata over HTTPS the
+// way kube-apiserver serves its debug endpoints, for unit tests of live
+// reading: discovery through EndpointSlices, bearer-token users with or
+// without the debug rules, and one capture per sample. It is a test double:
+// the real API server is exercised in test/e2e.
+package fakeapiserver
+
+import (
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Tokens the fake servers accept.
+const (
+	// TokenAdmin may read everything.
+	TokenAdmin = "admin-token"
+	// TokenNoDebug is authenticated but has no debug rules.
+	TokenNoDebug = "no-debug-token"
+)
+
+// Server is one fake API server instance.
+type Server struct {
+	*httptest.Server
+	// Captures are the capture directories served, one per sample: the
+	// n-th goroutine dump request switches to Captures[n] (the last one
+	// stays).
+	Captures []string
+	// ProcessStart, when set, replaces process_start_time_seconds in
+	// /metrics for each sample in turn, to simulate restarts or a load
+	// balancer switching servers.
+	ProcessStart []float64
+	// Endpoints are listed by the EndpointSlices of default/kubernetes.
+	Endpoints []string
+	// NoProfiling makes /debug/pprof answer 404 (--profiling=false).
+	NoProfiling bool
+	// Fail makes every request but discovery answer 500.
+	Fail bool
+	// Block makes the goroutine dump request wait until the client gives up.
+	Block bool
+
+	mu       sync.Mutex
+	requests []string
+	sample   int
+	metrics  int
+}
+
+// Start starts a TLS server serving captures (directories of the fixture
+// layout). It is closed when the test ends.
+func Start(t testing.TB, captures ...string) *Server {
+	t.Helper()
+	s := &Server{Captures: captures}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.EnableHTTP2 = true
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Address is host:port of the server.
+func (s *Server) Address() string { return strings.TrimPrefix(s.URL, "https://") }
+
+// Requests lists the paths requested so far, with their query.
+func (s *Server) Requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests = append(s.requests, r.URL.RequestURI())
+	s.mu.Unlock()
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if token != TokenAdmin && token != TokenNoDebug {
+		status(w, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
+	path := r.URL.Path
+	if path == "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices" {
+		if token != TokenAdmin {
+			status(w, http.StatusForbidden, `endpointslices.discovery.k8s.io is forbidden: User "no-debug" cannot list resource "endpointslices" in API group "discovery.k8s.io" in the namespace "default"`)
+			return
+		}
+		s.endpointSlices(w)
+		return
+	}
+	if s.Fail {
+		status(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	if token != TokenAdmin && path != "/version" {
+		status(w, http.StatusForbidden, fmt.Sprintf(`forbidden: User "no-debug" cannot get path %q`, path))
+		return
+	}
+	switch {
+	case path == "/debug/pprof/goroutine":
+		if s.NoProfiling {
+			http.NotFound(w, r)
+			return
+		}
+		if s.Block {
+			<-r.Context().Done()
+			return
+		}
+		s.mu.Lock()
+		dir := s.capture(s.sample)
+		s.sample++
+		s.mu.Unlock()
+		s.file(w, dir, "goroutine-debug2.txt", "text/plain; charset=utf-8")
+	case path == "/metrics":
+		s.mu.Lock()
+		dir := s.capture(s.sample)
+		n := s.metrics
+		s.metrics++
+		s.mu.Unlock()
+		b, err := os.ReadFile(filepath.Join(dir, "metrics.txt"))
+		if err != nil {
+			status(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		if len(s.ProcessStart) > 0 {
+			v := s.ProcessStart[min(n, len(s.ProcessStart)-1)]
+			b = replaceMetric(b, "process_start_time_seconds", strconv.FormatFloat(v, 'e', -1, 64))
+		}
+		setDate(w, dir)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write(b)
+	case path == "/debug/api_priority_and_fairness/dump_requests":
+		s.file(w, s.current(), "apf-requests.txt", "text/plain")
+	case path == "/debug/api_priority_and_fairness/dump_priority_levels":
+		s.file(w, s.current(), "apf-priority-levels.txt", "text/plain")
+	case path == "/version":
+		s.file(w, s.current(), "version.json", "application/json")
+	default:
+		status(w, http.StatusNotFound, "the server could not find the requested resource")
+	}
+}
+
+func (s *Server) capture(i int) string { return s.Captures[min(i, len(s.Captures)-1)] }
+
+// current is the capture of the sample whose goroutine dump was served last.
+func (s *Server) current() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.capture(max(s.sample-1, 0))
+}
+
+func (s *Server) file(w http.ResponseWriter, dir, name, contentType string) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		status(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	setDate(w, dir)
+	w.Header().Set("Content-Type", contentType)
+	w.Write(b)
+}
+
+// setDate answers with the capture's own time, as the real server's clock
+// said when it was taken.
+func setDate(w http.ResponseWriter, dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "captured-at.txt"))
+	if err != nil {
+		return
+	}
+	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(b))); err == nil {
+		w.Header().Set("Date", t.UTC().Format(http.TimeFormat))
+	}
+}
+
+func (s *Server) endpointSlices(w http.ResponseWriter) {
+	type port struct {
+		Name string `json:"name"`
+		Port int    `json:"port"`
+	}
+	var items []map[string]any
+	for _, ep := range s.Endpoints {
+		host, p, _ := net.SplitHostPort(ep)
+		n, _ := strconv.Atoi(p)
+		items = append(items, map[string]any{
+			"metadata":    map[string]any{"name": "kubernetes-" + strconv.Itoa(len(items)), "namespace": "default", "labels": map[string]string{"kubernetes.io/service-name": "kubernetes"}},
+			"addressType": "IPv4",
+			"endpoints":   []map[string]any{{"addresses": []string{host}, "conditions": map[string]bool{"ready": true}}},
+			"ports":       []port{{Name: "https", Port: n}},
+		})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"kind": "EndpointSliceList", "apiVersion": "discovery.k8s.io/v1", "metadata": map[string]any{}, "items": items})
+}
+
+func status(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": msg, "code": code})
+}
+
+// replaceMetric sets the value of an unlabelled sample line.
+func replaceMetric(b []byte, name, value string) []byte {
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, name+" ") {
+			lines[i] = name + " " + value
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
+// Kubeconfig writes a kubeconfig for server with token and returns its path.
+func Kubeconfig(t testing.TB, server *Server, token string) string {
+	t.Helper()
+	ca := filepath.Join(t.TempDir(), "ca.crt")
+	cert := server.Certificate()
+	pemBytes := pemEncode(cert.Raw)
+	if err := os.WriteFile(ca, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: fake
+  cluster:
+    server: %s
+    certificate-authority: %s
+users:
+- name: user
+  user:
+    token: %s
+contexts:
+- name: fake
+  context: {cluster: fake, user: user}
+current-context: fake
+`, server.URL, ca, token)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func pemEncode(der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
