@@ -1,0 +1,105 @@
+package watches
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/watch-doctor/watch-doctor/pkg/stacks"
+)
+
+const dumpHTTP1Vendored = `goroutine 10 [select, 3 minutes]:
+k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent(0x1, 0x2)
+	vendor/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go:441 +0x107
+k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval(0x1, {0x2, 0x3}, 0x4, 0x0)
+	vendor/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go:502 +0x145
+created by k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch in goroutine 9
+	vendor/k8s.io/apiserver/pkg/storage/cacher/cacher.go:688 +0x13e5
+
+goroutine 9 [IO wait, 3 minutes]:
+internal/poll.runtime_pollWait(0x1, 0x77)
+	runtime/netpoll.go:351 +0x85
+net/http.(*response).Write(0x1, {0x2, 0x3, 0x4})
+	net/http/server.go:1700 +0x20
+k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleHTTP(0x1, {0x2, 0x3}, 0x4)
+	vendor/k8s.io/apiserver/pkg/endpoints/handlers/watch.go:445 +0x1698
+net/http.(*conn).serve(0x1, {0x2, 0x3})
+	net/http/server.go:2102 +0x625
+created by net/http.(*Server).Serve in goroutine 1
+	net/http/server.go:3454 +0x485
+
+goroutine 11 [chan receive, 3 minutes]:
+k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/util/flowcontrol.(*initializationSignal).Wait(0x1)
+	vendor/k8s.io/apiserver/pkg/util/flowcontrol/apf_context.go:92 +0x19
+created by k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/server/filters.(*priorityAndFairnessHandler).Handle in goroutine 9
+	vendor/k8s.io/apiserver/pkg/server/filters/priority-and-fairness.go:231 +0x845
+
+goroutine 12 [select]:
+k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).process(0x1, {0x2, 0x3}, 0x1)
+	k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go:544 +0xb9
+k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval(0x1, {0x2, 0x3}, 0x4, 0x1)
+	k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go:531 +0x414
+created by k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch in goroutine 99
+	k8s.io/apiserver/pkg/storage/cacher/cacher.go:688 +0x13e5
+`
+
+func collect(t *testing.T, dump string) *Dump {
+	t.Helper()
+	sc := stacks.NewScanner(strings.NewReader(dump))
+	c := NewCollector()
+	for sc.Next() {
+		c.Add(sc.Goroutine())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return c.Dump(sc.Stats())
+}
+
+func TestCollectorVendoredHTTP1(t *testing.T) {
+	d := collect(t, dumpHTTP1Vendored)
+	want := []Watcher{
+		{GoroutineID: 10, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 3,
+			Handler:        &Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: HandlerOther, ConnGoroutineID: 9, ConnInDump: true},
+			APFGoroutineID: 11},
+		{GoroutineID: 12, Phase: PhaseStreaming, State: "select"},
+	}
+	if diff := cmp.Diff(want, d.Watchers); diff != "" {
+		t.Errorf("watchers (-want +got):\n%s", diff)
+	}
+	if !d.HasParentIDs || d.Goroutines != 4 {
+		t.Errorf("HasParentIDs %v, goroutines %d", d.HasParentIDs, d.Goroutines)
+	}
+}
+
+func TestCollectorGo120DumpSaysParentsAreUnknown(t *testing.T) {
+	old := strings.NewReplacer(" in goroutine 9\n", "\n", " in goroutine 1\n", "\n", " in goroutine 99\n", "\n").Replace(dumpHTTP1Vendored)
+	d := collect(t, old)
+	if d.HasParentIDs {
+		t.Fatal("a dump without parent ids must say so")
+	}
+	if d.Watchers[0].Handler != nil {
+		t.Errorf("watcher linked to a handler without parent ids: %+v", d.Watchers[0].Handler)
+	}
+	if len(d.Notes) == 0 || !strings.Contains(d.Notes[0], "Go < 1.21") {
+		t.Errorf("notes = %q", d.Notes)
+	}
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{{Dump: d}}}}, Options{})
+	if len(r.Findings) != 1 || r.Findings[0].Type != StuckInitialEvents {
+		t.Errorf("findings = %+v: the verdict must not depend on parent ids", r.Findings)
+	}
+}
+
+func TestIsVendorSuffix(t *testing.T) {
+	for fn, want := range map[string]bool{
+		fnProcessInterval: true,
+		"k8s.io/kubernetes/vendor/" + fnProcessInterval: true,
+		"example.com/fork" + fnProcessInterval:          false,
+		"x" + fnProcessInterval:                         false,
+	} {
+		if got := is(fn, fnProcessInterval); got != want {
+			t.Errorf("is(%q) = %v, want %v", fn, got, want)
+		}
+	}
+}

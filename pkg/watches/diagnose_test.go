@@ -1,0 +1,259 @@
+package watches
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
+)
+
+var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+
+// initialWatcher is a blocked initial-phase watcher with a full trio.
+func initialWatcher(id int64, wait int) Watcher {
+	return Watcher{
+		GoroutineID: id, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: wait,
+		Handler:        &Handler{GoroutineID: id - 100, State: "select", WaitMinutes: wait, Block: HandlerClientNotReading, ConnGoroutineID: id - 200, ConnInDump: true},
+		APFGoroutineID: id - 1,
+	}
+}
+
+func watchRequest(user string, started time.Time) apf.Request {
+	return apf.Request{
+		PriorityLevel: "global-default", FlowSchema: "global-default", QueueIndex: 3, IndexInQueue: -1,
+		ArriveTime: started, StartTime: started, InitialSeats: 1, User: user, Verb: "watch",
+		Path: "/api/v1/namespaces/ns/pods", Namespace: "ns", Resource: "pods", APIVersion: "v1",
+	}
+}
+
+func sample(at time.Time, ws []Watcher, reqs ...apf.Request) Sample {
+	return Sample{CapturedAt: at, Dump: &Dump{Format: FormatDebug2, Goroutines: 100, Watchers: ws, HasParentIDs: true}, Requests: &apf.Requests{HasDetails: true, Requests: reqs}}
+}
+
+type verdict struct {
+	ID       int64
+	Type     string
+	Severity string
+	User     string
+	Match    string
+}
+
+func verdicts(r *Report) []verdict {
+	var out []verdict
+	for _, f := range r.Findings {
+		v := verdict{ID: f.Watcher.GoroutineID, Type: f.Type, Severity: f.Severity}
+		if f.Client != nil {
+			v.User, v.Match = f.Client.User, f.Client.Match
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestJudgeRules(t *testing.T) {
+	streaming := func(id int64, wait int) Watcher {
+		w := initialWatcher(id, wait)
+		w.Phase = PhaseStreaming
+		return w
+	}
+	running := initialWatcher(500, 0)
+	running.Blocked, running.State = false, "running"
+	tests := []struct {
+		name    string
+		samples []Sample
+		want    []verdict
+	}{
+		{"one sample, blocked two minutes: stuck", []Sample{sample(t0, []Watcher{initialWatcher(1000, 2)})},
+			[]verdict{{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}}},
+		{"one sample, blocked under a minute: slow, undecided", []Sample{sample(t0, []Watcher{initialWatcher(1000, 0)})},
+			[]verdict{{ID: 1000, Type: SlowInitialEvents, Severity: SeverityWarning}}},
+		{"running initial-phase watcher: no finding", []Sample{sample(t0, []Watcher{running})}, nil},
+		{"streaming blocked a minute", []Sample{sample(t0, []Watcher{streaming(1000, 1)})},
+			[]verdict{{ID: 1000, Type: BlockedStreaming, Severity: SeverityWarning}}},
+		{"streaming blocked under a minute: no finding", []Sample{sample(t0, []Watcher{streaming(1000, 0)})}, nil},
+		{"two samples, no minutes then a longer wait: stuck", []Sample{
+			sample(t0, []Watcher{initialWatcher(1000, 0)}),
+			sample(t0.Add(70*time.Second), []Watcher{initialWatcher(1000, 1)}),
+		}, []verdict{{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}}},
+		{"two samples, wait restarted between them: progressing with long stalls", []Sample{
+			sample(t0, []Watcher{initialWatcher(1000, 2)}),
+			sample(t0.Add(3*time.Minute), []Watcher{initialWatcher(1000, 1)}),
+		}, []verdict{{ID: 1000, Type: SlowInitialEvents, Severity: SeverityWarning}}},
+		{"two samples, continuous: stuck", []Sample{
+			sample(t0, []Watcher{initialWatcher(1000, 2)}),
+			sample(t0.Add(3*time.Minute), []Watcher{initialWatcher(1000, 5)}),
+		}, []verdict{{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}}},
+		{"two samples, not blocked in the first: progressing", []Sample{
+			sample(t0, []Watcher{running}),
+			sample(t0.Add(70*time.Second), []Watcher{initialWatcher(500, 0)}),
+		}, []verdict{{ID: 500, Type: SlowInitialEvents, Severity: SeverityInfo}}},
+		{"two samples far apart, never a minute: progressing", []Sample{
+			sample(t0, []Watcher{initialWatcher(1000, 0)}),
+			sample(t0.Add(4*time.Minute), []Watcher{initialWatcher(1000, 0)}),
+		}, []verdict{{ID: 1000, Type: SlowInitialEvents, Severity: SeverityInfo}}},
+		{"moved on between samples: no finding", []Sample{
+			sample(t0, []Watcher{initialWatcher(1000, 0)}),
+			sample(t0.Add(70*time.Second), []Watcher{streaming(1000, 0)}),
+		}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// No APF requests: clients are not matched here.
+			for i := range tc.samples {
+				tc.samples[i].Requests = nil
+			}
+			r := Diagnose([]Server{{Name: "s", Samples: tc.samples}}, Options{})
+			if diff := cmp.Diff(tc.want, verdicts(r)); diff != "" {
+				t.Errorf("verdicts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMatchClients(t *testing.T) {
+	at := t0.Add(10 * time.Minute)
+	tests := []struct {
+		name string
+		s    Sample
+		want []verdict
+		// unmatched users left over on the APF side
+		unmatched []string
+	}{
+		{
+			"single request: exact",
+			sample(at, []Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0)),
+			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchExact}}, nil,
+		},
+		{
+			"only one request old enough: exact, the other left over",
+			sample(at, []Watcher{initialWatcher(1000, 5)}, watchRequest("alice", t0), watchRequest("bob", at.Add(-2*time.Minute))),
+			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchExact}}, []string{"bob"},
+		},
+		{
+			"ages pin each watcher: both exact",
+			sample(at, []Watcher{initialWatcher(1000, 8), initialWatcher(2000, 3)},
+				watchRequest("bob", at.Add(-4*time.Minute)), watchRequest("alice", at.Add(-9*time.Minute))),
+			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchExact}, {2000, StuckInitialEvents, SeverityCritical, "bob", MatchExact}}, nil,
+		},
+		{
+			"same ages: likely by arrival order",
+			sample(at, []Watcher{initialWatcher(2000, 2), initialWatcher(1000, 0)},
+				watchRequest("second", t0.Add(30*time.Millisecond)), watchRequest("first", t0)),
+			[]verdict{{2000, StuckInitialEvents, SeverityCritical, "second", MatchLikely}, {1000, SlowInitialEvents, SeverityWarning, "first", MatchLikely}}, nil,
+		},
+		{
+			"more requests than watchers, nothing separates them: ambiguous",
+			sample(at, []Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0.Add(time.Second))),
+			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous}}, []string{"alice", "bob"},
+		},
+		{
+			"no request old enough: unmatched on both sides",
+			sample(at, []Watcher{initialWatcher(1000, 9)}, watchRequest("young", at.Add(-time.Minute))),
+			[]verdict{{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}}, []string{"young"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Diagnose([]Server{{Name: "s", Samples: []Sample{tc.s}}}, Options{CaptureSlack: time.Second})
+			if diff := cmp.Diff(tc.want, verdicts(r)); diff != "" {
+				t.Errorf("verdicts (-want +got):\n%s", diff)
+			}
+			var left []string
+			for _, u := range r.UnmatchedRequests {
+				left = append(left, u.User)
+			}
+			if diff := cmp.Diff(tc.unmatched, left); diff != "" {
+				t.Errorf("unmatched requests (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAmbiguousMatchListsCandidatesAndCommonFields(t *testing.T) {
+	at := t0.Add(10 * time.Minute)
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{sample(at, []Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0))}}}, Options{})
+	f := r.Findings[0]
+	if len(f.Candidates) != 2 {
+		t.Fatalf("candidates = %+v, want alice and bob", f.Candidates)
+	}
+	c := f.Client
+	if c.User != "" || c.Namespace != "ns" || c.Resource != "pods" || c.Match != MatchAmbiguous || c.StartTime != nil {
+		t.Errorf("client = %+v: want only the fields both candidates share", c)
+	}
+	if r.Summary.StuckSeats != 0 {
+		t.Errorf("seats of an ambiguous match must not be counted, got %d", r.Summary.StuckSeats)
+	}
+}
+
+func TestSeatsPerPriorityLevelAgainstLimit(t *testing.T) {
+	at := t0.Add(10 * time.Minute)
+	s := sample(at, []Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
+	s.Requests.Requests[0].InitialSeats = 8
+	exec, limit := 9.0, 49.0
+	s.Metrics = &MetricsContext{Levels: map[string]LevelSeats{"global-default": {Executing: &exec, Limit: &limit}}}
+	s.Levels = []apf.PriorityLevel{{Name: "global-default", ExecutingRequests: 2}}
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{})
+	two := 2
+	want := []PriorityLevel{{APIServer: "s", Name: "global-default", StuckSeats: 8, ExecutingSeats: &exec, LimitSeats: &limit, ExecutingRequests: &two}}
+	if diff := cmp.Diff(want, r.PriorityLevels); diff != "" {
+		t.Errorf("priority levels (-want +got):\n%s", diff)
+	}
+	if r.Summary.StuckSeats != 8 || r.Summary.StuckGoroutines != 3 {
+		t.Errorf("summary = %+v", r.Summary)
+	}
+}
+
+func TestNoCaptureTimeMatchesByOrderAndSaysSo(t *testing.T) {
+	s := sample(time.Time{}, []Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{})
+	if got := verdicts(r); len(got) != 1 || got[0].User != "alice" {
+		t.Fatalf("verdicts = %+v", got)
+	}
+	want := "s: no capture time (captured-at.txt or --captured-at): ages from APF are unavailable"
+	found := false
+	for _, w := range r.Warnings {
+		if len(w) >= len(want) && w[:len(want)] == want {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("warnings %q lack %q", r.Warnings, want)
+	}
+}
+
+func TestMaxSeverity(t *testing.T) {
+	for _, tc := range []struct {
+		sev  []string
+		want string
+	}{{nil, ""}, {[]string{SeverityInfo}, SeverityInfo}, {[]string{SeverityWarning, SeverityCritical, SeverityInfo}, SeverityCritical}} {
+		r := &Report{}
+		for _, s := range tc.sev {
+			r.Findings = append(r.Findings, Finding{Severity: s})
+		}
+		if got := r.MaxSeverity(); got != tc.want {
+			t.Errorf("MaxSeverity(%v) = %q, want %q", tc.sev, got, tc.want)
+		}
+	}
+}
+
+func ExampleDiagnose() {
+	at := time.Date(2026, 11, 29, 10, 24, 32, 0, time.UTC)
+	w := Watcher{GoroutineID: 33988, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 2,
+		Handler: &Handler{GoroutineID: 33855, Block: HandlerClientNotReading, ConnGoroutineID: 33847}, APFGoroutineID: 33987}
+	req := apf.Request{PriorityLevel: "global-default", FlowSchema: "global-default", IndexInQueue: -1, InitialSeats: 1,
+		StartTime: at.Add(-149 * time.Second), User: "slow-informer", Verb: "watch", Path: "/api/v1/namespaces/rand2/pods", Namespace: "rand2", Resource: "pods"}
+	r := Diagnose([]Server{{Name: "apiserver-1", Samples: []Sample{{
+		CapturedAt: at,
+		Dump:       &Dump{Format: FormatDebug2, Goroutines: 2223, Watchers: []Watcher{w}, HasParentIDs: true},
+		Requests:   &apf.Requests{HasDetails: true, Requests: []apf.Request{req}},
+	}}}}, Options{})
+	for _, f := range r.Findings {
+		fmt.Printf("%s %s: %s %s in %s, blocked >= %d min, goroutines %v, match %s\n",
+			f.Severity, f.Type, f.Client.User, f.Client.Resource, f.Client.Namespace, *f.BlockedMinutes, f.GoroutineIDs, f.Client.Match)
+	}
+	// Output:
+	// critical StuckInitialEvents: slow-informer pods in rand2, blocked >= 2 min, goroutines [33988 33855 33987], match exact
+}
