@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -56,7 +57,7 @@ var ErrUnknownKind = errors.New("unrecognized content")
 // Open wraps r, decompressing gzip, and detects its kind. The returned
 // reader yields the (decompressed) content from its start.
 func Open(r io.Reader) (Kind, *bufio.Reader, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(len(gzipMagic))
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", nil, err
@@ -67,7 +68,7 @@ func Open(r io.Reader) (Kind, *bufio.Reader, error) {
 			return "", nil, fmt.Errorf("gzip header: %w", err)
 		}
 		gz.Multistream(true)
-		inner := bufio.NewReaderSize(&gzipErrReader{gz}, 1<<20)
+		inner := bufio.NewReaderSize(&gzipErrReader{gz}, 64<<10)
 		// A gzipped protobuf profile is read by the profile parser as is.
 		k, err := detect(inner)
 		return k, inner, err
@@ -170,7 +171,21 @@ func isMetrics(b []byte) bool {
 			return false
 		}
 	}
-	return true
+	rest := first[i:]
+	if rest[0] == '{' {
+		end := bytes.LastIndexByte(rest, '}')
+		if end < 0 {
+			return false
+		}
+		rest = rest[end+1:]
+	}
+	// The sample value: a float, NaN or +/-Inf.
+	fields := bytes.Fields(rest)
+	if len(fields) == 0 {
+		return false
+	}
+	_, err := strconv.ParseFloat(string(fields[0]), 64)
+	return err == nil
 }
 
 func isText(b []byte) bool {

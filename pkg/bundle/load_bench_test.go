@@ -2,30 +2,14 @@ package bundle_test
 
 import (
 	"bytes"
-	"fmt"
+	"compress/gzip"
 	"testing"
 
+	"github.com/watch-doctor/watch-doctor/internal/benchmetrics"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
-
-var benchSizes = []int{10_000, 100_000}
-
-func sizeName(n int) string {
-	switch {
-	case n >= 1_000_000 && n%1_000_000 == 0:
-		return fmt.Sprintf("%dM", n/1_000_000)
-	case n >= 1000 && n%1000 == 0:
-		return fmt.Sprintf("%dk", n/1000)
-	}
-	return fmt.Sprint(n)
-}
-
-func reportPerGoroutine(b *testing.B, n int) {
-	b.Helper()
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/goroutine")
-}
 
 // checkPlanted fails b unless d's blocked initial-phase watchers with a
 // wait are exactly the planted ones, each linked to its handler, APF
@@ -38,7 +22,7 @@ func checkPlanted(b *testing.B, d *watches.Dump, res dumpgen.Result) {
 	}
 	got := 0
 	for _, w := range d.Watchers {
-		if !(w.Blocked && w.Phase == watches.PhaseInitial && w.WaitMinutes >= 1) {
+		if !w.Blocked || w.Phase != watches.PhaseInitial || w.WaitMinutes < 1 {
 			continue
 		}
 		p, ok := want[w.GoroutineID]
@@ -58,22 +42,77 @@ func checkPlanted(b *testing.B, d *watches.Dump, res dumpgen.Result) {
 // BenchmarkReadDebug2 measures the streaming pass analyze makes over a
 // debug=2 dump: scanner and collector, then linking (Dump).
 func BenchmarkReadDebug2(b *testing.B) {
-	for _, n := range benchSizes {
+	for _, n := range []int{10_000, 100_000} {
 		data, res, err := dumpgen.Cached(dumpgen.Config{Goroutines: n, Stuck: 4})
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run("dump="+sizeName(n), func(b *testing.B) {
+		b.Run("dump="+benchmetrics.SizeName(n), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			var d *watches.Dump
+			t := benchmetrics.Start()
 			for b.Loop() {
 				if d, err = bundle.ReadDebug2(bytes.NewReader(data)); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportPerGoroutine(b, n)
+			t.Report(b, n)
 			checkPlanted(b, d, res)
 		})
 	}
+}
+
+// BenchmarkOpenGzip measures a gzipped dump (as `curl | gzip` or a
+// collect bundle hands it over): detection, decompression and the same
+// streaming pass. MB/s counts uncompressed bytes.
+func BenchmarkOpenGzip(b *testing.B) {
+	const n = 100_000
+	data, res, err := dumpgen.Cached(dumpgen.Config{Goroutines: n, Stuck: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("dump="+benchmetrics.SizeName(n), func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		var d *watches.Dump
+		t := benchmetrics.Start()
+		for b.Loop() {
+			kind, r, err := bundle.Open(bytes.NewReader(gz.Bytes()))
+			if err != nil || kind != bundle.KindGoroutineDebug2 {
+				b.Fatalf("Open: %s, %v", kind, err)
+			}
+			if d, err = bundle.ReadDebug2(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t.Report(b, n)
+		b.ReportMetric(float64(gz.Len())/float64(len(data)), "gzip-ratio")
+		checkPlanted(b, d, res)
+	})
+}
+
+// BenchmarkLoad measures reading a whole real capture directory: the
+// debug=2, debug=1 and protobuf dumps (debug=2 wins), APF dumps, /metrics
+// (2.3 MB), /version and the capture time.
+func BenchmarkLoad(b *testing.B) {
+	dir := "../../testdata/kube-apiserver-v1.37.2/seed-repro/t2"
+	b.ReportAllocs()
+	t := benchmetrics.Start()
+	for b.Loop() {
+		l, err := bundle.Load([]string{dir}, bundle.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(l.Captures) != 1 || l.Captures[0].Dump == nil || l.Captures[0].Metrics == nil {
+			b.Fatalf("loaded %d captures, want 1 with a dump and metrics", len(l.Captures))
+		}
+	}
+	t.ReportOp(b)
 }
