@@ -125,8 +125,14 @@ func newRows(r io.Reader) *rows {
 	return &rows{sc: sc}
 }
 
-// next returns the cells of the next non-empty line.
+// next returns the cells of the next non-empty line, trimmed, and the
+// same cells untrimmed (to rebuild values that held a comma).
 func (r *rows) next() ([]string, bool, error) {
+	cells, _, ok, err := r.nextRaw()
+	return cells, ok, err
+}
+
+func (r *rows) nextRaw() ([]string, []string, bool, error) {
 	for r.sc.Scan() {
 		r.line++
 		line := bytes.TrimRight(r.sc.Bytes(), "\r")
@@ -134,24 +140,25 @@ func (r *rows) next() ([]string, bool, error) {
 			continue
 		}
 		if bytes.IndexByte(line, 0) >= 0 {
-			return nil, false, &SyntaxError{Line: r.line, Msg: "binary data (NUL byte): not an APF dump"}
+			return nil, nil, false, &SyntaxError{Line: r.line, Msg: "binary data (NUL byte): not an APF dump"}
 		}
 		if r.line > maxRows {
-			return nil, false, &SyntaxError{Line: r.line, Msg: fmt.Sprintf("more than %d rows: not an APF dump", maxRows)}
+			return nil, nil, false, &SyntaxError{Line: r.line, Msg: fmt.Sprintf("more than %d rows: not an APF dump", maxRows)}
 		}
-		cells := strings.Split(string(line), ",")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
+		raw := strings.Split(string(line), ",")
+		cells := make([]string, len(raw))
+		for i := range raw {
+			cells[i] = strings.TrimSpace(raw[i])
 		}
-		return cells, true, nil
+		return cells, raw, true, nil
 	}
 	if err := r.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, false, &SyntaxError{Line: r.line + 1, Msg: fmt.Sprintf("line is longer than %d bytes: not an APF dump", maxLine)}
+			return nil, nil, false, &SyntaxError{Line: r.line + 1, Msg: fmt.Sprintf("line is longer than %d bytes: not an APF dump", maxLine)}
 		}
-		return nil, false, fmt.Errorf("reading line %d: %w", r.line+1, err)
+		return nil, nil, false, fmt.Errorf("reading line %d: %w", r.line+1, err)
 	}
-	return nil, false, nil
+	return nil, nil, false, nil
 }
 
 func headerIndex(cells []string) map[string]int {

@@ -50,14 +50,14 @@ func ParseRequests(r io.Reader) (*Requests, error) {
 	base := header[:baseLen]
 	idx := headerIndex(base)
 	for {
-		cells, ok, err := rs.next()
+		cells, raw, ok, err := rs.nextRaw()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			break
 		}
-		req, reason := parseRequestRow(cells, base, idx, out.HasDetails)
+		req, reason := parseRequestRow(cells, raw, base, idx, out.HasDetails)
 		if reason != "" {
 			out.Skipped = append(out.Skipped, Skipped{Line: rs.line, Reason: reason})
 			continue
@@ -68,7 +68,7 @@ func ParseRequests(r io.Reader) (*Requests, error) {
 	return out, nil
 }
 
-func parseRequestRow(cells, base []string, idx map[string]int, details bool) (Request, string) {
+func parseRequestRow(cells, raw, base []string, idx map[string]int, details bool) (Request, string) {
 	want := len(base)
 	if details {
 		want += len(detailColumns)
@@ -81,7 +81,7 @@ func parseRequestRow(cells, base []string, idx map[string]int, details bool) (Re
 		baseCells, detailCells = cells[:len(base)], cells[len(base):]
 	default:
 		var ok bool
-		baseCells, detailCells, ok = recoverCommas(cells, base, idx, details)
+		baseCells, detailCells, ok = recoverCommas(cells, raw, base, idx, details)
 		if !ok {
 			return Request{}, fmt.Sprintf("%d cells, want %d, and the extra commas could not be placed", len(cells), want)
 		}
@@ -138,9 +138,12 @@ func parseRequestRow(cells, base []string, idx map[string]int, details bool) (Re
 }
 
 // recoverCommas rebuilds the cells of a row in which FlowDistingsher,
-// UserName or APIPath held commas. It reports false when the row does not
-// fit the known column forms.
-func recoverCommas(cells, base []string, idx map[string]int, details bool) (baseCells, detailCells []string, ok bool) {
+// UserName or APIPath held commas. cells are trimmed, raw are not: a value
+// is rebuilt from its raw pieces and trimmed once, since the tabwriter's
+// padding only follows the separating commas. It reports false when the
+// row does not fit the known column forms.
+func recoverCommas(cells, raw, base []string, idx map[string]int, details bool) (baseCells, detailCells []string, ok bool) {
+	join := func(from, to int) string { return strings.TrimSpace(strings.Join(raw[from:to], ",")) }
 	fd, hasFD := idx["FlowDistingsher"]
 	at, hasAT := idx["ArriveTime"]
 	if !hasFD || !hasAT || at != fd+1 {
@@ -161,8 +164,9 @@ func recoverCommas(cells, base []string, idx map[string]int, details bool) (base
 	if j+after > len(cells) {
 		return nil, nil, false
 	}
-	baseCells = append(append(append([]string{}, cells[:fd]...), strings.Join(cells[fd:j], ",")), cells[j:j+after]...)
-	rest := cells[j+after:]
+	baseCells = append(append(append([]string{}, cells[:fd]...), join(fd, j)), cells[j:j+after]...)
+	restAt := j + after
+	rest := cells[restAt:]
 	if !details {
 		return baseCells, nil, len(rest) == 0
 	}
@@ -174,6 +178,7 @@ func recoverCommas(cells, base []string, idx map[string]int, details bool) (base
 	}
 	tail := rest[len(rest)-5:] // Namespace, Name, APIVersion, Resource, SubResource
 	mid := rest[:len(rest)-5]  // UserName..., Verb, APIPath...
+	midEnd := restAt + len(mid)
 	k := -1
 	for i := 2; i < len(mid); i++ {
 		if strings.HasPrefix(mid[i], "/") {
@@ -187,6 +192,6 @@ func recoverCommas(cells, base []string, idx map[string]int, details bool) (base
 		}
 		k = len(mid) - 1
 	}
-	detailCells = append([]string{strings.Join(mid[:k-1], ","), mid[k-1], strings.Join(mid[k:], ",")}, tail...)
+	detailCells = append([]string{join(restAt, restAt+k-1), mid[k-1], join(restAt+k, midEnd)}, tail...)
 	return baseCells, detailCells, true
 }

@@ -3,6 +3,7 @@ package stacks
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -43,7 +44,10 @@ type Scanner struct {
 	done    bool
 
 	names map[string]string
-	skips skipLog
+	// recent is a direct-mapped cache in front of names: a hit costs a
+	// cheap hash and one comparison instead of a map lookup.
+	recent *[recentSize]string
+	skips  skipLog
 
 	goroutines     int
 	createdBy      int
@@ -56,8 +60,9 @@ type Scanner struct {
 // NewScanner returns a Scanner reading from r.
 func NewScanner(r io.Reader) *Scanner {
 	return &Scanner{
-		r:     bufio.NewReaderSize(r, 1<<20),
-		names: make(map[string]string, 4096),
+		r:      bufio.NewReaderSize(r, 1<<20),
+		names:  make(map[string]string, 4096),
+		recent: new([recentSize]string),
 	}
 }
 
@@ -144,54 +149,65 @@ var (
 // Next reads the next goroutine. It returns false at the end of the input
 // or on a fatal error (see Err).
 func (s *Scanner) Next() bool {
-	if s.done || s.err != nil {
-		return false
-	}
-	// Find the next header.
-	var header []byte
-	var headerAt int
-	if s.pending != nil {
-		header, headerAt = s.pending, s.pendAt
-		s.pending = nil
-	} else {
-		for {
-			line, ok := s.readLine()
-			if !ok {
-				s.finish()
-				return false
-			}
-			if len(line) == 0 {
-				continue
-			}
-			if bytes.HasPrefix(line, goroutinePrefix) {
-				header, headerAt = line, s.line
-				break
-			}
-			if !s.sawAnyHeader {
-				s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("not a debug=2 goroutine dump: want %q, got %q", "goroutine N [state]:", preview(line))}
-				return false
-			}
-			s.skips.add(s.line, line, "outside any goroutine")
+	// A loop, not recursion: hostile input with millions of malformed
+	// headers in a row must not grow the stack.
+	for {
+		if s.done || s.err != nil {
+			return false
 		}
+		header, headerAt, ok := s.nextHeader()
+		if !ok {
+			return false
+		}
+		if s.lastIncomplete {
+			s.err = &SyntaxError{Line: headerAt, Msg: "dump is truncated: the last line is a goroutine header with no line ending"}
+			return false
+		}
+		s.reset()
+		if !s.parseHeader(header) {
+			s.skips.add(headerAt, header, "malformed goroutine header")
+			// The frames that follow belong to no goroutine.
+			if !s.skipBody() {
+				return false
+			}
+			continue
+		}
+		s.sawAnyHeader = true
+		s.g.Line = headerAt
+		s.readBody()
+		if s.err != nil {
+			return false
+		}
+		s.goroutines++
+		return true
 	}
-	if s.lastIncomplete {
-		s.err = &SyntaxError{Line: headerAt, Msg: "dump is truncated: the last line is a goroutine header with no line ending"}
-		return false
+}
+
+// nextHeader returns the next goroutine header line and its number.
+func (s *Scanner) nextHeader() ([]byte, int, bool) {
+	if s.pending != nil {
+		header, at := s.pending, s.pendAt
+		s.pending = nil
+		return header, at, true
 	}
-	s.reset()
-	if !s.parseHeader(header) {
-		s.skips.add(headerAt, header, "malformed goroutine header")
-		// Keep scanning: the frames that follow belong to no goroutine.
-		return s.skipBody()
+	for {
+		line, ok := s.readLine()
+		if !ok {
+			s.finish()
+			return nil, 0, false
+		}
+		if len(line) == 0 {
+			continue
+		}
+		if bytes.HasPrefix(line, goroutinePrefix) {
+			return line, s.line, true
+		}
+		if !s.sawAnyHeader {
+			s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("not a debug=2 goroutine dump: want %q, got %q", "goroutine N [state]:", preview(line))}
+			return nil, 0, false
+		}
+		s.skips.add(s.line, line, "outside any goroutine")
 	}
-	s.sawAnyHeader = true
-	s.g.Line = headerAt
-	s.readBody()
-	if s.err != nil {
-		return false
-	}
-	s.goroutines++
-	return true
 }
 
 func (s *Scanner) finish() {
@@ -205,7 +221,8 @@ func (s *Scanner) finish() {
 	}
 }
 
-// skipBody drops lines up to the next header or blank line, then reads on.
+// skipBody drops lines up to the next blank line or header (kept for
+// Next). It returns false at the end of the input.
 func (s *Scanner) skipBody() bool {
 	for {
 		line, ok := s.readLine()
@@ -214,12 +231,12 @@ func (s *Scanner) skipBody() bool {
 			return false
 		}
 		if len(line) == 0 {
-			return s.Next()
+			return true
 		}
 		if bytes.HasPrefix(line, goroutinePrefix) {
 			s.pending = append(s.pending[:0], line...)
 			s.pendAt = s.line
-			return s.Next()
+			return true
 		}
 		s.skips.add(s.line, line, "inside a malformed goroutine")
 	}
@@ -281,21 +298,39 @@ func (s *Scanner) readBody() {
 			s.pending = append(s.pending[:0], line...)
 			s.pendAt = s.line
 			return
+		case inAncestor:
+			// GODEBUG=tracebackancestors: after this goroutine's own
+			// "created by", each ancestor block (runtime/traceback.go
+			// printAncestorTraceback) has frames, maybe an elision line and
+			// its own "created by"; none of it is this goroutine's.
+			if bytes.HasPrefix(line, originating) {
+				continue
+			}
+			if bytes.HasPrefix(line, createdByPrefix) || isElided(line) {
+				last, expectFile = &Frame{}, bytes.HasPrefix(line, createdByPrefix)
+				continue
+			}
+			if _, _, ok := splitCall(line); !ok {
+				s.skips.add(s.line, line, "not a frame")
+				expectFile = false
+				continue
+			}
+			last, expectFile = &Frame{}, true
 		case bytes.HasPrefix(line, createdByPrefix):
 			s.createdBy++
-			inAncestor = false
 			rest := line[len(createdByPrefix):]
-			if i := bytes.LastIndex(rest, inGoroutine); i >= 0 {
-				if id, ok := parseUint(rest[i+len(inGoroutine):]); ok {
+			// "X in goroutine N": the id follows the last space.
+			if sp := bytes.LastIndexByte(rest, ' '); sp >= 0 && bytes.HasSuffix(rest[:sp+1], inGoroutine) {
+				if id, ok := parseUint(rest[sp+1:]); ok {
 					g.ParentID = id
 					s.withParent++
-					rest = rest[:i]
+					rest = rest[:sp+1-len(inGoroutine)]
 				}
 			}
 			g.CreatedBy = Frame{Func: s.intern(rest)}
 			last = &g.CreatedBy
 			expectFile = true
-		case bytes.Equal(line, elided):
+		case isElided(line):
 			g.FramesElided = true
 		case bytes.HasPrefix(line, originating):
 			// GODEBUG=tracebackancestors: the frames that follow belong to
@@ -306,11 +341,6 @@ func (s *Scanner) readBody() {
 			if !ok {
 				s.skips.add(s.line, line, "not a frame")
 				expectFile = false
-				continue
-			}
-			if inAncestor {
-				last = &Frame{}
-				expectFile = true
 				continue
 			}
 			f := Frame{Func: s.intern(fn)}
@@ -324,14 +354,48 @@ func (s *Scanner) readBody() {
 	}
 }
 
-// intern returns a shared string equal to b. The map lookup with a
-// converted []byte key does not allocate.
+// recentSize is the number of slots of Scanner.recent.
+const (
+	recentBits = 12
+	recentSize = 1 << recentBits
+)
+
+// recentSlot picks b's slot in Scanner.recent from its length and two
+// 8-byte words (the end and the middle: names sharing a prefix, like
+// "k8s.io/apiserver/pkg/...", differ there).
+func recentSlot(b []byte) uint64 {
+	n := len(b)
+	h := uint64(n)
+	if n >= 8 {
+		h ^= binary.LittleEndian.Uint64(b[n-8:])
+		h ^= binary.LittleEndian.Uint64(b[(n-8)/2:]) * 0x9e3779b97f4a7c15
+	} else {
+		for _, c := range b {
+			h = h<<8 | uint64(c)
+		}
+	}
+	return (h * 0xff51afd7ed558ccd) >> (64 - recentBits)
+}
+
+// isElided recognises "...additional frames elided..." and, since Go 1.21,
+// "...N frames elided..." in the middle of a long stack.
+func isElided(line []byte) bool {
+	return bytes.Equal(line, elided) || bytes.HasPrefix(line, []byte("...")) && bytes.HasSuffix(line, []byte(" frames elided..."))
+}
+
+// intern returns a shared string equal to b. Neither the cache comparison
+// nor the map lookup with a converted []byte key allocates.
 func (s *Scanner) intern(b []byte) string {
-	if v, ok := s.names[string(b)]; ok {
+	slot := &s.recent[recentSlot(b)]
+	if v := *slot; v == string(b) {
 		return v
 	}
-	v := string(b)
-	s.names[v] = v
+	v, ok := s.names[string(b)]
+	if !ok {
+		v = string(b)
+		s.names[v] = v
+	}
+	*slot = v
 	return v
 }
 
@@ -389,7 +453,10 @@ func (s *Scanner) parseHeader(line []byte) bool {
 				if !isHeaderDecoration(suffix) {
 					break
 				}
-				g.Flags = append(g.Flags, s.intern(suffix))
+				// Peeled from the end: insert in front to keep the printed order.
+				g.Flags = append(g.Flags, "")
+				copy(g.Flags[1:], g.Flags)
+				g.Flags[0] = s.intern(suffix)
 				state = state[:open]
 			}
 			g.State = s.intern(state)
@@ -459,8 +526,20 @@ func splitCall(line []byte) (fn, args []byte, ok bool) {
 	if len(line) < 3 || line[len(line)-1] != ')' {
 		return nil, nil, false
 	}
-	open := bytes.LastIndexByte(line, '(')
-	if open <= 0 {
+	// The last '(' found by jumping forward between parentheses with
+	// IndexByte: names hold few, and arguments, the bulk of the line, none.
+	open := bytes.IndexByte(line, '(')
+	if open < 0 {
+		return nil, nil, false
+	}
+	for {
+		next := bytes.IndexByte(line[open+1:], '(')
+		if next < 0 {
+			break
+		}
+		open += next + 1
+	}
+	if open == 0 {
 		return nil, nil, false
 	}
 	return line[:open], line[open+1 : len(line)-1], true

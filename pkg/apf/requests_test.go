@@ -1,0 +1,247 @@
+package apf
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+var (
+	t0 = time.Date(2026, 11, 29, 10, 22, 3, 339182246, time.UTC)
+
+	// The rows of the t2 capture, and a few more kinds.
+	exemptRow = reqRow{pl: "exempt", fs: "exempt", iq: -1, ir: -1, arrive: t0.Add(150 * time.Second), initial: 1,
+		start: t0.Add(150 * time.Second), user: "admin", verb: "get", path: "/debug/api_priority_and_fairness/dump_requests"}
+	slowRow = reqRow{pl: "global-default", fs: "global-default", iq: 111, ir: -1, fd: "slow-informer", arrive: t0, initial: 1,
+		start: t0.Add(32923 * time.Nanosecond), user: "slow-informer", verb: "watch", path: "/api/v1/namespaces/rand2/pods",
+		ns: "rand2", version: "v1", resource: "pods"}
+	waitingRow = reqRow{pl: "workload-low", fs: "service-accounts", iq: 7, ir: 2, fd: "system:serviceaccount:kube-system:deployment-controller",
+		arrive: t0.Add(time.Minute), initial: 8, final: 3, latency: 1500 * time.Millisecond,
+		user: "system:serviceaccount:kube-system:deployment-controller", verb: "list", path: "/apis/apps/v1/namespaces/kube-system/deployments",
+		ns: "kube-system", group: "apps", version: "v1", resource: "deployments"}
+	subresourceRow = reqRow{pl: "workload-high", fs: "kube-controller-manager", iq: 3, ir: -1, fd: "kube-system",
+		arrive: t0.Add(-time.Hour), initial: 1, latency: time.Minute, start: t0.Add(-time.Hour),
+		user: "system:kube-controller-manager", verb: "update", path: "/api/v1/namespaces/kube-system/pods/p-1/status",
+		ns: "kube-system", name: "p-1", version: "v1", resource: "pods", subre: "status"}
+)
+
+func TestParseRequests(t *testing.T) {
+	rows := []reqRow{exemptRow, slowRow, waitingRow, subresourceRow}
+	for _, rel := range []release{v027, v037} {
+		for _, details := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/details=%v", map[release]string{v027: "v0.27", v037: "v0.37"}[rel], details), func(t *testing.T) {
+				dump := dumpRequests(rel, details, rows...)
+				got, err := ParseRequests(strings.NewReader(dump))
+				if err != nil {
+					t.Fatalf("ParseRequests: %v\n%s", err, dump)
+				}
+				want := &Requests{HasDetails: details}
+				for i, r := range rows {
+					want.Requests = append(want.Requests, r.want(rel, details, i+2))
+				}
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("mismatch (-want +got):\n%s\ndump:\n%s", diff, dump)
+				}
+			})
+		}
+	}
+}
+
+func TestRequestExecutingSeats(t *testing.T) {
+	tests := []struct {
+		row       reqRow
+		executing bool
+		seats     int
+	}{
+		{exemptRow, true, 1},
+		{slowRow, true, 1},
+		{waitingRow, false, 8},
+		{subresourceRow, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.row.pl, func(t *testing.T) {
+			r := tt.row.want(v037, true, 2)
+			if r.Executing() != tt.executing || r.Seats() != tt.seats {
+				t.Errorf("Executing() %v, Seats() %d; want %v, %d", r.Executing(), r.Seats(), tt.executing, tt.seats)
+			}
+		})
+	}
+}
+
+// TestParseRequestsCommas covers values holding commas, which split into
+// extra cells and are put back by anchoring on the cells of fixed form.
+func TestParseRequestsCommas(t *testing.T) {
+	withUser := func(r reqRow, user string) reqRow { r.user, r.fd = user, user; return r }
+	withPath := func(r reqRow, path string) reqRow { r.path = path; return r }
+	nonResource := reqRow{pl: "exempt", fs: "probes", iq: -1, ir: -1, arrive: t0, initial: 1, start: t0,
+		user: "system:anonymous", verb: "get", path: "/healthz/etcd,poststarthook"}
+	tests := []struct {
+		name    string
+		rel     release
+		details bool
+		row     reqRow
+	}{
+		{"user and distinguisher", v037, true, withUser(slowRow, "CN=Jane,O=Example")},
+		{"user and distinguisher with many commas", v037, true, withUser(slowRow, "a,b,,c,")},
+		{"path", v037, true, nonResource},
+		{"user and path", v037, true, withPath(withUser(nonResource, "x,y"), "/x,y/z")},
+		{"exempt user without distinguisher", v037, true, func() reqRow { r := withUser(exemptRow, "CN=admin,O=system:masters"); r.fd = ""; return r }()},
+		{"distinguisher without details", v037, false, withUser(slowRow, "CN=Jane,O=Example")},
+		{"v0.27 user and distinguisher", v027, true, withUser(waitingRow, "CN=Jane,O=Example")},
+		{"v0.27 distinguisher without details", v027, false, withUser(waitingRow, "a,b")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dump := dumpRequests(tt.rel, tt.details, exemptRow, tt.row)
+			got, err := ParseRequests(strings.NewReader(dump))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &Requests{HasDetails: tt.details, Requests: []Request{exemptRow.want(tt.rel, tt.details, 2), tt.row.want(tt.rel, tt.details, 3)}}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s\ndump:\n%s", diff, dump)
+			}
+		})
+	}
+}
+
+// requestsHeader is the v0.37 header with details, unaligned.
+const requestsHeader = "PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime, InitialSeats, FinalSeats, AdditionalLatency, StartTime, UserName, Verb, APIPath, Namespace, Name, APIVersion, Resource, SubResource\n"
+
+func TestParseRequestsSkipsBadRows(t *testing.T) {
+	good := "global-default, global-default, 111, -1, u, 2026-11-29T10:22:03.339182246Z, 1, 0, 0s, 2026-11-29T10:22:03.339215169Z, u, watch, /api/v1/pods, , , v1, pods, \n"
+	tests := []struct {
+		name string
+		row  string
+		want string
+	}{
+		{"too few cells", "global-default, global-default, 111\n", "3 cells, want 18"},
+		{"extra commas and no arrive time", "global-default, global-default, 111, -1, a,b, yesterday, 1, 0, 0s, 2026-11-29T10:22:03Z, u, watch, /api, , , v1, pods, \n", "19 cells, want 18, and the extra commas could not be placed"},
+		{"extra commas and no path", "global-default, global-default, 111, -1, u, 2026-11-29T10:22:03Z, 1, 0, 0s, 2026-11-29T10:22:03Z, a,b, watch, api, , , v1, pods, \n", "19 cells, want 18, and the extra commas could not be placed"},
+		{"bad queue index", strings.Replace(good, "111", "x", 1), `field QueueIndex: "x" is not an integer`},
+		{"bad index in queue", strings.Replace(good, "-1", "-", 1), `field RequestIndexInQueue: "-" is not an integer`},
+		{"bad seats", strings.Replace(good, " 1, 0,", " 1.5, 0,", 1), `field InitialSeats: "1.5" is not an integer`},
+		{"bad arrive time", strings.Replace(good, "2026-11-29T10:22:03.339182246Z", "10:22", 1), `field ArriveTime: "10:22" is not an RFC 3339 time`},
+		{"bad start time", strings.Replace(good, "2026-11-29T10:22:03.339215169Z", "never", 1), `field StartTime: "never" is not an RFC 3339 time`},
+		{"bad latency", strings.Replace(good, "0s", "1 fortnight", 1), `field AdditionalLatency: "1 fortnight" is not a duration`},
+		{"empty priority level", strings.Replace(good, "global-default, ", " , ", 1), "field PriorityLevelName is empty"},
+		{"integer overflow", strings.Replace(good, "111", "99999999999999999999", 1), `field QueueIndex: "99999999999999999999" is not an integer`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := requestsHeader + tt.row + "\n" + good
+			got, err := ParseRequests(strings.NewReader(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]Skipped{{Line: 2, Reason: tt.want}}, got.Skipped); diff != "" {
+				t.Errorf("skipped (-want +got):\n%s", diff)
+			}
+			if len(got.Requests) != 1 || got.Requests[0].Line != 4 || got.Requests[0].User != "u" {
+				t.Errorf("the good row after the bad one: %+v", got.Requests)
+			}
+		})
+	}
+}
+
+func TestParseRequestsCRLF(t *testing.T) {
+	dump := dumpRequests(v037, true, exemptRow, slowRow, waitingRow)
+	want, err := ParseRequests(strings.NewReader(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseRequests(strings.NewReader("\r\n" + strings.ReplaceAll(dump, "\n", "\r\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.Requests {
+		want.Requests[i].Line++ // the leading blank line
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CRLF dump (-LF +CRLF):\n%s", diff)
+	}
+}
+
+// errReader returns data, then err.
+type errReader struct {
+	data string
+	err  error
+}
+
+func (r *errReader) Read(p []byte) (int, error) {
+	if r.data == "" {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// checkErr checks err is a *SyntaxError at wantLine (or, for wantLine 0,
+// not one) holding wantMsg.
+func checkErr(t *testing.T, err error, wantLine int, wantMsg string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want one containing %q", wantMsg)
+	}
+	if !strings.Contains(err.Error(), wantMsg) {
+		t.Errorf("error %q does not contain %q", err, wantMsg)
+	}
+	var se *SyntaxError
+	if errors.As(err, &se) != (wantLine > 0) {
+		t.Fatalf("error %T %v: want a *SyntaxError: %v", err, err, wantLine > 0)
+	}
+	if se != nil && se.Line != wantLine {
+		t.Errorf("SyntaxError.Line = %d, want %d", se.Line, wantLine)
+	}
+}
+
+func TestParseRequestsErrors(t *testing.T) {
+	errIO := errors.New("stream reset")
+	tests := []struct {
+		name     string
+		in       io.Reader
+		wantLine int
+		wantMsg  string
+	}{
+		{"empty", strings.NewReader(""), 0, "empty input: no dump_requests header"},
+		{"blank lines", strings.NewReader("\n  \n\r\n"), 0, "empty input"},
+		{"priority levels dump", strings.NewReader(dumpLevels(levelColumns, levelRow{name: "exempt"})), 1, `not an APF dump_requests: header starts "PriorityLevelName, ActiveQueues"`},
+		{"HTML error page", strings.NewReader("\n<html><body>forbidden</body></html>\n"), 2, "not an APF dump_requests"},
+		{"binary", strings.NewReader("\x1f\x8b\x08\x00\x00\x00"), 1, "binary data"},
+		{"NUL in a row", strings.NewReader(requestsHeader + "a\x00b\n"), 2, "binary data"},
+		{"unknown detail columns", strings.NewReader(strings.Replace(requestsHeader, "SubResource", "Subresource, Extra", 1)), 1, "unknown request detail columns"},
+		{"line over the limit", strings.NewReader(requestsHeader + strings.Repeat("x", maxLine+1) + "\n"), 2, "longer than"},
+		{"I/O error", &errReader{data: requestsHeader, err: errIO}, 0, "reading line 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseRequests(tt.in)
+			if got != nil {
+				t.Errorf("ParseRequests returned %+v with the error", got)
+			}
+			checkErr(t, err, tt.wantLine, tt.wantMsg)
+			if tt.name == "I/O error" && !errors.Is(err, errIO) {
+				t.Errorf("error %v does not wrap the reader's", err)
+			}
+		})
+	}
+}
+
+func TestParseRequestsHeaderOnly(t *testing.T) {
+	for _, details := range []bool{true, false} {
+		got, err := ParseRequests(strings.NewReader(dumpRequests(v037, details)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(&Requests{HasDetails: details}, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("details=%v (-want +got):\n%s", details, diff)
+		}
+	}
+}

@@ -1,0 +1,427 @@
+package metrics
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// DefaultMaxBytes bounds the exposition text Parse accepts (after gzip
+// decompression). A kube-apiserver with thousands of CRDs exposes tens of
+// megabytes; the captures in testdata are 2.3 MB.
+const DefaultMaxBytes = 256 << 20
+
+// Sample is one parsed Prometheus text exposition: the metric families of
+// one API server at one moment.
+//
+// A Sample is not modified after Parse returns and may be read from several
+// goroutines.
+type Sample struct {
+	// Source is the file name or URL the text came from.
+	Source string
+	// CapturedAt is when the text was fetched. Parse leaves it zero; the
+	// caller sets it (Rates uses it when no interval is given).
+	CapturedAt time.Time
+	// Lines and Bytes measure the input.
+	Lines int
+	Bytes int
+	// Skipped lists the parts of the input that could not be parsed and
+	// were left out. Empty for a clean input.
+	Skipped []Skipped
+
+	families map[string]*dto.MetricFamily
+}
+
+// Skipped is a range of input lines Parse left out, and why.
+type Skipped struct {
+	// FromLine and ToLine are 1-based and inclusive.
+	FromLine, ToLine int
+	Reason           string
+}
+
+func (s Skipped) String() string {
+	if s.FromLine == 0 {
+		return s.Reason
+	}
+	if s.FromLine == s.ToLine {
+		return fmt.Sprintf("line %d: %s", s.FromLine, s.Reason)
+	}
+	return fmt.Sprintf("lines %d-%d: %s", s.FromLine, s.ToLine, s.Reason)
+}
+
+// SyntaxError is returned by Parse when nothing in the input could be used.
+type SyntaxError struct {
+	Source string
+	Line   int // 1-based; 0 when the error is not about one line
+	Msg    string
+	Err    error // the underlying expfmt.ParseError, if any
+}
+
+func (e *SyntaxError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%q line %d: %s", e.Source, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%q: %s", e.Source, e.Msg)
+}
+
+func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// ErrTooLarge is wrapped by Parse's error when the input exceeds the limit.
+var ErrTooLarge = errors.New("input too large")
+
+// Parser parses Prometheus text exposition. The zero Parser is ready to use
+// with DefaultMaxBytes.
+type Parser struct {
+	// MaxBytes bounds the (decompressed) input; 0 means DefaultMaxBytes.
+	MaxBytes int
+}
+
+// Parse reads one Prometheus text exposition with the default limits. name
+// is the file or URL, used in error messages.
+func Parse(r io.Reader, name string) (*Sample, error) {
+	return Parser{}.Parse(r, name)
+}
+
+// Parse reads one Prometheus text exposition (gzip-compressed input is
+// decompressed). The text is parsed with github.com/prometheus/common/expfmt.
+//
+// An input that is partly unparseable gives a Sample whose Skipped field
+// lists the lines left out: after a syntax error, parsing resumes at the next
+// "# HELP" or "# TYPE" line (or at the next line when the input has none), so
+// one bad line costs at most the rest of its family. An input without any
+// usable family, binary input, or input over MaxBytes gives an error naming
+// the source and, where it applies, the line.
+func (p Parser) Parse(r io.Reader, name string) (*Sample, error) {
+	limit := p.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	data, err := readLimited(r, name, limit)
+	if err != nil {
+		return nil, err
+	}
+	if isGzip(data) {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, &SyntaxError{Source: name, Msg: fmt.Sprintf("gzip header: %v", err), Err: err}
+		}
+		data, err = readLimited(zr, name, limit)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := checkText(data, name); err != nil {
+		return nil, err
+	}
+
+	s := &Sample{Source: name, Bytes: len(data), families: map[string]*dto.MetricFamily{}}
+	s.Lines = bytes.Count(data, []byte{'\n'})
+	// The format requires every line to end with a newline; a last line
+	// without one was most likely cut off in transfer.
+	if n := len(data); n > 0 && data[n-1] != '\n' {
+		s.Lines++
+		cut := bytes.LastIndexByte(data, '\n') + 1
+		s.Skipped = append(s.Skipped, Skipped{FromLine: s.Lines, ToLine: s.Lines,
+			Reason: fmt.Sprintf("no newline at end of input: last line %q looks truncated", clip(string(data[cut:]), 60))})
+		data = data[:cut]
+	}
+
+	var firstErr *SyntaxError
+	headers := headerLines(data)
+	offset, line := 0, 1 // byte offset and 1-based line of the segment start
+	for offset < len(data) {
+		if len(s.Skipped) >= maxSkips {
+			s.Skipped = append(s.Skipped, Skipped{FromLine: line, ToLine: s.Lines,
+				Reason: fmt.Sprintf("more than %d syntax errors: the rest of the input is not read", maxSkips)})
+			break
+		}
+		tp := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := tp.TextToMetricFamilies(bytes.NewReader(data[offset:]))
+		if err == nil {
+			s.merge(fams, line)
+			break
+		}
+		var pe expfmt.ParseError
+		if !errors.As(err, &pe) {
+			// Reading from memory fails only with parse errors.
+			return nil, &SyntaxError{Source: name, Line: line, Msg: err.Error(), Err: err}
+		}
+		bad := line + max(pe.Line, 1) - 1
+		afterBad, badText := skipLines(data, offset, bad-line+1)
+		dropInProgress(fams, badText)
+		s.merge(fams, line)
+		if firstErr == nil {
+			firstErr = &SyntaxError{Source: name, Line: bad, Msg: pe.Msg, Err: pe}
+		}
+		// Resume at the next HELP or TYPE line, or right after the bad
+		// line when none follows (flat untyped input).
+		nextOff, nextLine := afterBad, bad+1
+		if i := sort.Search(len(headers), func(i int) bool { return headers[i].line > bad }); i < len(headers) {
+			nextOff, nextLine = headers[i].offset, headers[i].line
+		}
+		reason := pe.Msg
+		if nextLine-1 > bad {
+			reason += "; rest of the family skipped"
+		}
+		s.Skipped = append(s.Skipped, Skipped{FromLine: bad, ToLine: nextLine - 1, Reason: reason})
+		offset, line = nextOff, nextLine
+	}
+	s.dedupe()
+	if len(s.families) == 0 {
+		if firstErr != nil {
+			firstErr.Msg += hint(data)
+			return nil, firstErr
+		}
+		if len(s.Skipped) > 0 {
+			return nil, &SyntaxError{Source: name, Line: s.Skipped[0].FromLine, Msg: s.Skipped[0].Reason}
+		}
+		return nil, &SyntaxError{Source: name, Msg: "no metric samples: the input is empty or only comments"}
+	}
+	return s, nil
+}
+
+// dropInProgress removes from a segment cut short by a syntax error the
+// series the bad line was building: a counter, gauge or untyped series is
+// added before its value is read (and so has none), and a histogram or
+// summary series would lack the lines after the bad one.
+func dropInProgress(fams map[string]*dto.MetricFamily, badLine []byte) {
+	for _, f := range fams {
+		kept := f.Metric[:0]
+		for _, m := range f.Metric {
+			if m.Counter != nil || m.Gauge != nil || m.Untyped != nil || m.Histogram != nil || m.Summary != nil {
+				kept = append(kept, m)
+			}
+		}
+		f.Metric = kept
+	}
+	name := string(bytes.TrimLeft(badLine, " \t"))
+	if i := strings.IndexAny(name, "{ \t"); i >= 0 {
+		name = name[:i]
+	}
+	for _, suffix := range []string{"", "_bucket", "_sum", "_count"} {
+		f, ok := fams[strings.TrimSuffix(name, suffix)]
+		if !ok || len(f.Metric) == 0 {
+			continue
+		}
+		switch f.GetType() {
+		case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM, dto.MetricType_SUMMARY:
+			f.Metric = f.Metric[:len(f.Metric)-1]
+		}
+		return
+	}
+}
+
+// NewSample wraps metric families gathered in-process (for example from a
+// prometheus.Gatherer) as a Sample.
+func NewSample(source string, families []*dto.MetricFamily) *Sample {
+	s := &Sample{Source: source, families: map[string]*dto.MetricFamily{}}
+	for _, f := range families {
+		if f == nil || f.GetName() == "" || len(f.GetMetric()) == 0 {
+			continue
+		}
+		s.merge(map[string]*dto.MetricFamily{f.GetName(): f}, 0)
+	}
+	s.dedupe()
+	return s
+}
+
+// FamilyNames returns the names of the families in the sample, sorted.
+func (s *Sample) FamilyNames() []string {
+	out := make([]string, 0, len(s.families))
+	for n := range s.families {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Family returns the family called name, or nil. The result is shared:
+// do not modify it.
+func (s *Sample) Family(name string) *dto.MetricFamily { return s.families[name] }
+
+// Series counts the samples (label sets) in all families.
+func (s *Sample) Series() int {
+	n := 0
+	for _, f := range s.families {
+		n += len(f.GetMetric())
+	}
+	return n
+}
+
+// merge adds the families parsed from one segment. A family seen in an
+// earlier segment gets the new series appended when the types agree;
+// otherwise the new series are skipped and said so.
+func (s *Sample) merge(fams map[string]*dto.MetricFamily, line int) {
+	names := make([]string, 0, len(fams))
+	for n := range fams {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := fams[n]
+		if len(f.GetMetric()) == 0 {
+			continue
+		}
+		old, ok := s.families[n]
+		if !ok {
+			s.families[n] = f
+			continue
+		}
+		if old.GetType() != f.GetType() {
+			s.Skipped = append(s.Skipped, Skipped{FromLine: line, ToLine: line,
+				Reason: fmt.Sprintf("family %q appears again as %s after %s: %d series dropped", n, strings.ToLower(f.GetType().String()), strings.ToLower(old.GetType().String()), len(f.GetMetric()))})
+			continue
+		}
+		old.Metric = append(old.Metric, f.Metric...)
+	}
+}
+
+// dedupe drops repeated label sets within a family (keeping the first), so a
+// doubled line cannot double a gauge.
+func (s *Sample) dedupe() {
+	for _, name := range s.FamilyNames() {
+		f := s.families[name]
+		seen := make(map[string]bool, len(f.Metric))
+		kept := f.Metric[:0]
+		dropped := 0
+		for _, m := range f.Metric {
+			k := labelKey(m)
+			if seen[k] {
+				dropped++
+				continue
+			}
+			seen[k] = true
+			kept = append(kept, m)
+		}
+		if dropped > 0 {
+			f.Metric = kept
+			s.Skipped = append(s.Skipped, Skipped{
+				Reason: fmt.Sprintf("family %q: %d repeated series dropped (first kept)", name, dropped)})
+		}
+	}
+}
+
+func labelKey(m *dto.Metric) string {
+	pairs := make([]string, 0, len(m.GetLabel()))
+	for _, l := range m.GetLabel() {
+		pairs = append(pairs, l.GetName()+"\x00"+l.GetValue())
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, "\x01")
+}
+
+// maxSkips bounds the syntax errors Parse recovers from: past it, the input
+// is not worth reading on (and hostile input cannot make Parse slow).
+const maxSkips = 1000
+
+type header struct{ offset, line int }
+
+// headerLines lists the "# HELP" and "# TYPE" lines of data, where parsing
+// can resume after a syntax error.
+func headerLines(data []byte) []header {
+	var out []header
+	for off, line := 0, 1; off < len(data); line++ {
+		rest := data[off:]
+		if bytes.HasPrefix(rest, []byte("# HELP ")) || bytes.HasPrefix(rest, []byte("# TYPE ")) {
+			out = append(out, header{off, line})
+		}
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+	}
+	return out
+}
+
+// skipLines returns the offset just past the n-th line from offset, and the
+// text of that line.
+func skipLines(data []byte, offset, n int) (int, []byte) {
+	var text []byte
+	for ; n > 0 && offset < len(data); n-- {
+		i := bytes.IndexByte(data[offset:], '\n')
+		if i < 0 {
+			return len(data), data[offset:]
+		}
+		text = data[offset : offset+i]
+		offset += i + 1
+	}
+	return offset, text
+}
+
+func readLimited(r io.Reader, name string, limit int) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %q: %w", name, err)
+	}
+	if len(data) > limit {
+		return nil, fmt.Errorf("reading %q: %w: more than %d bytes", name, ErrTooLarge, limit)
+	}
+	return data, nil
+}
+
+func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+
+// checkText refuses input that is evidently not text: a NUL byte, or many
+// invalid UTF-8 sequences, in the first 64 KiB (protobuf exposition, an
+// image, a core file). A few bad bytes are left to the parser, which skips
+// the lines that hold them.
+func checkText(data []byte, name string) error {
+	head := data
+	if len(head) > 64<<10 {
+		head = head[:64<<10]
+	}
+	bad, msg := bytes.IndexByte(head, 0), "a NUL byte"
+	if bad < 0 {
+		invalid, first := 0, -1
+		for i := 0; i < len(head); {
+			r, n := utf8.DecodeRune(head[i:])
+			if r == utf8.RuneError && n <= 1 && len(head)-i >= utf8.UTFMax {
+				invalid++
+				if first < 0 {
+					first = i
+				}
+			}
+			i += n
+		}
+		if invalid <= 8 {
+			return nil
+		}
+		bad, msg = first, fmt.Sprintf("%d invalid UTF-8 sequences, the first", invalid)
+	}
+	line := bytes.Count(head[:bad], []byte{'\n'}) + 1
+	return &SyntaxError{Source: name, Line: line,
+		Msg: fmt.Sprintf("binary data (%s at byte %d): not Prometheus text exposition (a protobuf scrape? fetch /metrics with Accept: text/plain)", msg, bad)}
+}
+
+// hint guesses what a wholly unparseable input is, for the error message.
+func hint(data []byte) string {
+	t := bytes.TrimSpace(data)
+	switch {
+	case bytes.HasPrefix(t, []byte("{")):
+		return ": the input is JSON (an API error Status?), not Prometheus text exposition"
+	case bytes.HasPrefix(t, []byte("<")):
+		return ": the input is HTML or XML (a proxy error page?), not Prometheus text exposition"
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,765 @@
+package stacks
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// parseAll reads a whole debug=2 dump and fails the test on a fatal error.
+func parseAll(t *testing.T, dump string) ([]*Goroutine, Stats) {
+	t.Helper()
+	gs, st, err := ParseDebug2(strings.NewReader(dump))
+	if err != nil {
+		t.Fatalf("ParseDebug2: %v\ninput:\n%s", err, dump)
+	}
+	return gs, st
+}
+
+var goroutineOpts = cmp.Options{cmpopts.EquateEmpty()}
+
+func TestScannerHeaderVariants(t *testing.T) {
+	stuck := []gFrame{frameSend, frameInterval}
+	tests := []struct {
+		name   string
+		header gHeader
+		want   Goroutine // ID, Frames, CreatedBy, ParentID and Line are filled in
+	}{
+		{
+			name:   "state only",
+			header: gHeader{status: "select"},
+			want:   Goroutine{State: "select"},
+		},
+		{
+			name:   "wait under a minute prints no minutes",
+			header: gHeader{status: "select", minutes: 0},
+			want:   Goroutine{State: "select"},
+		},
+		{
+			name:   "one minute",
+			header: gHeader{status: "chan receive", minutes: 1},
+			want:   Goroutine{State: "chan receive", WaitMinutes: 1},
+		},
+		{
+			name:   "many minutes",
+			header: gHeader{status: "select", minutes: 1440},
+			want:   Goroutine{State: "select", WaitMinutes: 1440},
+		},
+		{
+			name:   "locked to thread",
+			header: gHeader{status: "chan receive", locked: true},
+			want:   Goroutine{State: "chan receive", LockedToThread: true},
+		},
+		{
+			name:   "minutes and locked to thread",
+			header: gHeader{status: "syscall", minutes: 2, locked: true},
+			want:   Goroutine{State: "syscall", WaitMinutes: 2, LockedToThread: true},
+		},
+		{
+			name:   "GOTRACEBACK=system gp m mp",
+			header: gHeader{system: true, m: 3, status: "select", minutes: 2},
+			want:   Goroutine{State: "select", WaitMinutes: 2},
+		},
+		{
+			name:   "GOTRACEBACK=system m=nil",
+			header: gHeader{system: true, m: -1, status: "IO wait"},
+			want:   Goroutine{State: "IO wait"},
+		},
+		{
+			name:   "scan bit",
+			header: gHeader{status: "chan receive", scan: true, minutes: 3},
+			want:   Goroutine{State: "chan receive", WaitMinutes: 3, Flags: []string{"scan"}},
+		},
+		{
+			name:   "leaked",
+			header: gHeader{status: "chan send", leaked: true},
+			want:   Goroutine{State: "chan send", Flags: []string{"leaked"}},
+		},
+		{
+			name:   "leaked and scan",
+			header: gHeader{status: "select", leaked: true, scan: true},
+			want:   Goroutine{State: "select", Flags: []string{"leaked", "scan"}},
+		},
+		{
+			name:   "durable wait reason in a synctest bubble",
+			header: gHeader{status: "chan receive (durable)", bubble: 1},
+			want:   Goroutine{State: "chan receive", Flags: []string{"durable", "synctest bubble 1"}},
+		},
+		{
+			name:   "durable added by the runtime",
+			header: gHeader{status: "sleep", durable: true, bubble: 3},
+			want:   Goroutine{State: "sleep", Flags: []string{"durable", "synctest bubble 3"}},
+		},
+		{
+			name:   "durable with minutes and scan",
+			header: gHeader{status: "sync.WaitGroup.Wait (durable)", scan: true, minutes: 5, bubble: 12},
+			want:   Goroutine{State: "sync.WaitGroup.Wait", WaitMinutes: 5, Flags: []string{"durable", "scan", "synctest bubble 12"}},
+		},
+		{
+			name:   "synctest.Run not durable",
+			header: gHeader{status: "synctest.Run", bubble: 2},
+			want:   Goroutine{State: "synctest.Run", Flags: []string{"synctest bubble 2"}},
+		},
+		{
+			name:   "parenthesised wait reason nil chan",
+			header: gHeader{status: "chan receive (nil chan)", minutes: 7},
+			want:   Goroutine{State: "chan receive (nil chan)", WaitMinutes: 7},
+		},
+		{
+			name:   "parenthesised wait reason select no cases",
+			header: gHeader{status: "select (no cases)"},
+			want:   Goroutine{State: "select (no cases)"},
+		},
+		{
+			name:   "parenthesised wait reason GC worker idle and scan",
+			header: gHeader{status: "GC worker (idle)", scan: true},
+			want:   Goroutine{State: "GC worker (idle)", Flags: []string{"scan"}},
+		},
+		{
+			name:   "labels",
+			header: gHeader{status: "select", labels: [][2]string{{"user", "slow-informer"}, {"verb", "watch"}}},
+			want:   Goroutine{State: "select", Labels: map[string]string{"user": "slow-informer", "verb": "watch"}},
+		},
+		{
+			name: "labels after every other item",
+			header: gHeader{system: true, m: 1, status: "chan receive", scan: true, minutes: 4, locked: true, bubble: 9,
+				labels: [][2]string{{"k", "v"}}},
+			want: Goroutine{State: "chan receive", WaitMinutes: 4, LockedToThread: true,
+				Flags: []string{"scan", "synctest bubble 9"}, Labels: map[string]string{"k": "v"}},
+		},
+		{
+			name: "labels holding separators and escapes",
+			header: gHeader{status: "select", minutes: 2, labels: [][2]string{
+				{"a, 3 minutes", "locked to thread"}, {"b]:", " labels:{\"x\": \"y\"}"}, {"esc\t\n\x00\x1b", "\u1234Σ\U00045678"},
+			}},
+			want: Goroutine{State: "select", WaitMinutes: 2, Labels: map[string]string{
+				"a, 3 minutes": "locked to thread", "b]:": " labels:{\"x\": \"y\"}", "esc\t\n\x00\x1b": "\u1234Σ\U00045678",
+			}},
+		},
+		{
+			name:   "empty label value",
+			header: gHeader{status: "select", labels: [][2]string{{"k", ""}}},
+			want:   Goroutine{State: "select", Labels: map[string]string{"k": ""}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.header.id = 33988
+			g := gDump{header: tt.header, frames: stuck, creator: creatorWatch}
+			gs, st := parseAll(t, g.String())
+			want := tt.want
+			want.ID, want.Frames, want.CreatedBy, want.ParentID, want.Line = 33988, wantFrames(stuck...), creatorWatch.want(), 33855, 1
+			if len(gs) != 1 {
+				t.Fatalf("got %d goroutines, want 1", len(gs))
+			}
+			if diff := cmp.Diff(&want, gs[0], goroutineOpts, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("goroutine mismatch (-want +got):\n%s\ninput:\n%s", diff, g)
+			}
+			if st.SkippedLines != 0 {
+				t.Errorf("skipped %v, want none", st.Skipped)
+			}
+		})
+	}
+}
+
+func TestScannerFrameVariants(t *testing.T) {
+	sys := func(f gFrame) gFrame { f.system = true; return f }
+	inlined := gFrame{fn: "k8s.io/apimachinery/pkg/util/wait.JitterUntil.func1", args: "...", file: "k8s.io/apimachinery@v0.37.2/pkg/util/wait/backoff.go", line: 226}
+	tests := []struct {
+		name string
+		g    gDump
+		want Goroutine // ID and Line are filled in
+	}{
+		{
+			name: "main goroutine without creator",
+			g: gDump{header: gHeader{status: "chan receive"}, frames: []gFrame{
+				{fn: "main.main", file: "/src/cmd/main.go", line: 12, off: 0x25},
+			}},
+			want: Goroutine{State: "chan receive", Frames: []Frame{{Func: "main.main", File: "/src/cmd/main.go", Line: 12}}},
+		},
+		{
+			name: "inlined call without offset",
+			g:    gDump{header: gHeader{status: "select"}, frames: []gFrame{inlined, frameInterval}, creator: creatorWatch},
+			want: Goroutine{State: "select", Frames: wantFrames(inlined, frameInterval), CreatedBy: creatorWatch.want(), ParentID: 33855},
+		},
+		{
+			name: "GOTRACEBACK=system fp sp pc and runtime frames",
+			g: gDump{header: gHeader{system: true, m: 0, status: "select"},
+				frames: []gFrame{sys(framePark), sys(frameSelect), sys(frameSend), sys(inlined), sys(frameInterval)}, creator: creatorWatch},
+			want: Goroutine{State: "select", Frames: wantFrames(framePark, frameSelect, frameSend, inlined, frameInterval),
+				CreatedBy: creatorWatch.want(), ParentID: 33855},
+		},
+		{
+			name: "frame at function entry has fp but no offset",
+			g: gDump{header: gHeader{system: true, m: 2, status: "running"},
+				frames: []gFrame{{fn: "runtime.goexit", args: "{}", file: "runtime/asm_amd64.s", line: 1700, system: true}}},
+			want: Goroutine{State: "running", Frames: []Frame{{Func: "runtime.goexit", Args: "{}", File: "runtime/asm_amd64.s", Line: 1700}}},
+		},
+		{
+			name: "Windows paths with drive letter and spaces",
+			g: gDump{header: gHeader{status: "IO wait"}, frames: []gFrame{
+				{fn: "internal/poll.runtime_pollWait", args: "0x1f8a2c3e5a8, 0x72", file: "C:/Program Files/Go/src/runtime/netpoll.go", line: 351, off: 0x85},
+			}, creator: gCreator{fn: "main.serve", parent: 1, file: `C:/Users/dev/src/main.go`, line: 40, off: 0x1c}},
+			want: Goroutine{State: "IO wait", Frames: []Frame{{Func: "internal/poll.runtime_pollWait", Args: "0x1f8a2c3e5a8, 0x72",
+				File: "C:/Program Files/Go/src/runtime/netpoll.go", Line: 351}},
+				CreatedBy: Frame{Func: "main.serve", File: "C:/Users/dev/src/main.go", Line: 40}, ParentID: 1},
+		},
+		{
+			name: "generic, closure and method value names",
+			g: gDump{header: gHeader{status: "sync.Cond.Wait"}, frames: []gFrame{
+				{fn: "k8s.io/client-go/util/workqueue.(*Typed[...]).Get", args: "0xc0004b2000", file: "k8s.io/client-go@v0.37.2/util/workqueue/queue.go", line: 282, off: 0x8b},
+				{fn: "example.com/q.Map[go.shape.int,go.shape.string].func2.1", args: "{0xc000, 0x1}", file: "q.go", line: 9, off: 0x1},
+				{fn: "net/http.(*Server).Serve-fm", args: "{0x4749700?, 0xc000?}", file: "net/http/server.go", line: 3400, off: 0x2f},
+				{fn: "panic", args: "{0x3f1a20?, 0xc0001d2000?}", file: "runtime/panic.go", line: 783, off: 0x132},
+			}, creator: gCreator{fn: "k8s.io/apiserver/pkg/server.(*GenericAPIServer).RunWithContext.func1", parent: 1, file: "server.go", line: 1, off: 1}},
+			want: Goroutine{State: "sync.Cond.Wait", Frames: []Frame{
+				{Func: "k8s.io/client-go/util/workqueue.(*Typed[...]).Get", Args: "0xc0004b2000", File: "k8s.io/client-go@v0.37.2/util/workqueue/queue.go", Line: 282},
+				{Func: "example.com/q.Map[go.shape.int,go.shape.string].func2.1", Args: "{0xc000, 0x1}", File: "q.go", Line: 9},
+				{Func: "net/http.(*Server).Serve-fm", Args: "{0x4749700?, 0xc000?}", File: "net/http/server.go", Line: 3400},
+				{Func: "panic", Args: "{0x3f1a20?, 0xc0001d2000?}", File: "runtime/panic.go", Line: 783},
+			}, CreatedBy: Frame{Func: "k8s.io/apiserver/pkg/server.(*GenericAPIServer).RunWithContext.func1", File: "server.go", Line: 1}, ParentID: 1},
+		},
+		{
+			name: "stack unavailable",
+			g:    gDump{header: gHeader{status: "running"}, unavailable: true, creator: creatorWatch},
+			want: Goroutine{State: "running", StackUnavailable: true, CreatedBy: creatorWatch.want(), ParentID: 33855},
+		},
+		{
+			name: "Go 1.20 creator without parent id",
+			g: gDump{header: gHeader{status: "select"}, frames: []gFrame{frameSend},
+				creator: gCreator{fn: creatorWatch.fn, file: creatorWatch.file, line: creatorWatch.line, off: creatorWatch.off}},
+			want: Goroutine{State: "select", Frames: wantFrames(frameSend), CreatedBy: creatorWatch.want()},
+		},
+		{
+			name: "Go 1.20 additional frames elided",
+			g:    gDump{header: gHeader{status: "select"}, frames: []gFrame{frameSend, frameInterval}, oldElided: true, creator: creatorWatch},
+			want: Goroutine{State: "select", Frames: wantFrames(frameSend, frameInterval), FramesElided: true, CreatedBy: creatorWatch.want(), ParentID: 33855},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.g.header.id = 7
+			gs, st := parseAll(t, tt.g.String())
+			want := tt.want
+			want.ID, want.Line = 7, 1
+			if len(gs) != 1 {
+				t.Fatalf("got %d goroutines, want 1", len(gs))
+			}
+			if diff := cmp.Diff(&want, gs[0], goroutineOpts); diff != "" {
+				t.Errorf("goroutine mismatch (-want +got):\n%s\ninput:\n%s", diff, tt.g)
+			}
+			if st.SkippedLines != 0 {
+				t.Errorf("skipped %v, want none", st.Skipped)
+			}
+		})
+	}
+}
+
+// deepStack returns n distinct frames, as a recursive function prints.
+func deepStack(n int) []gFrame {
+	fs := make([]gFrame, n)
+	for i := range fs {
+		fs[i] = gFrame{fn: fmt.Sprintf("example.com/deep.f%d", i), args: "0x1", file: "deep.go", line: i + 1, off: 0x20}
+	}
+	return fs
+}
+
+// TestScannerElidedFramesGo121 covers the traceback of Go >= 1.21 for
+// stacks over 100 frames: the innermost 50, "...N frames elided...", then
+// the outermost 50 (runtime/traceback.go traceback1).
+func TestScannerElidedFramesGo121(t *testing.T) {
+	frames := deepStack(100)
+	g := gDump{header: gHeader{id: 5, status: "running"}, frames: frames, elided: 1234, elideAfter: 50, creator: creatorWatch}
+	next := gDump{header: gHeader{id: 6, status: "select"}, frames: []gFrame{frameSend}, creator: creatorWatch}
+	gs, st := parseAll(t, debug2(g, next))
+	if len(gs) != 2 {
+		t.Fatalf("got %d goroutines, want 2", len(gs))
+	}
+	want := &Goroutine{ID: 5, State: "running", Frames: wantFrames(frames...), FramesElided: true,
+		CreatedBy: creatorWatch.want(), ParentID: 33855, Line: 1}
+	if diff := cmp.Diff(want, gs[0], goroutineOpts); diff != "" {
+		t.Errorf("goroutine mismatch (-want +got):\n%s", diff)
+	}
+	if st.SkippedLines != 0 {
+		t.Errorf("skipped %v, want none", st.Skipped)
+	}
+}
+
+// ancestorDump is goroutine 20 printed with GODEBUG=tracebackancestors=3:
+// after its own "created by ... in goroutine 19" come the stacks of its
+// ancestors at the time they ran the go statement, each with its own
+// "created by" without a goroutine id; then goroutine 21.
+func ancestorDump() string {
+	child := gDump{
+		header:  gHeader{id: 20, status: "chan receive"},
+		frames:  []gFrame{{fn: "main.child", args: "0xc000010000", file: "/src/main.go", line: 30, off: 0x25}},
+		creator: gCreator{fn: "main.parent", parent: 19, file: "/src/main.go", line: 25, off: 0x4f},
+		ancestors: []gAncestor{
+			{
+				goid:    19,
+				frames:  append([]gFrame{{fn: "main.parent", file: "/src/main.go", line: 25, off: 0x4f}}, deepStack(3)...),
+				elided:  true,
+				creator: gCreator{fn: "main.grandparent", file: "/src/main.go", line: 18, off: 0x1a},
+			},
+			{
+				goid:    18,
+				frames:  []gFrame{{fn: "main.grandparent", file: "/src/main.go", line: 18, off: 0x1a}},
+				creator: gCreator{fn: "main.main", file: "/src/main.go", line: 10, off: 0x33},
+			},
+			{goid: 1, frames: []gFrame{{fn: "main.main", file: "/src/main.go", line: 10, off: 0x33}}},
+		},
+	}
+	next := gDump{header: gHeader{id: 21, status: "select"}, frames: []gFrame{frameSend}, creator: creatorWatch}
+	return debug2(child, next)
+}
+
+// TestScannerAncestors checks that ancestor stacks do not become frames of
+// the goroutine and do not disturb the next one. The creator and the
+// elision flag are checked by TestBugAncestorCreatorOverwrites (build tag
+// knownbugs) until that bug is fixed.
+func TestScannerAncestors(t *testing.T) {
+	gs, st := parseAll(t, ancestorDump())
+	if len(gs) != 2 {
+		t.Fatalf("got %d goroutines, want 2", len(gs))
+	}
+	if diff := cmp.Diff([]Frame{{Func: "main.child", Args: "0xc000010000", File: "/src/main.go", Line: 30}}, gs[0].Frames); diff != "" {
+		t.Errorf("frames of goroutine 20 (-want +got):\n%s", diff)
+	}
+	if gs[0].ParentID != 19 {
+		t.Errorf("ParentID = %d, want 19", gs[0].ParentID)
+	}
+	want := &Goroutine{ID: 21, State: "select", Frames: wantFrames(frameSend), CreatedBy: creatorWatch.want(), ParentID: 33855, Line: 27}
+	if diff := cmp.Diff(want, gs[1], goroutineOpts); diff != "" {
+		t.Errorf("goroutine 21 (-want +got):\n%s", diff)
+	}
+	if st.SkippedLines != 0 || st.WithParentID != 2 {
+		t.Errorf("stats %+v, want no skipped lines and 2 parent ids", st)
+	}
+}
+
+func TestScannerSeveralGoroutines(t *testing.T) {
+	// The stuck watch of t2 as the runtime prints it, and the watch's
+	// handler goroutine, and one printed right after the other without
+	// the blank line (a concatenation of two dumps).
+	watcher := gDump{header: gHeader{id: 33988, status: "select", minutes: 2}, frames: []gFrame{frameSend, frameInterval}, creator: creatorWatch}
+	handler := gDump{header: gHeader{id: 33855, status: "select", minutes: 2}, frames: []gFrame{
+		{fn: "golang.org/x/net/http2.(*serverConn).writeDataFromHandler", args: "0x24b5dddfeb40, 0x24b5dda83040, {0x24b5dee96000, 0x1000, 0x1000}, 0x0", file: "golang.org/x/net@v0.57.0/http2/server.go", line: 1024, off: 0x1c9},
+	}, creator: gCreator{fn: "golang.org/x/net/http2.(*serverConn).scheduleHandler", parent: 33844, file: "golang.org/x/net@v0.57.0/http2/server.go", line: 2421, off: 0x21d}}
+	main := gDump{header: gHeader{id: 1, status: "chan receive", minutes: 2}, frames: []gFrame{{fn: "main.main", file: "cmd/kube-apiserver/apiserver.go", line: 33, off: 0x1f}}}
+	dump := debug2(watcher, handler) + main.String() + "\n\n"
+	gs, st := parseAll(t, dump)
+	got := make([]string, len(gs))
+	for i, g := range gs {
+		got[i] = fmt.Sprintf("%d %s %dmin line %d parent %d frames %d", g.ID, g.State, g.WaitMinutes, g.Line, g.ParentID, len(g.Frames))
+	}
+	want := []string{
+		"33988 select 2min line 1 parent 33855 frames 2",
+		"33855 select 2min line 9 parent 33844 frames 1",
+		"1 chan receive 2min line 14 parent 0 frames 1",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("goroutines mismatch (-want +got):\n%s", diff)
+	}
+	wantStats := Stats{Lines: 18, Bytes: int64(len(dump)), Goroutines: 3, CreatedBy: 2, WithParentID: 2}
+	if diff := cmp.Diff(wantStats, st); diff != "" {
+		t.Errorf("stats mismatch (-want +got):\n%s", diff)
+	}
+	if !st.HasParentIDs() {
+		t.Error("HasParentIDs() = false, want true")
+	}
+}
+
+func TestScannerGo120Dump(t *testing.T) {
+	old := func(c gCreator) gCreator { c.parent = 0; return c }
+	dump := debug2(
+		gDump{header: gHeader{id: 1, status: "chan receive"}, frames: []gFrame{{fn: "main.main", file: "main.go", line: 3, off: 0x1}}},
+		gDump{header: gHeader{id: 33988, status: "select", minutes: 2}, frames: []gFrame{frameSend, frameInterval}, creator: old(creatorWatch)},
+		gDump{header: gHeader{id: 40, status: "IO wait"}, frames: deepStack(100), oldElided: true, creator: old(creatorWatch)},
+	)
+	gs, st := parseAll(t, dump)
+	if len(gs) != 3 {
+		t.Fatalf("got %d goroutines, want 3", len(gs))
+	}
+	for _, g := range gs {
+		if g.ParentID != 0 {
+			t.Errorf("goroutine %d: ParentID = %d, want 0", g.ID, g.ParentID)
+		}
+	}
+	if got := gs[1].CreatedBy; got != creatorWatch.want() {
+		t.Errorf("CreatedBy = %+v, want %+v", got, creatorWatch.want())
+	}
+	if !gs[2].FramesElided || len(gs[2].Frames) != 100 {
+		t.Errorf("goroutine 40: FramesElided %v with %d frames, want true with 100", gs[2].FramesElided, len(gs[2].Frames))
+	}
+	if st.CreatedBy != 2 || st.WithParentID != 0 || st.HasParentIDs() {
+		t.Errorf("stats: CreatedBy %d, WithParentID %d, HasParentIDs %v; want 2, 0, false", st.CreatedBy, st.WithParentID, st.HasParentIDs())
+	}
+	// A dump of goroutines without creators says nothing either way.
+	_, st = parseAll(t, debug2(gDump{header: gHeader{id: 1, status: "running"}, frames: []gFrame{{fn: "main.main", file: "main.go", line: 3}}}))
+	if !st.HasParentIDs() {
+		t.Error("dump without creators: HasParentIDs() = false, want true")
+	}
+}
+
+func TestScannerCRLF(t *testing.T) {
+	g1 := gDump{header: gHeader{id: 33988, status: "select", minutes: 2, labels: [][2]string{{"k", "v"}}}, frames: []gFrame{frameSend, frameInterval}, creator: creatorWatch}
+	g2 := gDump{header: gHeader{id: 33855, status: "chan receive", locked: true}, frames: []gFrame{frameSend}, creator: creatorWatch}
+	lf := debug2(g1, g2)
+	crlf := strings.ReplaceAll(lf, "\n", "\r\n")
+	want, wantStats := parseAll(t, lf)
+	got, gotStats := parseAll(t, crlf)
+	if diff := cmp.Diff(want, got, goroutineOpts); diff != "" {
+		t.Errorf("CRLF dump parses differently (-LF +CRLF):\n%s", diff)
+	}
+	wantStats.Bytes = int64(len(crlf))
+	if diff := cmp.Diff(wantStats, gotStats); diff != "" {
+		t.Errorf("CRLF stats (-want +got):\n%s", diff)
+	}
+}
+
+func TestScannerSkipArgs(t *testing.T) {
+	dump := debug2(gDump{header: gHeader{id: 33988, status: "select"}, frames: []gFrame{frameSend, frameInterval}, creator: creatorWatch})
+	sc := NewScanner(strings.NewReader(dump))
+	sc.SkipArgs = true
+	if !sc.Next() {
+		t.Fatalf("Next() = false, err %v", sc.Err())
+	}
+	want := []Frame{frameSend.want(false), frameInterval.want(false)}
+	if diff := cmp.Diff(want, sc.Goroutine().Frames); diff != "" {
+		t.Errorf("frames with SkipArgs (-want +got):\n%s", diff)
+	}
+	if sc.Next() || sc.Err() != nil {
+		t.Errorf("second Next() = true or err %v, want end of input", sc.Err())
+	}
+}
+
+// TestScannerReuseAndClone checks the documented lifetime: Goroutine() is
+// overwritten by Next, Clone is not.
+func TestScannerReuseAndClone(t *testing.T) {
+	a := gDump{header: gHeader{id: 1, status: "select", scan: true, labels: [][2]string{{"a", "1"}}}, frames: []gFrame{frameSend, frameInterval}, creator: creatorWatch}
+	b := gDump{header: gHeader{id: 2, status: "chan receive", leaked: true, labels: [][2]string{{"b", "2"}}}, frames: []gFrame{framePark}}
+	sc := NewScanner(strings.NewReader(debug2(a, b)))
+	if !sc.Next() {
+		t.Fatalf("Next: %v", sc.Err())
+	}
+	first := sc.Goroutine().Clone()
+	snapshot := sc.Goroutine().Clone()
+	if diff := cmp.Diff(snapshot, first); diff != "" {
+		t.Fatalf("Clone differs from the original (-orig +clone):\n%s", diff)
+	}
+	if !sc.Next() {
+		t.Fatalf("Next: %v", sc.Err())
+	}
+	if diff := cmp.Diff(snapshot, first); diff != "" {
+		t.Errorf("Next changed a clone (-before +after):\n%s", diff)
+	}
+	second := sc.Goroutine()
+	if second.ID != 2 || len(second.Frames) != 1 || second.Labels["b"] != "2" || second.Labels["a"] != "" || second.CreatedBy != (Frame{}) {
+		t.Errorf("second goroutine carries state of the first: %+v", second)
+	}
+	// Mutating a clone leaves the scanner's goroutine alone.
+	c := second.Clone()
+	c.Frames[0].Func, c.Flags[0], c.Labels["b"] = "x", "x", "x"
+	if second.Frames[0].Func != framePark.fn || second.Flags[0] != "leaked" || second.Labels["b"] != "2" {
+		t.Errorf("mutating a clone changed the original: %+v", second)
+	}
+	var empty Goroutine
+	if diff := cmp.Diff(&empty, empty.Clone()); diff != "" {
+		t.Errorf("Clone of the zero Goroutine (-want +got):\n%s", diff)
+	}
+}
+
+func TestTopFunc(t *testing.T) {
+	f := func(names ...string) []Frame {
+		out := make([]Frame, len(names))
+		for i, n := range names {
+			out[i] = Frame{Func: n}
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		frames []Frame
+		want   string
+	}{
+		{"empty", nil, ""},
+		{"user frame first", f("pkg.f", "pkg.g"), "pkg.f"},
+		{"select parking", f("runtime.gopark", "runtime.selectgo", frameSend.fn, frameInterval.fn), frameSend.fn},
+		{"chan receive parking", f("runtime.gopark", "runtime.chanrecv", "runtime.chanrecv1", "pkg.wait"), "pkg.wait"},
+		{"semaphore parking", f("runtime.gopark", "runtime.goparkunlock", "runtime.semacquire1", "sync.runtime_SemacquireMutex", "sync.(*Mutex).lockSlow"), "sync.runtime_SemacquireMutex"},
+		{"other runtime functions count", f("runtime.gopark", "runtime.netpollblock", "internal/poll.runtime_pollWait"), "internal/poll.runtime_pollWait"},
+		{"runtime non-parking frame", f("runtime.gopark", "runtime.gcBgMarkWorker", "runtime.goexit"), "runtime.gcBgMarkWorker"},
+		{"only parking frames", f("runtime.gopark", "runtime.block"), "runtime.gopark"},
+		{"not a runtime prefix", f("runtimex.gopark", "pkg.f"), "runtimex.gopark"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := TopFunc(tt.frames); got != tt.want {
+				t.Errorf("TopFunc = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// errReader returns data, then err.
+type errReader struct {
+	data string
+	err  error
+}
+
+func (r *errReader) Read(p []byte) (int, error) {
+	if r.data == "" {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func TestScannerErrors(t *testing.T) {
+	good := gDump{header: gHeader{id: 33988, status: "select", minutes: 2}, frames: []gFrame{frameSend, frameInterval}, creator: creatorWatch}
+	goodDump := good.String() // 7 lines
+	errIO := errors.New("connection reset by peer")
+	long := "\t" + strings.Repeat("x", MaxLineBytes) + ".go:1 +0x1\n"
+	tests := []struct {
+		name string
+		in   io.Reader
+		// wantLine > 0 wants a *SyntaxError at that line whose message
+		// contains wantMsg; 0 wants an error containing wantMsg.
+		wantLine       int
+		wantMsg        string
+		wantGoroutines []int64
+	}{
+		{name: "empty input", in: strings.NewReader(""), wantMsg: "empty input"},
+		{name: "blank lines only", in: strings.NewReader("\n\n\r\n"), wantLine: 3, wantMsg: "no goroutine header"},
+		{name: "binary", in: strings.NewReader("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\xec\xbd\n\x00\x01"), wantLine: 1, wantMsg: "not a debug=2 goroutine dump"},
+		// "goroutine profile: total 3" reads as a malformed header, so the
+		// error comes at the end of the input.
+		{name: "debug=1 dump", in: strings.NewReader("goroutine profile: total 3\n2 @ 0x1 0x2\n"), wantLine: 2, wantMsg: "no goroutine header"},
+		{name: "text before the first header", in: strings.NewReader("hello\n" + goodDump), wantLine: 1, wantMsg: `got "hello"`},
+		{name: "first line over MaxLineBytes", in: strings.NewReader(strings.Repeat("g", MaxLineBytes+10)), wantLine: 1, wantMsg: "longer than"},
+		{name: "frame line over MaxLineBytes", in: strings.NewReader(goodDump + "\n" + "goroutine 2 [select]:\nmain.f()\n" + long), wantLine: 11, wantMsg: "longer than", wantGoroutines: []int64{33988}},
+		{name: "line of exactly MaxLineBytes is fine", in: strings.NewReader("goroutine 2 [select]:\n" + strings.Repeat("x", MaxLineBytes-3) + "()\n\tf.go:1\n"), wantGoroutines: []int64{2}},
+		{name: "truncated in a header", in: strings.NewReader(goodDump + "\ngoroutine 2 [sel"), wantLine: 9, wantMsg: "truncated", wantGoroutines: []int64{33988}},
+		{name: "truncated complete header without newline", in: strings.NewReader(goodDump + "\ngoroutine 2 [select]:"), wantLine: 9, wantMsg: "truncated", wantGoroutines: []int64{33988}},
+		{name: "truncated in a function line", in: strings.NewReader(goodDump[:strings.Index(goodDump, "(0x24b5d9022270, {")]), wantLine: 4, wantMsg: "truncated"},
+		{name: "truncated in a file line", in: strings.NewReader(goodDump[:len(goodDump)-3]), wantLine: 7, wantMsg: "no line ending"},
+		{name: "truncated after a function line", in: strings.NewReader("goroutine 2 [select]:\nmain.f()\n\tf.go:1 +0x1\nmain.g(0x1)\n"), wantLine: 4, wantMsg: "function line with no file line"},
+		{name: "I/O error", in: &errReader{data: goodDump + "\ngoroutine 2 [select]:\n", err: errIO}, wantMsg: "reading line 10", wantGoroutines: []int64{33988}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := NewScanner(tt.in)
+			var ids []int64
+			for sc.Next() {
+				ids = append(ids, sc.Goroutine().ID)
+			}
+			if diff := cmp.Diff(tt.wantGoroutines, ids); diff != "" {
+				t.Errorf("goroutines before the error (-want +got):\n%s", diff)
+			}
+			err := sc.Err()
+			if tt.wantMsg == "" {
+				if err != nil {
+					t.Fatalf("Err() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Err() = nil, want an error containing %q", tt.wantMsg)
+			}
+			if !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("Err() = %q, want it to contain %q", err, tt.wantMsg)
+			}
+			var se *SyntaxError
+			if isSyntax := errors.As(err, &se); isSyntax != (tt.wantLine > 0) {
+				t.Fatalf("Err() = %T %v: *SyntaxError %v, want %v", err, err, isSyntax, tt.wantLine > 0)
+			}
+			if se != nil && se.Line != tt.wantLine {
+				t.Errorf("SyntaxError.Line = %d, want %d (%v)", se.Line, tt.wantLine, err)
+			}
+			if tt.name == "I/O error" && !errors.Is(err, errIO) {
+				t.Errorf("Err() = %v does not wrap the reader's error", err)
+			}
+			if sc.Next() {
+				t.Error("Next() = true after an error")
+			}
+		})
+	}
+}
+
+// TestScannerSkipsUnknownLines checks that lines the scanner does not know
+// are skipped, counted and reported with their line numbers, never fatal.
+func TestScannerSkipsUnknownLines(t *testing.T) {
+	tests := []struct {
+		name string
+		dump string
+		want []Skipped
+		ids  []int64
+	}{
+		{
+			name: "junk inside a goroutine",
+			dump: "goroutine 1 [select]:\n" +
+				"main.f()\n\tmain.go:1 +0x1\n" +
+				"this is not a frame\n" +
+				"main.g(0x1)\n\tmain.go:2 +0x2\n",
+			want: []Skipped{{Line: 4, Text: "this is not a frame", Reason: "not a frame"}},
+			ids:  []int64{1},
+		},
+		{
+			name: "file line without a function line",
+			dump: "goroutine 1 [select]:\n\tmain.go:1 +0x1\nmain.f()\n\tmain.go:1 +0x1\n",
+			want: []Skipped{{Line: 2, Text: "\tmain.go:1 +0x1", Reason: "file line without a function line"}},
+			ids:  []int64{1},
+		},
+		{
+			name: "malformed file line",
+			dump: "goroutine 1 [select]:\nmain.f()\n\tmain.go +0x1\nmain.g()\n\tmain.go:x\nmain.h()\n\tmain.go:99999999999999999999 +0x1\n",
+			want: []Skipped{
+				{Line: 3, Text: "\tmain.go +0x1", Reason: "malformed file:line"},
+				{Line: 5, Text: "\tmain.go:x", Reason: "malformed file:line"},
+				{Line: 7, Text: "\tmain.go:99999999999999999999 +0x1", Reason: "malformed file:line"},
+			},
+			ids: []int64{1},
+		},
+		{
+			name: "function line without its file line before the blank line",
+			dump: "goroutine 1 [select]:\nmain.f()\n\ngoroutine 2 [select]:\nmain.f()\n\tmain.go:1\n",
+			want: []Skipped{{Line: 2, Reason: "function line without its file line"}},
+			ids:  []int64{1, 2},
+		},
+		{
+			name: "function line without its file line before a header",
+			dump: "goroutine 1 [select]:\nmain.f()\ngoroutine 2 [select]:\nmain.f()\n\tmain.go:1\n",
+			want: []Skipped{{Line: 2, Reason: "function line without its file line"}},
+			ids:  []int64{1, 2},
+		},
+		{
+			name: "text between goroutines",
+			dump: "goroutine 1 [select]:\nmain.f()\n\tmain.go:1\n\nSIGQUIT: quit\nPC=0x46e601 m=0 sigcode=0\n\ngoroutine 2 [select]:\nmain.f()\n\tmain.go:1\n",
+			want: []Skipped{
+				{Line: 5, Text: "SIGQUIT: quit", Reason: "outside any goroutine"},
+				{Line: 6, Text: "PC=0x46e601 m=0 sigcode=0", Reason: "outside any goroutine"},
+			},
+			ids: []int64{1, 2},
+		},
+		{
+			name: "malformed header followed by a good goroutine",
+			dump: "goroutine 1 [select]:\nmain.f()\n\tmain.go:1\n\n" +
+				"goroutine x [select]:\nmain.f()\n\tmain.go:1\n\n" +
+				"goroutine 3 [select]:\nmain.f()\n\tmain.go:1\n",
+			want: []Skipped{
+				{Line: 5, Text: "goroutine x [select]:", Reason: "malformed goroutine header"},
+				{Line: 6, Text: "main.f()", Reason: "inside a malformed goroutine"},
+				{Line: 7, Text: "\tmain.go:1", Reason: "inside a malformed goroutine"},
+			},
+			ids: []int64{1, 3},
+		},
+		{
+			name: "malformed first header followed by a good goroutine",
+			dump: "goroutine 1 [select\nmain.f()\n\tmain.go:1\ngoroutine 2 [select]:\nmain.f()\n\tmain.go:1\n",
+			want: []Skipped{
+				{Line: 1, Text: "goroutine 1 [select", Reason: "malformed goroutine header"},
+				{Line: 2, Text: "main.f()", Reason: "inside a malformed goroutine"},
+				{Line: 3, Text: "\tmain.go:1", Reason: "inside a malformed goroutine"},
+			},
+			ids: []int64{2},
+		},
+		{
+			name: "malformed headers in a row",
+			dump: "goroutine 1 []:\ngoroutine 2 [x, y minutes]:\ngoroutine 3 [select] \ngoroutine 4 [select]:\nmain.f()\n\tmain.go:1\n",
+			want: []Skipped{
+				{Line: 1, Text: "goroutine 1 []:", Reason: "malformed goroutine header"},
+				{Line: 2, Text: "goroutine 2 [x, y minutes]:", Reason: "malformed goroutine header"},
+				{Line: 3, Text: "goroutine 3 [select] ", Reason: "malformed goroutine header"},
+			},
+			ids: []int64{4},
+		},
+		{
+			name: "hostile numbers",
+			dump: "goroutine 99999999999999999999 [select]:\nmain.f()\n\tmain.go:1\n\n" +
+				"goroutine 9223372036854775808 [select]:\n\n" +
+				"goroutine 5 [select, 99999999999999999999 minutes]:\n\n" +
+				"goroutine 6 [select, 9223372036854775807 minutes]:\n\n" +
+				"goroutine -1 [select]:\n\n" +
+				"goroutine 9223372036854775807 [select]:\nmain.f()\n\tmain.go:1\n" +
+				"created by main.g in goroutine 99999999999999999999\n\tmain.go:2 +0x1\n",
+			want: []Skipped{
+				{Line: 1, Text: "goroutine 99999999999999999999 [select]:", Reason: "malformed goroutine header"},
+				{Line: 2, Text: "main.f()", Reason: "inside a malformed goroutine"},
+				{Line: 3, Text: "\tmain.go:1", Reason: "inside a malformed goroutine"},
+				{Line: 5, Text: "goroutine 9223372036854775808 [select]:", Reason: "malformed goroutine header"},
+				{Line: 7, Text: "goroutine 5 [select, 99999999999999999999 minutes]:", Reason: "malformed goroutine header"},
+				{Line: 9, Text: "goroutine 6 [select, 9223372036854775807 minutes]:", Reason: "malformed goroutine header"},
+				{Line: 11, Text: "goroutine -1 [select]:", Reason: "malformed goroutine header"},
+			},
+			ids: []int64{9223372036854775807},
+		},
+		{
+			name: "malformed labels",
+			dump: "goroutine 1 [select labels:{\"k\": v}]:\nmain.f()\n\tmain.go:1\n\ngoroutine 2 [select labels:{\"k\" \"v\"}]:\n\ngoroutine 3 [select labels:{\"k\": \"v\"}x]:\n\ngoroutine 4 [select]:\n",
+			want: []Skipped{
+				{Line: 1, Text: "goroutine 1 [select labels:{\"k\": v}]:", Reason: "malformed goroutine header"},
+				{Line: 2, Text: "main.f()", Reason: "inside a malformed goroutine"},
+				{Line: 3, Text: "\tmain.go:1", Reason: "inside a malformed goroutine"},
+				{Line: 5, Text: "goroutine 2 [select labels:{\"k\" \"v\"}]:", Reason: "malformed goroutine header"},
+				{Line: 7, Text: "goroutine 3 [select labels:{\"k\": \"v\"}x]:", Reason: "malformed goroutine header"},
+			},
+			ids: []int64{4},
+		},
+		{
+			name: "long and invalid UTF-8 lines are shortened",
+			dump: "goroutine 1 [select]:\n" + strings.Repeat("\xff", 200) + "\n",
+			// The first 120 bytes are kept, and the invalid run becomes one "?".
+			want: []Skipped{{Line: 2, Text: "?...", Reason: "not a frame"}},
+			ids:  []int64{1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gs, st := parseAll(t, tt.dump)
+			ids := make([]int64, len(gs))
+			for i, g := range gs {
+				ids[i] = g.ID
+			}
+			if diff := cmp.Diff(tt.ids, ids); diff != "" {
+				t.Errorf("goroutines (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, st.Skipped); diff != "" {
+				t.Errorf("skipped (-want +got):\n%s", diff)
+			}
+			if st.SkippedLines != len(tt.want) {
+				t.Errorf("SkippedLines = %d, want %d", st.SkippedLines, len(tt.want))
+			}
+		})
+	}
+}
+
+func TestScannerSkippedKeepsFirstFew(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("goroutine 1 [select]:\n")
+	for i := 0; i < 1000; i++ {
+		b.WriteString("junk\n")
+	}
+	_, st := parseAll(t, b.String())
+	if st.SkippedLines != 1000 || len(st.Skipped) != maxSkippedKept {
+		t.Fatalf("SkippedLines %d with %d kept, want 1000 with %d", st.SkippedLines, len(st.Skipped), maxSkippedKept)
+	}
+	if last := st.Skipped[maxSkippedKept-1]; last.Line != maxSkippedKept+1 {
+		t.Errorf("last kept line %d, want %d", last.Line, maxSkippedKept+1)
+	}
+	if got := st.Skipped[0].String(); got != `line 2: not a frame: "junk"` {
+		t.Errorf("Skipped.String() = %q", got)
+	}
+}
+
+func TestSyntaxError(t *testing.T) {
+	err := error(&SyntaxError{Line: 12, Msg: "dump is truncated"})
+	if got, want := err.Error(), "line 12: dump is truncated"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
