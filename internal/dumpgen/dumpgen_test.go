@@ -37,7 +37,7 @@ func TestWrite(t *testing.T) {
 	for _, cfg := range []dumpgen.Config{
 		{Goroutines: 4, Stuck: 1},
 		{Goroutines: 2000, Stuck: 0},
-		{Goroutines: 25_000, Stuck: 3, WaitMinutes: 9},
+		{Goroutines: 9000, Stuck: 3, WaitMinutes: 9},
 	} {
 		t.Run(fmt.Sprintf("%d-%d", cfg.Goroutines, cfg.Stuck), func(t *testing.T) {
 			data, res, err := s.Generate(cfg)
@@ -94,7 +94,7 @@ func TestWrite(t *testing.T) {
 // the same way, in every full copy.
 func TestCopiesKeepLinks(t *testing.T) {
 	s := repo(t)
-	data, _, err := s.Generate(dumpgen.Config{Goroutines: 20_000})
+	data, _, err := s.Generate(dumpgen.Config{Goroutines: 12_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestCopiesKeepLinks(t *testing.T) {
 // streamed through a pipe and expects exactly the planted stuck watches.
 func TestPlantedFoundExactly(t *testing.T) {
 	s := repo(t)
-	cfg := dumpgen.Config{Goroutines: 30_000, Stuck: 5, WaitMinutes: 3}
+	cfg := dumpgen.Config{Goroutines: 10_000, Stuck: 5, WaitMinutes: 3}
 	pr, pw := io.Pipe()
 	var res dumpgen.Result
 	done := make(chan error, 1)
@@ -177,12 +177,12 @@ func TestPlantedFoundExactly(t *testing.T) {
 }
 
 // TestWriteStreams checks that Write holds none of its output: writing
-// 200k goroutines (about 190 MB) allocates a small fraction of that.
+// 100k goroutines (about 95 MB) allocates a small fraction of that.
 func TestWriteStreams(t *testing.T) {
 	s := repo(t)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	res, err := s.Write(io.Discard, dumpgen.Config{Goroutines: 200_000, Stuck: 2})
+	res, err := s.Write(io.Discard, dumpgen.Config{Goroutines: 100_000, Stuck: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,9 @@ type Server struct {
 	Fail bool
 	// Block makes the goroutine dump request wait until the client gives up.
 	Block bool
+	// SampleOnMetrics makes every /metrics request move to the next
+	// capture (for clients that fetch /metrics alone).
+	SampleOnMetrics bool
 
 	mu       sync.Mutex
 	requests []string
@@ -123,6 +126,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		dir := s.capture(s.sample)
 		n := s.metrics
 		s.metrics++
+		if s.SampleOnMetrics {
+			s.sample++
+		}
 		s.mu.Unlock()
 		b, err := os.ReadFile(filepath.Join(dir, "metrics.txt"))
 		if err != nil {

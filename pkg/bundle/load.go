@@ -418,49 +418,66 @@ func applyManifest(l *Loaded, path string) error {
 	return nil
 }
 
-// Servers groups the captures into API server instances, samples ordered
-// by capture time: captures of one collect instance, or captures whose
-// /metrics show the same process_start_time_seconds (the same process),
-// are samples of one server; any other capture is a server of its own.
-func (l *Loaded) Servers() []watches.Server {
-	type group struct {
-		key  string
-		caps []*Capture
-	}
-	var groups []*group
-	byKey := map[string]*group{}
+// Group is the captures of one API server instance, oldest first.
+type Group struct {
+	Name     string
+	Captures []*Capture
+	// SameProcess is set when captures were grouped by equal
+	// process_start_time_seconds rather than by a collect manifest.
+	SameProcess bool
+}
+
+// Groups sorts the captures into API server instances: captures of one
+// collect instance, or captures whose /metrics show the same
+// process_start_time_seconds (the same process), are samples of one
+// server; any other capture is a server of its own.
+func (l *Loaded) Groups() []Group {
+	var groups []*Group
+	byKey := map[string]*Group{}
 	for i, c := range l.Captures {
 		key := fmt.Sprintf("capture:%d", i)
+		same := false
 		switch {
 		case c.Instance != "":
 			key = "instance:" + c.manifest + "\x00" + c.Instance
 		case c.Metrics != nil && !math.IsNaN(c.Metrics.ProcessStartTime) && c.Metrics.ProcessStartTime > 0:
 			key = fmt.Sprintf("process:%s:%f", c.Version, c.Metrics.ProcessStartTime)
+			same = true
 		}
 		g, ok := byKey[key]
 		if !ok {
-			g = &group{key: key}
+			g = &Group{SameProcess: same}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
-		g.caps = append(g.caps, c)
+		g.Captures = append(g.Captures, c)
 	}
-	var out []watches.Server
+	out := make([]Group, 0, len(groups))
 	for _, g := range groups {
-		sort.SliceStable(g.caps, func(i, j int) bool { return g.caps[i].CapturedAt.Before(g.caps[j].CapturedAt) })
-		s := watches.Server{Name: serverName(g.caps)}
-		for _, c := range g.caps {
+		sort.SliceStable(g.Captures, func(i, j int) bool { return g.Captures[i].CapturedAt.Before(g.Captures[j].CapturedAt) })
+		g.Name = serverName(g.Captures)
+		out = append(out, *g)
+	}
+	return out
+}
+
+// Servers turns the groups into the diagnosis' input.
+func (l *Loaded) Servers() []watches.Server {
+	var out []watches.Server
+	for _, g := range l.Groups() {
+		s := watches.Server{Name: g.Name}
+		for _, c := range g.Captures {
 			if c.Version != "" {
 				s.Version = c.Version
 			}
 			s.Notes = append(s.Notes, c.notes...)
 			s.Samples = append(s.Samples, c.sample())
 		}
-		if len(g.caps) > 1 {
-			if strings.HasPrefix(g.key, "process:") {
-				s.Notes = append(s.Notes, fmt.Sprintf("%d captures of the same process (same process_start_time_seconds) read as samples: %s", len(g.caps), captureNames(g.caps)))
+		if len(g.Captures) > 1 {
+			if g.SameProcess {
+				s.Notes = append(s.Notes, fmt.Sprintf("%d captures of the same process (same process_start_time_seconds) read as samples: %s", len(g.Captures), captureNames(g.Captures)))
 			}
-			for _, c := range g.caps {
+			for _, c := range g.Captures {
 				if c.CapturedAt.IsZero() {
 					s.Notes = append(s.Notes, fmt.Sprintf("%s has no capture time: samples cannot be ordered or compared in time", c.Name))
 				}

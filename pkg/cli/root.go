@@ -94,6 +94,7 @@ It only reads from the cluster.
 	o.addFlags(cmd)
 	cmd.AddCommand(newCmdDiagnose(streams, clk))
 	cmd.AddCommand(newCmdCollect(streams, clk))
+	cmd.AddCommand(newCmdMetrics(streams, clk))
 	cmd.AddCommand(NewCmdAnalyze(streams))
 	cmd.AddCommand(NewCmdVersion(streams))
 	return cmd

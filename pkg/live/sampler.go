@@ -47,6 +47,21 @@ type Config struct {
 	Clock         clock.Clock
 	// Progress receives one line per step; nil for none.
 	Progress io.Writer
+	// Only, when set, limits the fetches to these kinds (the metrics
+	// command reads /metrics alone).
+	Only []bundle.Kind
+}
+
+func (c Config) wants(k bundle.Kind) bool {
+	if len(c.Only) == 0 {
+		return true
+	}
+	for _, o := range c.Only {
+		if o == k {
+			return true
+		}
+	}
+	return false
 }
 
 // Result is what Run did, per instance.
@@ -230,11 +245,18 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 	if !math.IsNaN(start) {
 		mfi.ProcessStartTime = start
 	}
+	if mfi.Error == "" {
+		sample.CapturedAt = mfi.StartedAt
+		if mfi.ServerDate != nil {
+			sample.CapturedAt = *mfi.ServerDate
+		}
+	}
 	desc := "unknown"
 	if !math.IsNaN(goroutines) {
 		desc = fmt.Sprintf("%.0f", goroutines)
 	}
 	switch {
+	case !cfg.wants(bundle.KindGoroutineDebug2):
 	case !math.IsNaN(goroutines) && cfg.MaxGoroutines > 0 && goroutines > float64(cfg.MaxGoroutines) && !cfg.Force:
 		err := fmt.Errorf("%s: go_goroutines is %.0f, above --max-goroutines %d: a debug=2 dump stops the world in the API server while it is written; pass --force to take it anyway", inst.Name, goroutines, cfg.MaxGoroutines)
 		errs = append(errs, err)
@@ -251,9 +273,11 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 		}
 	}
 	for _, kind := range []bundle.Kind{bundle.KindAPFRequests, bundle.KindAPFLevels} {
-		fetch(kind, store(kind))
+		if cfg.wants(kind) {
+			fetch(kind, store(kind))
+		}
 	}
-	if ir.Version == "" {
+	if ir.Version == "" && cfg.wants(bundle.KindVersion) {
 		fetch(bundle.KindVersion, func(r io.Reader) error {
 			b, err := io.ReadAll(io.LimitReader(r, 1<<20))
 			if err != nil {
@@ -269,7 +293,7 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 			return target.Store(inst, n, bundle.KindVersion, bytes.NewReader(b))
 		})
 	}
-	if !inst.Pinned {
+	if !inst.Pinned && len(cfg.Only) == 0 {
 		// Through a load balancer: read the process start time again to see
 		// whether this sample's fetches all reached one process.
 		var again float64 = math.NaN()

@@ -1,0 +1,527 @@
+package orig
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// MaxLineBytes is the longest line a dump may have. Real frames are a few
+// hundred bytes; anything longer is not a goroutine dump.
+const MaxLineBytes = 1 << 20
+
+// Scanner reads a debug=2 goroutine dump one goroutine at a time, in a
+// single pass, keeping only the goroutine being read. Function and file
+// names are interned, so a dump with a million goroutines costs a few
+// allocations per goroutine and memory bounded by its distinct names.
+//
+// Use it like bufio.Scanner:
+//
+//	sc := stacks.NewScanner(r)
+//	for sc.Next() {
+//		g := sc.Goroutine() // valid until the next call to Next
+//	}
+//	if err := sc.Err(); err != nil { ... }
+//
+// A Scanner is not safe for concurrent use.
+type Scanner struct {
+	// SkipArgs, set before the first Next, leaves Frame.Args empty, which
+	// saves one allocation per frame when the caller needs no arguments.
+	SkipArgs bool
+
+	r    *bufio.Reader
+	line int // number of the last line read
+	err  error
+
+	g       Goroutine
+	pending []byte // a header line read past the end of the previous goroutine
+	pendAt  int
+	done    bool
+
+	names map[string]string
+	skips skipLog
+
+	goroutines     int
+	createdBy      int
+	withParent     int
+	bytes          int64
+	sawAnyHeader   bool
+	lastIncomplete bool
+}
+
+// NewScanner returns a Scanner reading from r.
+func NewScanner(r io.Reader) *Scanner {
+	return &Scanner{
+		r:     bufio.NewReaderSize(r, 1<<20),
+		names: make(map[string]string, 4096),
+	}
+}
+
+// Stats describes what a Scanner has read so far.
+type Stats struct {
+	Lines      int   `json:"lines"`
+	Bytes      int64 `json:"bytes"`
+	Goroutines int   `json:"goroutines"`
+	// CreatedBy counts goroutines with a "created by" line; WithParentID
+	// those of them that name the parent goroutine (Go >= 1.21).
+	CreatedBy    int `json:"createdBy"`
+	WithParentID int `json:"withParentID"`
+	// SkippedLines counts lines left out; Skipped keeps the first few.
+	SkippedLines int       `json:"skippedLines"`
+	Skipped      []Skipped `json:"skipped,omitempty"`
+}
+
+// HasParentIDs reports whether the dump names parent goroutines. Dumps
+// written by Go before 1.21 say "created by X" without "in goroutine N".
+func (s Stats) HasParentIDs() bool { return s.WithParentID > 0 || s.CreatedBy == 0 }
+
+// Stats returns counters for the input read so far.
+func (s *Scanner) Stats() Stats {
+	return Stats{
+		Lines: s.line, Bytes: s.bytes, Goroutines: s.goroutines,
+		CreatedBy: s.createdBy, WithParentID: s.withParent,
+		SkippedLines: s.skips.count, Skipped: append([]Skipped(nil), s.skips.kept...),
+	}
+}
+
+// Goroutine returns the goroutine read by the last successful Next. The
+// value, its Frames and its strings other than Func and File are reused by
+// the next call to Next; use Clone to keep it.
+func (s *Scanner) Goroutine() *Goroutine { return &s.g }
+
+// Err returns the first fatal error: an I/O error, a line over
+// MaxLineBytes, input that is not a debug=2 dump, or a dump cut in the
+// middle of a line. Unknown lines are not errors: see Stats().Skipped.
+func (s *Scanner) Err() error { return s.err }
+
+// readLine returns the next line without its line ending, or nil at EOF.
+func (s *Scanner) readLine() ([]byte, bool) {
+	if s.err != nil {
+		return nil, false
+	}
+	b, err := s.r.ReadSlice('\n')
+	s.bytes += int64(len(b))
+	if err != nil {
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			s.line++
+			s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("line is longer than %d bytes: not a goroutine dump", MaxLineBytes)}
+			return nil, false
+		case errors.Is(err, io.EOF):
+			if len(b) == 0 {
+				return nil, false
+			}
+			// A last line without its newline: the dump was cut.
+			s.line++
+			s.lastIncomplete = true
+			return bytes.TrimRight(b, "\r"), true
+		default:
+			s.err = fmt.Errorf("reading line %d: %w", s.line+1, err)
+			return nil, false
+		}
+	}
+	s.line++
+	b = b[:len(b)-1]
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b, true
+}
+
+var (
+	goroutinePrefix = []byte("goroutine ")
+	createdByPrefix = []byte("created by ")
+	inGoroutine     = []byte(" in goroutine ")
+	elided          = []byte("...additional frames elided...")
+	originating     = []byte("[originating from goroutine ")
+	unavailable     = []byte("goroutine running on other thread; stack unavailable")
+)
+
+// Next reads the next goroutine. It returns false at the end of the input
+// or on a fatal error (see Err).
+func (s *Scanner) Next() bool {
+	if s.done || s.err != nil {
+		return false
+	}
+	// Find the next header.
+	var header []byte
+	var headerAt int
+	if s.pending != nil {
+		header, headerAt = s.pending, s.pendAt
+		s.pending = nil
+	} else {
+		for {
+			line, ok := s.readLine()
+			if !ok {
+				s.finish()
+				return false
+			}
+			if len(line) == 0 {
+				continue
+			}
+			if bytes.HasPrefix(line, goroutinePrefix) {
+				header, headerAt = line, s.line
+				break
+			}
+			if !s.sawAnyHeader {
+				s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("not a debug=2 goroutine dump: want %q, got %q", "goroutine N [state]:", preview(line))}
+				return false
+			}
+			s.skips.add(s.line, line, "outside any goroutine")
+		}
+	}
+	if s.lastIncomplete {
+		s.err = &SyntaxError{Line: headerAt, Msg: "dump is truncated: the last line is a goroutine header with no line ending"}
+		return false
+	}
+	s.reset()
+	if !s.parseHeader(header) {
+		s.skips.add(headerAt, header, "malformed goroutine header")
+		// Keep scanning: the frames that follow belong to no goroutine.
+		return s.skipBody()
+	}
+	s.sawAnyHeader = true
+	s.g.Line = headerAt
+	s.readBody()
+	if s.err != nil {
+		return false
+	}
+	s.goroutines++
+	return true
+}
+
+func (s *Scanner) finish() {
+	s.done = true
+	if s.err == nil && !s.sawAnyHeader {
+		if s.line == 0 {
+			s.err = errors.New("empty input: no goroutines")
+		} else {
+			s.err = &SyntaxError{Line: s.line, Msg: "no goroutine header (\"goroutine N [state]:\") found"}
+		}
+	}
+}
+
+// skipBody drops lines up to the next header or blank line, then reads on.
+func (s *Scanner) skipBody() bool {
+	for {
+		line, ok := s.readLine()
+		if !ok {
+			s.finish()
+			return false
+		}
+		if len(line) == 0 {
+			return s.Next()
+		}
+		if bytes.HasPrefix(line, goroutinePrefix) {
+			s.pending = append(s.pending[:0], line...)
+			s.pendAt = s.line
+			return s.Next()
+		}
+		s.skips.add(s.line, line, "inside a malformed goroutine")
+	}
+}
+
+func (s *Scanner) reset() {
+	g := &s.g
+	frames := g.Frames[:0]
+	flags := g.Flags[:0]
+	*g = Goroutine{Frames: frames, Flags: flags}
+}
+
+// readBody reads frames up to the blank line ending the goroutine.
+func (s *Scanner) readBody() {
+	g := &s.g
+	inAncestor := false
+	expectFile := false // the previous line was a function line
+	var last *Frame
+	for {
+		line, ok := s.readLine()
+		if !ok {
+			s.done = true
+			if s.err == nil && expectFile {
+				s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("dump is truncated: goroutine %d ends after a function line with no file line", g.ID)}
+			}
+			return
+		}
+		if s.lastIncomplete {
+			s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("dump is truncated: the last line (in goroutine %d) has no line ending", g.ID)}
+			return
+		}
+		if len(line) == 0 {
+			if expectFile {
+				s.skips.add(s.line-1, nil, "function line without its file line")
+			}
+			return
+		}
+		switch {
+		case line[0] == '\t':
+			body := line[1:]
+			if expectFile && last != nil {
+				if !parseFileLine(body, s.intern, last) {
+					s.skips.add(s.line, line, "malformed file:line")
+				}
+				expectFile = false
+				continue
+			}
+			if bytes.Equal(body, unavailable) {
+				g.StackUnavailable = true
+				continue
+			}
+			s.skips.add(s.line, line, "file line without a function line")
+		case bytes.HasPrefix(line, goroutinePrefix):
+			// A header with no blank line before it: the previous goroutine
+			// ended here.
+			if expectFile {
+				s.skips.add(s.line-1, nil, "function line without its file line")
+			}
+			s.pending = append(s.pending[:0], line...)
+			s.pendAt = s.line
+			return
+		case bytes.HasPrefix(line, createdByPrefix):
+			s.createdBy++
+			inAncestor = false
+			rest := line[len(createdByPrefix):]
+			if i := bytes.LastIndex(rest, inGoroutine); i >= 0 {
+				if id, ok := parseUint(rest[i+len(inGoroutine):]); ok {
+					g.ParentID = id
+					s.withParent++
+					rest = rest[:i]
+				}
+			}
+			g.CreatedBy = Frame{Func: s.intern(rest)}
+			last = &g.CreatedBy
+			expectFile = true
+		case bytes.Equal(line, elided) || bytes.HasPrefix(line, []byte("...")) && bytes.HasSuffix(line, []byte(" frames elided...")): // Go >= 1.21 prints "...N frames elided..."
+			g.FramesElided = true
+		case bytes.HasPrefix(line, originating):
+			// GODEBUG=tracebackancestors: the frames that follow belong to
+			// an ancestor, not to this goroutine.
+			inAncestor = true
+		default:
+			fn, args, ok := splitCall(line)
+			if !ok {
+				s.skips.add(s.line, line, "not a frame")
+				expectFile = false
+				continue
+			}
+			if inAncestor {
+				last = &Frame{}
+				expectFile = true
+				continue
+			}
+			f := Frame{Func: s.intern(fn)}
+			if !s.SkipArgs {
+				f.Args = string(args)
+			}
+			g.Frames = append(g.Frames, f)
+			last = &g.Frames[len(g.Frames)-1]
+			expectFile = true
+		}
+	}
+}
+
+// intern returns a shared string equal to b. The map lookup with a
+// converted []byte key does not allocate.
+func (s *Scanner) intern(b []byte) string {
+	if v, ok := s.names[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	s.names[v] = v
+	return v
+}
+
+// parseHeader reads "goroutine 33855 [select, 2 minutes]:" and the
+// variants of runtime/traceback.go goroutineheader: " gp=... m=... mp=..."
+// at GOTRACEBACK=system, state suffixes " (scan)", " (durable)",
+// " (leaked)", and the items ", N minutes", ", locked to thread",
+// ", synctest bubble N" and " labels:{...}".
+func (s *Scanner) parseHeader(line []byte) bool {
+	g := &s.g
+	rest := line[len(goroutinePrefix):]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	id, ok := parseUint(rest[:n])
+	if !ok {
+		return false
+	}
+	g.ID = id
+	rest = rest[n:]
+	open := bytes.IndexByte(rest, '[')
+	if open < 0 || !bytes.HasSuffix(rest, []byte("]:")) {
+		return false
+	}
+	inner := rest[open+1 : len(rest)-2]
+	// Labels come last and may hold any quoted text, commas included.
+	if i := bytes.Index(inner, []byte(" labels:{")); i >= 0 {
+		labels, ok := parseLabels(inner[i+len(" labels:{"):])
+		if !ok {
+			return false
+		}
+		g.Labels = labels
+		inner = inner[:i]
+	}
+	first := true
+	for len(inner) > 0 {
+		var item []byte
+		if i := bytes.Index(inner, []byte(", ")); i >= 0 {
+			item, inner = inner[:i], inner[i+2:]
+		} else {
+			item, inner = inner, nil
+		}
+		if first {
+			first = false
+			state := item
+			for {
+				open := bytes.LastIndex(state, []byte(" ("))
+				if open < 0 || state[len(state)-1] != ')' {
+					break
+				}
+				suffix := state[open+2 : len(state)-1]
+				// Only the runtime's decorations are split off; "(idle)",
+				// "(nil chan)" and the like belong to the wait reason.
+				if !isHeaderDecoration(suffix) {
+					break
+				}
+				g.Flags = append(g.Flags, s.intern(suffix))
+				state = state[:open]
+			}
+			g.State = s.intern(state)
+			continue
+		}
+		switch {
+		case bytes.HasSuffix(item, []byte(" minutes")):
+			m, ok := parseUint(item[:len(item)-len(" minutes")])
+			if !ok || m > 1<<31 {
+				return false
+			}
+			g.WaitMinutes = int(m)
+		case bytes.Equal(item, []byte("locked to thread")):
+			g.LockedToThread = true
+		default:
+			g.Flags = append(g.Flags, s.intern(item))
+		}
+	}
+	return g.State != ""
+}
+
+func isHeaderDecoration(b []byte) bool {
+	switch string(b) {
+	case "scan", "durable", "leaked":
+		return true
+	}
+	return false
+}
+
+// parseLabels reads `"k": "v", "k2": "v2"}` as printed with
+// GODEBUG=tracebacklabels=1 (Go quoting).
+func parseLabels(b []byte) (map[string]string, bool) {
+	labels := map[string]string{}
+	s := string(b)
+	for {
+		if len(s) > 0 && s[0] == '}' {
+			return labels, len(s) == 1
+		}
+		kq, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return nil, false
+		}
+		s = s[len(kq):]
+		if len(s) < 2 || s[:2] != ": " {
+			return nil, false
+		}
+		s = s[2:]
+		vq, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return nil, false
+		}
+		s = s[len(vq):]
+		k, _ := strconv.Unquote(kq)
+		v, _ := strconv.Unquote(vq)
+		labels[k] = v
+		if len(s) >= 2 && s[:2] == ", " {
+			s = s[2:]
+		}
+	}
+}
+
+// splitCall splits "pkg.(*T).f(0x1, {0x2})" into the function name and the
+// argument text. Names may hold parentheses and brackets
+// ("(*policySource[...]).Run.func7"), arguments do not hold parentheses, so
+// the call starts at the last '('.
+func splitCall(line []byte) (fn, args []byte, ok bool) {
+	if len(line) < 3 || line[len(line)-1] != ')' {
+		return nil, nil, false
+	}
+	open := bytes.LastIndexByte(line, '(')
+	if open <= 0 {
+		return nil, nil, false
+	}
+	return line[:open], line[open+1 : len(line)-1], true
+}
+
+// parseFileLine reads "path/to/file.go:123 +0x1d" (and the " fp=... sp=...
+// pc=..." of GOTRACEBACK=system) into f. Paths may hold ':' (Windows) and
+// spaces, so the line number is taken after the last ':' before the offset.
+func parseFileLine(b []byte, intern func([]byte) string, f *Frame) bool {
+	if i := bytes.Index(b, []byte(" +0x")); i >= 0 {
+		b = b[:i]
+	} else if i := bytes.Index(b, []byte(" fp=")); i >= 0 {
+		b = b[:i]
+	}
+	colon := bytes.LastIndexByte(b, ':')
+	if colon <= 0 {
+		return false
+	}
+	n, ok := parseUint(b[colon+1:])
+	if !ok || n > 1<<31 {
+		return false
+	}
+	f.File = intern(b[:colon])
+	f.Line = int(n)
+	return true
+}
+
+// parseUint parses a non-empty decimal number that fits in an int64.
+func parseUint(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := int64(c - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+func preview(b []byte) string {
+	const max = 60
+	if len(b) > max {
+		b = b[:max]
+	}
+	return string(bytes.ToValidUTF8(b, []byte("?")))
+}
+
+// ParseDebug2 reads a whole debug=2 dump into memory. It is meant for small
+// dumps and tests; use Scanner for anything that may be large.
+func ParseDebug2(r io.Reader) ([]*Goroutine, Stats, error) {
+	sc := NewScanner(r)
+	var out []*Goroutine
+	for sc.Next() {
+		out = append(out, sc.Goroutine().Clone())
+	}
+	return out, sc.Stats(), sc.Err()
+}
