@@ -96,6 +96,7 @@ It only reads from the cluster.
 	cmd.AddCommand(newCmdCollect(streams, clk))
 	cmd.AddCommand(newCmdMetrics(streams, clk))
 	cmd.AddCommand(NewCmdAnalyze(streams))
+	cmd.AddCommand(NewCmdReplay(streams))
 	cmd.AddCommand(NewCmdVersion(streams))
 	return cmd
 }

@@ -86,6 +86,9 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 		}
 	}
 	fmt.Fprintln(ew, summaryLine(r))
+	for _, line := range contextLines(r) {
+		fmt.Fprintln(ew, "  "+line)
+	}
 	for _, f := range r.Findings {
 		if f.Client != nil && f.Client.Match == watches.MatchAmbiguous {
 			fmt.Fprintf(ew, "  %s goroutine %d: candidates %s\n", f.Type, f.Watcher.GoroutineID, candidateList(f))
@@ -182,6 +185,34 @@ func summaryLine(r *watches.Report) string {
 	}
 	return fmt.Sprintf("Summary: %s; %s (%d in the initial phase) among %d goroutines on %s.",
 		strings.Join(parts, ", "), plural(watchers, "cacheWatcher", "cacheWatchers"), initial, s.Goroutines, plural(servers, "API server", "API servers"))
+}
+
+// contextLines puts the findings beside the server's own totals from
+// /metrics: its goroutines and memory, and how many watchers the resources
+// of the findings have.
+func contextLines(r *watches.Report) []string {
+	var out []string
+	for _, a := range r.APIServers {
+		resources := map[string]bool{}
+		for _, f := range r.Findings {
+			if f.APIServer == a.Name && f.Client != nil && f.Client.Resource != "" {
+				resources[f.Client.Resource] = true
+			}
+		}
+		var parts []string
+		if a.ResidentMemoryBytes > 0 {
+			parts = append(parts, fmt.Sprintf("%.0f MiB resident", a.ResidentMemoryBytes/(1<<20)))
+		}
+		for _, rc := range a.WatchersByResource {
+			if rc.Group == "" && resources[rc.Resource] {
+				parts = append(parts, fmt.Sprintf("%s has %.0f watch requests open (apiserver_longrunning_requests)", rc.Resource, rc.Count))
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("%s: %d goroutines, %s", a.Name, a.Goroutines, strings.Join(parts, ", ")))
+		}
+	}
+	return out
 }
 
 func levelsWithSeats(ls []watches.PriorityLevel) []watches.PriorityLevel {

@@ -1,0 +1,342 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/watch-doctor/watch-doctor/pkg/bundle"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
+	"github.com/watch-doctor/watch-doctor/pkg/replay"
+	"github.com/watch-doctor/watch-doctor/pkg/replay/upstream"
+	"github.com/watch-doctor/watch-doctor/pkg/report"
+	"github.com/watch-doctor/watch-doctor/pkg/watches"
+)
+
+const replayExample = `  # The reproduction of kubernetes issue 131721 in the three columns
+  kubectl watch-doctor replay issue-131721
+
+  # A slow but progressing client: does the stall timeout leave it alone?
+  kubectl watch-doctor replay slow-but-progressing -o json
+
+  # Blocked goroutines over time, as a chart
+  kubectl watch-doctor replay issue-137631 --timeline --svg timeline.svg
+
+  # Your own scenario (format: docs/scenario.schema.json)
+  kubectl watch-doctor replay ./my-scenario.yaml
+
+  # A scenario derived from a saved bundle: one client per finding
+  kubectl watch-doctor replay --from ./incident/apiserver-1
+
+  # The built-in scenarios, and one of them as YAML to start from
+  kubectl watch-doctor replay --list
+  kubectl watch-doctor replay issue-131721 --print-scenario`
+
+// Replay --fail-on values.
+const (
+	replayFailOnCut       = "cut"
+	replayFailOnDifferent = "different"
+)
+
+var (
+	replayColumns      = []string{replay.ColumnUpstream, replay.ColumnUnpatched, replay.ColumnPatched}
+	replayFailOnValues = []string{failOnNone, replayFailOnCut, replayFailOnDifferent}
+)
+
+// ReplayOptions holds the flags and resolved inputs of `replay`.
+type ReplayOptions struct {
+	genericiooptions.IOStreams
+
+	Output        string
+	Columns       []string
+	StallTimeout  time.Duration
+	Timeline      bool
+	SVG           string
+	From          string
+	List          bool
+	PrintScenario bool
+	FailOn        string
+
+	format   report.Format
+	scenario *replay.Scenario
+	columns  map[string]bool
+}
+
+// NewReplayOptions returns options with defaults.
+func NewReplayOptions(streams genericiooptions.IOStreams) *ReplayOptions {
+	return &ReplayOptions{
+		IOStreams: streams,
+		Output:    string(report.FormatTable),
+		Columns:   append([]string(nil), replayColumns...),
+		FailOn:    failOnNone,
+	}
+}
+
+// NewCmdReplay builds `kubectl watch-doctor replay`.
+func NewCmdReplay(streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewReplayOptions(streams)
+	cmd := &cobra.Command{
+		Use:   "replay [SCENARIO|FILE]",
+		Short: "Replay watch clients against the watch cache: upstream, unpatched and with the stall timeout",
+		Long: `Replay a scenario (objects, updates and watch clients that read at their own
+pace) in virtual time against three watch caches side by side:
+
+  upstream   k8s.io/apiserver's cacher (v0.37.2), in process, over an in-memory
+             storage that passes upstream's storage behaviour tests
+  unpatched  watch-doctor's model of the same cache
+  patched    the model with the stall timeout of kubernetes PR 141899: an
+             initial-events watcher that makes no progress for --stall-timeout
+             is stopped
+
+Every column serves the same clients through the same model of the request
+handler and of HTTP/2 flow control, so a slow reader blocks the server's write
+as it would on the wire. An hour of virtual time takes seconds.
+
+The table shows how each client ended in each column, what each column left
+behind (goroutines blocked in sendWatchCacheEvent, read from a goroutine dump of
+this very process, objects they hold, APF seat-seconds) and the verdict.
+
+SCENARIO is a built-in name (see --list) or a YAML file; --from derives one from
+a bundle. ` + exitCodesHelp,
+		Example: replayExample,
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			cmd.SilenceUsage = true
+			return o.Run(cmd.Context())
+		},
+	}
+	addOutputFlag(cmd, &o.Output)
+	cmd.Flags().StringSliceVar(&o.Columns, "columns", o.Columns, "columns to replay: any of "+strings.Join(replayColumns, ", "))
+	cmd.Flags().DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "stall timeout of the patched column (default: the scenario's, 30s)")
+	cmd.Flags().BoolVar(&o.Timeline, "timeline", o.Timeline, "record blocked watcher goroutines per tick in every column")
+	cmd.Flags().StringVar(&o.SVG, "svg", o.SVG, "write the timeline as an SVG chart to this file (implies --timeline)")
+	cmd.Flags().StringVar(&o.From, "from", o.From, "derive the scenario from a bundle directory (metrics, goroutine and APF dumps, or an analyze -o json report)")
+	cmd.Flags().BoolVar(&o.List, "list", o.List, "list the built-in scenarios and exit")
+	cmd.Flags().BoolVar(&o.PrintScenario, "print-scenario", o.PrintScenario, "print the scenario as YAML and exit, without replaying it")
+	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, "exit 1 when: "+replayFailOnCut+" (the patch stops a client that completes without it), "+replayFailOnDifferent+" (upstream and unpatched disagree), or "+failOnNone)
+	return cmd
+}
+
+// Complete resolves the output format and the scenario.
+func (o *ReplayOptions) Complete(args []string) error {
+	f, err := report.ParseFormat(o.Output)
+	if err != nil {
+		return err
+	}
+	o.format = f
+	if o.List {
+		return nil
+	}
+	switch {
+	case o.From != "" && len(args) > 0:
+		return fmt.Errorf("both a scenario %q and --from %q given: use one", args[0], o.From)
+	case o.From != "":
+		o.scenario, err = scenarioFromDir(o.From)
+	case len(args) == 0:
+		return fmt.Errorf("no scenario: name a built-in one (%s), a YAML file, or use --from DIR", strings.Join(replay.BuiltinNames(), ", "))
+	default:
+		o.scenario, err = loadScenario(args[0])
+	}
+	if err != nil {
+		return err
+	}
+	if o.StallTimeout != 0 {
+		o.scenario.StallTimeout = &replay.Duration{Duration: o.StallTimeout}
+	}
+	o.columns = map[string]bool{}
+	for _, c := range o.Columns {
+		o.columns[strings.TrimSpace(c)] = true
+	}
+	if o.SVG != "" {
+		o.Timeline = true
+	}
+	return nil
+}
+
+// loadScenario reads a built-in scenario, or a file when name is a path.
+func loadScenario(name string) (*replay.Scenario, error) {
+	if st, err := os.Stat(name); err == nil && !st.IsDir() {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("opening scenario: %w", err)
+		}
+		defer f.Close()
+		sc, err := replay.Parse(f)
+		if err != nil {
+			return nil, fmt.Errorf("scenario file %q: %w", name, err)
+		}
+		return sc, nil
+	}
+	return replay.Builtin(name)
+}
+
+// scenarioFromDir reads a bundle directory: its metrics and a diagnosis,
+// either an analyze -o json report found in it or one made from its dumps.
+func scenarioFromDir(dir string) (*replay.Scenario, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading --from %q: %w", dir, err)
+	}
+	ev := replay.Evidence{Name: "from-" + sanitizeName(filepath.Base(filepath.Clean(dir)))}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading %q: %w", path, err)
+		}
+		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+			var r watches.Report
+			if json.Unmarshal(data, &r) == nil && r.Kind == watches.KindReport {
+				ev.Report = &r
+			}
+			continue
+		}
+		kind, br, err := bundle.Open(bytes.NewReader(data))
+		if err != nil || kind != bundle.KindMetrics {
+			continue
+		}
+		if ev.Metrics, err = metrics.Parse(br, path); err != nil {
+			return nil, fmt.Errorf("reading metrics %q: %w", path, err)
+		}
+	}
+	if ev.Report == nil {
+		loaded, err := bundle.Load([]string{dir}, bundle.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("reading bundle --from %q: %w", dir, err)
+		}
+		ev.Report = watches.Diagnose(loaded.Servers(), watches.Options{})
+	}
+	sc, err := replay.Derive(ev)
+	if err != nil {
+		return nil, fmt.Errorf("--from %q: %w", dir, err)
+	}
+	return sc, nil
+}
+
+func sanitizeName(s string) string {
+	s = strings.ToLower(s)
+	s = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, s)
+	if s = strings.Trim(s, "-."); s == "" {
+		s = "bundle"
+	}
+	return s
+}
+
+// Validate checks the flags.
+func (o *ReplayOptions) Validate() error {
+	if o.List {
+		return nil
+	}
+	if o.StallTimeout < 0 {
+		return fmt.Errorf("invalid --stall-timeout %v: use a positive duration such as 30s", o.StallTimeout)
+	}
+	if len(o.columns) == 0 {
+		return fmt.Errorf("no --columns: use any of %s", strings.Join(replayColumns, ", "))
+	}
+	for c := range o.columns {
+		ok := false
+		for _, v := range replayColumns {
+			ok = ok || c == v
+		}
+		if !ok {
+			return fmt.Errorf("unsupported --columns %q: use any of %s", c, strings.Join(replayColumns, ", "))
+		}
+	}
+	ok := false
+	for _, v := range replayFailOnValues {
+		ok = ok || o.FailOn == v
+	}
+	if !ok {
+		return fmt.Errorf("unsupported --fail-on %q: use one of %s", o.FailOn, strings.Join(replayFailOnValues, ", "))
+	}
+	return nil
+}
+
+// Run replays the scenario and writes the report.
+func (o *ReplayOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.List {
+		t := report.NewTable(o.Out, "scenario", "duration", "clients", "description")
+		for _, n := range replay.BuiltinNames() {
+			sc, err := replay.Builtin(n)
+			if err != nil {
+				return err
+			}
+			clients := 0
+			for _, c := range sc.Clients {
+				clients += c.Count
+			}
+			if err := t.Append(n, sc.Duration.String(), fmt.Sprint(clients), sc.Description); err != nil {
+				return err
+			}
+		}
+		return t.Render()
+	}
+	if o.PrintScenario {
+		b, err := o.scenario.Marshal()
+		if err != nil {
+			return err
+		}
+		_, err = o.Out.Write(b)
+		return err
+	}
+	var backends []replay.Backend
+	if o.columns[replay.ColumnUpstream] {
+		backends = append(backends, upstream.New())
+	}
+	if o.columns[replay.ColumnUnpatched] {
+		backends = append(backends, replay.NewOurs(replay.ColumnUnpatched, 0))
+	}
+	if o.columns[replay.ColumnPatched] {
+		backends = append(backends, replay.NewOurs(replay.ColumnPatched, o.scenario.StallTimeout.Duration))
+	}
+	res, err := replay.Run(ctx, o.scenario, backends, replay.Options{Timeline: o.Timeline, Progress: o.ErrOut})
+	if err != nil {
+		return err
+	}
+	if err := report.RenderReplay(o.Out, res, o.format); err != nil {
+		return err
+	}
+	if o.SVG != "" {
+		var b bytes.Buffer
+		if err := report.RenderReplaySVG(&b, res); err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.SVG, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing --svg %q: %w", o.SVG, err)
+		}
+		fmt.Fprintf(o.ErrOut, "timeline chart written to %s\n", o.SVG)
+	}
+	switch {
+	case o.FailOn == replayFailOnCut && len(res.Verdict.Cut) > 0:
+		return errFindings
+	case o.FailOn == replayFailOnDifferent && res.Verdict.Fidelity == "different":
+		return errFindings
+	}
+	return nil
+}
+
