@@ -1,0 +1,146 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is one child binary (etcd or kube-apiserver) running in its own
+// process group, with its stdout and stderr written to a log file.
+//
+// Thread safety: start and stop are called from one goroutine (the one that
+// owns the Cluster); exited may be called from any goroutine.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	logFile *os.File
+	done    chan struct{} // closed once cmd.Wait returned
+	waitErr error         // set before done is closed
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// startProcess starts bin with args. The child gets its own process group, so
+// stop can signal everything it may have spawned, and is killed by the kernel
+// if the test binary dies first (a go test -timeout panic, say). Pdeathsig
+// fires when the OS thread that forked the child exits; the Go runtime only
+// retires a thread when a goroutine exits while locked to it
+// (runtime.LockOSThread), which the harness never does.
+func startProcess(name, bin string, args []string, logPath string) (*process, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s log: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	fmt.Fprintf(logFile, "+ %s %s\n", bin, strings.Join(args, " "))
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s (%q): %w", name, bin, err)
+	}
+	p := &process{name: name, cmd: cmd, logPath: logPath, logFile: logFile, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has ended, and how.
+func (p *process) exited() (bool, error) {
+	select {
+	case <-p.done:
+		if p.waitErr == nil {
+			return true, fmt.Errorf("%s exited with status 0", p.name)
+		}
+		return true, fmt.Errorf("%s exited: %w", p.name, p.waitErr)
+	default:
+		return false, nil
+	}
+}
+
+// stop sends SIGTERM to the process group, waits up to grace for the process
+// to end, then SIGKILLs the group. It returns once the process has been
+// reaped. Later calls return the first call's result without signalling (the
+// group id could belong to someone else by then).
+func (p *process) stop(grace time.Duration) error {
+	p.stopOnce.Do(func() { p.stopErr = p.terminate(grace) })
+	return p.stopErr
+}
+
+// terminate does the work of stop; it runs once, under stopOnce.
+func (p *process) terminate(grace time.Duration) error {
+	pgid := p.cmd.Process.Pid // Setpgid: the child leads a group of its own id
+	var errs []error
+	select {
+	case <-p.done:
+	default:
+		if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("SIGTERM %s: %w", p.name, err))
+		}
+		timer := time.NewTimer(grace)
+		select {
+		case <-p.done:
+			timer.Stop()
+		case <-timer.C:
+			errs = append(errs, fmt.Errorf("%s did not stop within %v of SIGTERM; killed", p.name, grace))
+		}
+	}
+	// Whatever is left in the group (the leader after a missed grace period,
+	// or anything it started) gets SIGKILL. ESRCH means the group is gone.
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		errs = append(errs, fmt.Errorf("SIGKILL %s: %w", p.name, err))
+	}
+	<-p.done
+	p.logFile.Close()
+	return errors.Join(errs...)
+}
+
+// logTail returns the last n lines of the process log, for error messages.
+func (p *process) logTail(n int) string {
+	return tailFile(p.logPath, n)
+}
+
+func tailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// memoryUsage reads the resident set size (now and peak) of a running
+// process from /proc.
+func memoryUsage(pid int) (rss, peak string, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "", "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "VmRSS":
+			rss = strings.TrimSpace(v)
+		case "VmHWM":
+			peak = strings.TrimSpace(v)
+		}
+	}
+	return rss, peak, nil
+}

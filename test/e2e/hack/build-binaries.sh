@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Builds the kube-apiserver and etcd binaries the end-to-end tests run, from
+# the Go module proxy at pinned versions, and caches them.
+#
+# Usage: hack/build-binaries.sh
+#
+# Progress goes to stderr. On success stdout carries exactly two lines, shell
+# assignments that a caller can eval:
+#   KUBE_APISERVER_BIN=/path/to/kube-apiserver-v1.37.2
+#   ETCD_BIN=/path/to/etcd-v3.7.3
+#
+# Environment:
+#   WATCH_DOCTOR_E2E_CACHE  cache root (default $HOME/.cache/watch-doctor-e2e);
+#                           binaries live in $WATCH_DOCTOR_E2E_CACHE/bin and
+#                           are rebuilt only when missing.
+#   E2E_REBUILD=1           rebuild even when a cached binary exists.
+set -euo pipefail
+
+readonly KUBE_VERSION="v1.37.2"
+# The staging modules (k8s.io/api, k8s.io/client-go, ...) are released as
+# v0.<minor>.<patch> alongside k8s.io/kubernetes v1.<minor>.<patch>.
+readonly STAGING_VERSION="v0${KUBE_VERSION#v1}"
+readonly ETCD_VERSION="v3.7.3"
+# Version stamps for kube-apiserver's /version. They match the fixtures in
+# shared/fixtures/kube-apiserver-v1.37.2 (captured from a binary built this way).
+readonly KUBE_GIT_COMMIT="0000000000000000000000000000000000000000"
+readonly KUBE_BUILD_DATE="${KUBE_BUILD_DATE:-2026-11-01T00:00:00Z}"
+
+readonly CACHE="${WATCH_DOCTOR_E2E_CACHE:-${HOME}/.cache/watch-doctor-e2e}"
+readonly BIN_DIR="${CACHE}/bin"
+readonly BUILD_DIR="${CACHE}/build"
+
+# Builds never pick up a toolchain other than the one installed here, and never
+# a workspace or vendor directory of whatever repository we are called from.
+export GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=mod
+
+log() { printf 'build-binaries: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+command -v go >/dev/null || die "go is not on PATH"
+command -v jq >/dev/null || die "jq is not on PATH (apt-get install jq)"
+
+# new_build_module DIR MODULE_NAME: (re)creates DIR holding an empty go.mod
+# whose go directive matches the local toolchain.
+new_build_module() {
+  local dir="$1" name="$2"
+  rm -rf "${dir}"
+  mkdir -p "${dir}"
+  (cd "${dir}" && go mod init "${name}" >/dev/null 2>&1)
+}
+
+# install_binary SRC DEST: moves a freshly built binary into the cache
+# atomically, so an interrupted build never leaves a half-written binary.
+install_binary() {
+  local src="$1" dest="$2"
+  mkdir -p "${BIN_DIR}"
+  chmod 0755 "${src}"
+  mv -f "${src}" "${dest}"
+  log "installed ${dest} ($(du -h "${dest}" | cut -f1))"
+}
+
+build_kube_apiserver() {
+  local dest="${BIN_DIR}/kube-apiserver-${KUBE_VERSION}"
+  if [[ -x "${dest}" && "${E2E_REBUILD:-0}" != 1 ]]; then
+    log "cached: ${dest}"
+    return
+  fi
+  local start=${SECONDS}
+  log "downloading k8s.io/kubernetes@${KUBE_VERSION}"
+  local info gomod
+  info="$(cd "${BUILD_DIR}" && go mod download -json "k8s.io/kubernetes@${KUBE_VERSION}")"
+  gomod="$(jq -r '.GoMod' <<<"${info}")"
+  [[ -f "${gomod}" ]] || die "no go.mod for k8s.io/kubernetes@${KUBE_VERSION} in the module cache"
+
+  # k8s.io/kubernetes replaces each staging module with a directory that its
+  # module zip does not contain. Derive that list from its own go.mod and
+  # point each one at the matching published release instead.
+  local -a staging
+  mapfile -t staging < <(go mod edit -json "${gomod}" |
+    jq -r '.Replace[]? | select(.New.Path | startswith("./staging/")) | .Old.Path')
+  ((${#staging[@]} > 0)) || die "found no ./staging replacements in ${gomod}"
+  log "k8s.io/kubernetes@${KUBE_VERSION} has ${#staging[@]} staging modules; replacing them with their ${STAGING_VERSION} releases"
+
+  # The main module's godebug settings decide the binary's GODEBUG defaults;
+  # carry over the ones upstream builds with.
+  local -a godebug
+  mapfile -t godebug < <(go mod edit -json "${gomod}" | jq -r '.GoDebug[]? | "\(.Key)=\(.Value)"')
+
+  local mod="${BUILD_DIR}/kube-apiserver-${KUBE_VERSION}"
+  new_build_module "${mod}" "watch-doctor.invalid/e2e-build/kube-apiserver"
+  local -a edits=("-require=k8s.io/kubernetes@${KUBE_VERSION}")
+  local m g
+  for m in "${staging[@]}"; do
+    edits+=("-replace=${m}=${m}@${STAGING_VERSION}")
+  done
+  for g in "${godebug[@]}"; do
+    edits+=("-godebug=${g}")
+  done
+  (cd "${mod}" && go mod edit "${edits[@]}")
+
+  local pkg="k8s.io/kubernetes/cmd/kube-apiserver"
+  local v="k8s.io/component-base/version"
+  local cv="k8s.io/client-go/pkg/version"
+  local minor="${KUBE_VERSION#v1.}"
+  minor="${minor%%.*}"
+  local ldflags="-s -w"
+  local p
+  for p in "${v}" "${cv}"; do
+    ldflags+=" -X ${p}.gitMajor=1 -X ${p}.gitMinor=${minor}"
+    ldflags+=" -X ${p}.gitVersion=${KUBE_VERSION} -X ${p}.gitCommit=${KUBE_GIT_COMMIT}"
+    ldflags+=" -X ${p}.gitTreeState=clean -X ${p}.buildDate=${KUBE_BUILD_DATE}"
+  done
+
+  log "resolving dependencies of ${pkg} in ${mod}"
+  (cd "${mod}" && go get "${pkg}@${KUBE_VERSION}" >&2 2>&1)
+  log "building ${pkg} (takes several minutes on a cold cache)"
+  (cd "${mod}" && CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" \
+    -o "${mod}/kube-apiserver" "${pkg}")
+  install_binary "${mod}/kube-apiserver" "${dest}"
+  log "kube-apiserver built in $((SECONDS - start))s"
+}
+
+build_etcd() {
+  local dest="${BIN_DIR}/etcd-${ETCD_VERSION}"
+  if [[ -x "${dest}" && "${E2E_REBUILD:-0}" != 1 ]]; then
+    log "cached: ${dest}"
+    return
+  fi
+  local start=${SECONDS}
+  # go.etcd.io/etcd/server/v3 is itself the etcd main package (main.go calls
+  # etcdmain.Main). Its go.mod replaces its sibling modules with relative
+  # directories, so `go install pkg@version` refuses it; build it from a
+  # throwaway module instead, where the siblings resolve to their releases.
+  local pkg="go.etcd.io/etcd/server/v3"
+  local mod="${BUILD_DIR}/etcd-${ETCD_VERSION}"
+  new_build_module "${mod}" "watch-doctor.invalid/e2e-build/etcd"
+  log "resolving dependencies of ${pkg}@${ETCD_VERSION} in ${mod}"
+  (cd "${mod}" && go get "${pkg}@${ETCD_VERSION}" >&2 2>&1)
+  log "building ${pkg}"
+  (cd "${mod}" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
+    -o "${mod}/etcd" "${pkg}")
+  install_binary "${mod}/etcd" "${dest}"
+  log "etcd built in $((SECONDS - start))s"
+}
+
+main() {
+  mkdir -p "${BIN_DIR}" "${BUILD_DIR}"
+  # One build at a time per cache (two test runs started together would
+  # otherwise both build into the same directories).
+  exec 9>"${CACHE}/.build.lock"
+  if command -v flock >/dev/null; then
+    flock 9
+  fi
+  log "cache: ${CACHE} ($(go version))"
+  build_etcd
+  build_kube_apiserver
+  printf 'KUBE_APISERVER_BIN=%q\n' "${BIN_DIR}/kube-apiserver-${KUBE_VERSION}"
+  printf 'ETCD_BIN=%q\n' "${BIN_DIR}/etcd-${ETCD_VERSION}"
+}
+
+main "$@"

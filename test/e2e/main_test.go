@@ -1,0 +1,205 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
+	"github.com/watch-doctor/watch-doctor/test/e2e/workload"
+)
+
+// Environment variables the suite reads (test/e2e/run.sh passes them through).
+const (
+	// envPods overrides the number of pods in namespace rand2 (default 2000).
+	envPods = "E2E_PODS"
+	// envPacedInterval overrides the paced reader's pause between two
+	// reads, as a Go duration (default 400ms).
+	envPacedInterval = "E2E_PACED_INTERVAL"
+	// envKeep keeps the cluster's directory (logs, kubeconfigs) after a
+	// successful run; it is always kept after a failure.
+	envKeep = "E2E_KEEP"
+)
+
+// suite holds what the tests of this package share: one cluster, started by
+// the first test that needs it, and one reproduction workload on it. Both are
+// torn down by TestMain after the last test.
+var suite struct {
+	dir string
+
+	clusterOnce sync.Once
+	cluster     *cluster.Cluster
+	clusterErr  error
+
+	reproOnce sync.Once
+	repro     *reproEnv
+	reproErr  error
+}
+
+func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
+
+func runSuite(m *testing.M) int {
+	// Missing binaries fail the run (never a skip): a green e2e run must
+	// mean the reproduction was seen on a real API server.
+	if _, _, err := cluster.BinariesFromEnv(); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "watch-doctor-e2e-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+		return 1
+	}
+	suite.dir = dir
+
+	code := m.Run()
+
+	if r := suite.repro; r != nil {
+		r.stop()
+	}
+	if c := suite.cluster; c != nil {
+		fmt.Fprintf(os.Stderr, "e2e: memory at teardown: %s\n", c.MemoryUsage())
+		if err := c.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: stop cluster: %v\n", err)
+			code = 1
+		}
+	}
+	if code != 0 || os.Getenv(envKeep) != "" {
+		fmt.Fprintf(os.Stderr, "e2e: cluster files and logs kept in %s\n", dir)
+	} else if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: remove %s: %v\n", dir, err)
+	}
+	return code
+}
+
+// sharedCluster returns the package's cluster, starting it on first use. A
+// failed start fails every test that asks for it.
+func sharedCluster(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	first := false
+	suite.clusterOnce.Do(func() {
+		first = true
+		began := time.Now()
+		suite.cluster, suite.clusterErr = cluster.Start(context.Background(), cluster.Options{
+			Dir:  suite.dir,
+			Logf: func(format string, args ...any) { t.Logf("cluster: "+format, args...) },
+		})
+		if suite.clusterErr == nil {
+			t.Logf("cluster started in %v", time.Since(began).Round(time.Millisecond))
+		}
+	})
+	if err := suite.clusterErr; err != nil {
+		if !first {
+			msg, _, _ := strings.Cut(err.Error(), "\n")
+			t.Fatalf("start cluster failed in an earlier test: %s", msg)
+		}
+		t.Fatalf("start cluster: %v", err)
+	}
+	return suite.cluster
+}
+
+// reproEnv is the issue 131721 reproduction running on the shared cluster.
+type reproEnv struct {
+	cluster *cluster.Cluster
+	pods    workload.PodsOptions
+	// clientsStarted is when the three watchers opened their watches.
+	clientsStarted time.Time
+
+	slowInformer  *workload.Watcher
+	pacedReader   *workload.Watcher
+	healthyClient *workload.Watcher
+	cancel        context.CancelFunc
+}
+
+func (r *reproEnv) stop() {
+	r.cancel()
+	workload.StopAll(r.slowInformer, r.pacedReader, r.healthyClient)
+}
+
+// sharedRepro returns the reproduction workload, creating the pods and
+// starting the three watch clients on first use. The clients keep running
+// until TestMain tears the suite down, so later tests (the plugin's) see the
+// stuck watch too, older.
+func sharedRepro(t *testing.T) *reproEnv {
+	t.Helper()
+	c := sharedCluster(t)
+	suite.reproOnce.Do(func() { suite.repro, suite.reproErr = startRepro(t, c) })
+	if suite.reproErr != nil {
+		t.Fatalf("start reproduction workload: %v", suite.reproErr)
+	}
+	return suite.repro
+}
+
+func startRepro(t *testing.T, c *cluster.Cluster) (*reproEnv, error) {
+	pods := workload.DefaultPodsOptions()
+	if v := os.Getenv(envPods); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("$%s=%q: want a positive number of pods", envPods, v)
+		}
+		pods.Count = n
+	}
+	interval := 400 * time.Millisecond
+	if v := os.Getenv(envPacedInterval); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("$%s=%q: want a positive Go duration such as 400ms", envPacedInterval, v)
+		}
+		interval = d
+	}
+
+	cfg, err := c.RESTConfig(cluster.UserAdmin)
+	if err != nil {
+		return nil, err
+	}
+	// The default client-side limit (5 QPS) would take minutes for 2000
+	// pods; the 16 workers are the politeness.
+	cfg.QPS, cfg.Burst = 500, 500
+	admin, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	if err := workload.CreatePods(context.Background(), admin, pods); err != nil {
+		return nil, err
+	}
+	t.Logf("created %d pods of %d B in namespace %q in %v", pods.Count, pods.AnnotationBytes, pods.Namespace,
+		time.Since(began).Round(time.Millisecond))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &reproEnv{cluster: c, pods: pods, cancel: cancel, clientsStarted: time.Now()}
+	for _, w := range []struct {
+		user  string
+		dst   **workload.Watcher
+		start func(context.Context, *rest.Config) (*workload.Watcher, error)
+	}{
+		{cluster.UserSlowInformer, &r.slowInformer, func(ctx context.Context, cfg *rest.Config) (*workload.Watcher, error) {
+			return workload.StartSlowInformer(ctx, cfg, pods.Namespace)
+		}},
+		{cluster.UserPacedReader, &r.pacedReader, func(ctx context.Context, cfg *rest.Config) (*workload.Watcher, error) {
+			return workload.StartPacedReader(ctx, cfg, pods.Namespace, interval)
+		}},
+		{cluster.UserHealthyClient, &r.healthyClient, func(ctx context.Context, cfg *rest.Config) (*workload.Watcher, error) {
+			return workload.StartHealthyClient(ctx, cfg, pods.Namespace)
+		}},
+	} {
+		cfg, err := c.RESTConfig(w.user)
+		if err == nil {
+			*w.dst, err = w.start(ctx, cfg)
+		}
+		if err != nil {
+			r.stop()
+			return nil, err
+		}
+	}
+	t.Logf("started watchers %s, %s (every %v) and %s", r.slowInformer.Name(), r.pacedReader.Name(), interval, r.healthyClient.Name())
+	return r, nil
+}

@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
+)
+
+// envPluginBin names the built kubectl-watch_doctor binary the plugin tests
+// run (the Makefile's e2e target sets it).
+const envPluginBin = "WATCH_DOCTOR_BIN"
+
+// pluginResult is what one run of the plugin produced.
+type pluginResult struct {
+	Stdout, Stderr string
+	ExitCode       int
+}
+
+// runPlugin runs $WATCH_DOCTOR_BIN with args as user against c (KUBECONFIG
+// points at user's kubeconfig), bounded by two minutes. A test that calls it
+// fails when $WATCH_DOCTOR_BIN is unset or the binary cannot be started; a
+// non-zero exit is reported in ExitCode, not as a failure.
+//
+// Typical use, next to the reproduction the suite keeps running:
+//
+//	r := sharedRepro(t)
+//	res := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "--output", "json")
+func runPlugin(t *testing.T, c *cluster.Cluster, user string, args ...string) pluginResult {
+	t.Helper()
+	bin := os.Getenv(envPluginBin)
+	if bin == "" {
+		t.Fatalf("$%s is not set: build the plugin (make build) and export %s=/path/to/kubectl-watch_doctor, or run `make e2e`",
+			envPluginBin, envPluginBin)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig(user))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := pluginResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		res.ExitCode = exitErr.ExitCode()
+	case err != nil:
+		t.Fatalf("run %s %q: %v\nstderr:\n%s", bin, args, err, res.Stderr)
+	}
+	t.Logf("%s %q as %q: exit %d", bin, args, user, res.ExitCode)
+	return res
+}

@@ -1,0 +1,321 @@
+package e2e
+
+// Tests of the built plugin binary against the real cluster, with the
+// reproduction of kubernetes issue 131721 running: slow-informer stuck in
+// its initial-events replay, paced-reader slow but progressing,
+// healthy-client streaming.
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+
+	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
+	"github.com/watch-doctor/watch-doctor/test/e2e/probe"
+)
+
+// pluginInterval keeps two samples short; the real minute is waited for
+// once, by stuckForAMinute.
+const pluginInterval = "15s"
+
+type report struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	APIServers []struct {
+		Name  string   `json:"name"`
+		Notes []string `json:"notes"`
+	} `json:"apiservers"`
+	Findings []struct {
+		Type           string  `json:"type"`
+		Severity       string  `json:"severity"`
+		APIServer      string  `json:"apiserver"`
+		Phase          string  `json:"phase"`
+		BlockedMinutes *int    `json:"blockedMinutes"`
+		GoroutineIDs   []int64 `json:"goroutineIDs"`
+		Client         *struct {
+			User, Verb, Path, Namespace, Resource, PriorityLevel, FlowSchema, Match string
+			Seats                                                                   int
+		} `json:"client"`
+	} `json:"findings"`
+	Summary struct {
+		StuckWatches int `json:"stuckWatches"`
+		SlowWatches  int `json:"slowWatches"`
+		Goroutines   int `json:"goroutines"`
+	} `json:"summary"`
+	Errors []string `json:"errors"`
+}
+
+func decode(t *testing.T, res pluginResult) report {
+	t.Helper()
+	var r report
+	if err := json.Unmarshal([]byte(res.Stdout), &r); err != nil {
+		t.Fatalf("decoding the report: %v\nstdout:\n%s\nstderr:\n%s", err, res.Stdout, res.Stderr)
+	}
+	if r.APIVersion != "watchdoctor/v1alpha1" || r.Kind != "Report" {
+		t.Fatalf("apiVersion/kind = %q/%q", r.APIVersion, r.Kind)
+	}
+	return r
+}
+
+var stuckOnce struct {
+	sync.Once
+	err error
+}
+
+// stuckForAMinute waits, once per suite, until the real API server shows
+// slow-informer's watcher blocked for a full minute ("[select, 1
+// minutes]"), so the plugin sees a real wait, not a simulated one.
+func stuckForAMinute(t *testing.T, r *reproEnv) {
+	t.Helper()
+	stuckOnce.Do(func() {
+		admin := clientsetFor(t, r.cluster, cluster.UserAdmin).Discovery().RESTClient()
+		ctx, cancel := context.WithDeadline(context.Background(), r.clientsStarted.Add(5*time.Minute))
+		defer cancel()
+		stuckOnce.err = wait.PollUntilContextCancel(ctx, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+			gs, err := goroutines(ctx, admin)
+			if err != nil {
+				return false, err
+			}
+			for _, g := range probe.InitialEventsSenders(gs) {
+				if g.WaitMinutes >= 1 {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	})
+	if stuckOnce.err != nil {
+		t.Fatalf("slow-informer's watcher never showed a one-minute wait: %v", stuckOnce.err)
+	}
+}
+
+// instanceAddress is the API server's own host:port, which the tests pass
+// with --apiserver: an EndpointSlice cannot advertise a loopback address
+// (the API server rejects it), so discovery cannot find a loopback instance.
+func instanceAddress(t *testing.T, c *cluster.Cluster) string {
+	t.Helper()
+	u, err := url.Parse(c.Server())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort(u.Hostname(), u.Port())
+}
+
+var sliceOnce sync.Once
+
+// publishUnreachableEndpointSlice writes the default/kubernetes
+// EndpointSlice a managed cluster would show: an instance address the
+// client cannot reach (192.0.2.10, TEST-NET-1), so the plugin must fall
+// back to the kubeconfig host and say so.
+func publishUnreachableEndpointSlice(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	u, err := url.Parse(c.Server())
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	sliceOnce.Do(func() {
+		cs := clientsetFor(t, c, cluster.UserAdmin)
+		es := &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: "kubernetes", Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"192.0.2.10"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(int32(port))}},
+		}
+		_, err := cs.DiscoveryV1().EndpointSlices("default").Create(context.Background(), es, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("creating the default/kubernetes EndpointSlice: %v", err)
+		}
+	})
+}
+
+// checkVerdicts asserts what the issue asks of a report of the
+// reproduction: exactly one StuckInitialEvents naming slow-informer, pods
+// in rand2; paced-reader never stuck; healthy-client no finding.
+func checkVerdicts(t *testing.T, r report) {
+	t.Helper()
+	stuck := 0
+	for _, f := range r.Findings {
+		user := ""
+		if f.Client != nil {
+			user = f.Client.User
+		}
+		switch {
+		case f.Type == "StuckInitialEvents":
+			stuck++
+			if f.Client == nil || f.Client.User != "slow-informer" || f.Client.Namespace != "rand2" || f.Client.Resource != "pods" {
+				t.Errorf("stuck finding names %+v, want slow-informer, pods in rand2", f.Client)
+			}
+			if f.BlockedMinutes == nil || *f.BlockedMinutes < 1 {
+				t.Errorf("stuck finding blocked %v minutes, want >= 1", f.BlockedMinutes)
+			}
+			if len(f.GoroutineIDs) != 3 {
+				t.Errorf("stuck finding links %v, want the watcher, handler and APF goroutines", f.GoroutineIDs)
+			}
+		case user == "healthy-client":
+			t.Errorf("healthy-client has a finding: %+v", f)
+		}
+		if user == "paced-reader" && f.Type != "SlowInitialEvents" {
+			t.Errorf("paced-reader reported as %s, want SlowInitialEvents (never stuck)", f.Type)
+		}
+	}
+	if stuck != 1 {
+		t.Errorf("%d StuckInitialEvents findings, want exactly 1:\n%+v", stuck, r.Findings)
+	}
+}
+
+func TestPluginDiagnose(t *testing.T) {
+	r := sharedRepro(t)
+	stuckForAMinute(t, r)
+	addr := instanceAddress(t, r.cluster)
+
+	res := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "diagnose", "--apiserver", addr, "--interval", pluginInterval, "-o", "json")
+	if res.ExitCode != 1 {
+		t.Fatalf("exit %d, want 1 (a critical finding)\nstderr:\n%s", res.ExitCode, res.Stderr)
+	}
+	if res.Stderr != "" {
+		t.Errorf("-o json must keep stderr quiet, got:\n%s", res.Stderr)
+	}
+	rep := decode(t, res)
+	checkVerdicts(t, rep)
+	if len(rep.APIServers) != 1 || rep.APIServers[0].Name != addr {
+		t.Errorf("apiservers = %+v, want the discovered instance %s", rep.APIServers, addr)
+	}
+	for _, n := range rep.APIServers[0].Notes {
+		if strings.Contains(n, "not pinned") {
+			t.Errorf("the instance was not pinned: %q", n)
+		}
+	}
+	t.Logf("diagnose -o json:\n%s", res.Stdout)
+
+	table := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "--apiserver", addr, "--samples", "1")
+	if table.ExitCode != 1 || !strings.Contains(table.Stdout, "StuckInitialEvents   slow-informer   watch /api/v1/namespaces/rand2/pods") {
+		t.Errorf("bare command (= diagnose) table, exit %d:\n%s\nstderr:\n%s", table.ExitCode, table.Stdout, table.Stderr)
+	}
+	t.Logf("kubectl watch-doctor --samples 1:\n%s\nstderr:\n%s", table.Stdout, table.Stderr)
+}
+
+func TestPluginFallsBackWhenInstancesAreUnreachable(t *testing.T) {
+	r := sharedRepro(t)
+	stuckForAMinute(t, r)
+	publishUnreachableEndpointSlice(t, r.cluster)
+	res := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "diagnose", "--samples", "1", "-o", "json")
+	if res.ExitCode != 1 {
+		t.Fatalf("exit %d, want 1\nstderr:\n%s", res.ExitCode, res.Stderr)
+	}
+	rep := decode(t, res)
+	checkVerdicts(t, rep)
+	var w struct {
+		Warnings []string `json:"warnings"`
+	}
+	json.Unmarshal([]byte(res.Stdout), &w)
+	all := strings.Join(w.Warnings, "\n")
+	if !strings.Contains(all, "none of the 1 API server instances is reachable directly") || !strings.Contains(all, "reading through the kubeconfig host "+instanceAddress(t, r.cluster)) {
+		t.Errorf("the report does not say it fell back to the kubeconfig host:\n%s", all)
+	}
+}
+
+func TestPluginWithoutDebugRules(t *testing.T) {
+	r := sharedRepro(t)
+	res := runPlugin(t, r.cluster, cluster.UserNoDebug, "diagnose", "--samples", "1")
+	if res.ExitCode != 2 {
+		t.Fatalf("exit %d, want 2\nstderr:\n%s", res.ExitCode, res.Stderr)
+	}
+	for _, want := range []string{
+		`GET /debug/pprof/goroutine forbidden: missing RBAC rule nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
+		`GET /debug/api_priority_and_fairness/dump_requests forbidden: missing RBAC rule nonResourceURLs: ["/debug/api_priority_and_fairness/*"], verbs: ["get"]`,
+		"kind: ClusterRole",
+	} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+}
+
+func TestPluginCollectThenAnalyzeAgreesWithDiagnose(t *testing.T) {
+	r := sharedRepro(t)
+	stuckForAMinute(t, r)
+	addr := instanceAddress(t, r.cluster)
+	dir := filepath.Join(t.TempDir(), "bundle")
+	col := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "collect", "-d", dir, "--apiserver", addr, "--interval", pluginInterval)
+	if col.ExitCode != 0 {
+		t.Fatalf("collect exit %d\nstderr:\n%s", col.ExitCode, col.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
+		t.Fatalf("no manifest: %v", err)
+	}
+	off := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "analyze", dir, "-o", "json")
+	if off.ExitCode != 1 {
+		t.Fatalf("analyze exit %d\nstderr:\n%s", off.ExitCode, off.Stderr)
+	}
+	live := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "diagnose", "--apiserver", addr, "--interval", pluginInterval, "-o", "json")
+	lr, or := decode(t, live), decode(t, off)
+	checkVerdicts(t, lr)
+	checkVerdicts(t, or)
+	key := func(r report) []string {
+		var ks []string
+		for _, f := range r.Findings {
+			k := f.Type + " " + f.Phase + " " + f.APIServer
+			if f.Client != nil {
+				k += " " + f.Client.User + " " + f.Client.Path + " " + f.Client.Match
+			}
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return ks
+	}
+	if a, b := strings.Join(key(lr), "\n"), strings.Join(key(or), "\n"); a != b {
+		t.Errorf("analyze of the collected bundle disagrees with diagnose:\ndiagnose:\n%s\nanalyze:\n%s", a, b)
+	}
+}
+
+func TestPluginMetricsShowSeatsHeld(t *testing.T) {
+	r := sharedRepro(t)
+	addr := instanceAddress(t, r.cluster)
+	res := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "metrics", "--apiserver", addr, "-o", "json")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", res.ExitCode, res.Stderr)
+	}
+	var m struct {
+		Kind       string `json:"kind"`
+		APIServers []struct {
+			PriorityLevels []struct {
+				Name           string   `json:"name"`
+				ExecutingSeats *float64 `json:"executingSeats"`
+				LimitSeats     *float64 `json:"limitSeats"`
+			} `json:"priorityLevels"`
+		} `json:"apiservers"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, a := range m.APIServers {
+		for _, p := range a.PriorityLevels {
+			// The two initial-phase watches hold global-default's seats.
+			if p.Name == "global-default" && p.ExecutingSeats != nil && *p.ExecutingSeats >= 2 && p.LimitSeats != nil && *p.LimitSeats > 0 {
+				found = true
+			}
+		}
+	}
+	if m.Kind != "WatchMetrics" || !found {
+		t.Errorf("no global-default level with the stuck watches' seats:\n%s", res.Stdout)
+	}
+	table := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "metrics", "--apiserver", addr)
+	t.Logf("kubectl watch-doctor metrics:\n%s", table.Stdout)
+}

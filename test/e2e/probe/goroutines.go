@@ -1,0 +1,146 @@
+// Package probe reads the API server's debug endpoints the way the smoke test
+// needs them: goroutine dumps (debug=2) and APF request dumps. It is the
+// e2e suite's own small, independent oracle, so the suite can check the
+// reproduction without the plugin (and, later, check the plugin against it).
+package probe
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/rest"
+)
+
+// Goroutine is one goroutine of a debug=2 dump.
+type Goroutine struct {
+	ID int
+	// State is the wait reason or status, e.g. "select", "IO wait".
+	State string
+	// WaitMinutes is the "N minutes" of the header; the runtime prints it
+	// only for waits of a minute or more, so 0 means "under a minute".
+	WaitMinutes int
+	// Functions are the frames' function names, innermost first, without
+	// arguments, e.g. "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval".
+	Functions []string
+	// CreatedBy is the function of the "created by" line, if any.
+	CreatedBy string
+}
+
+var headerRE = regexp.MustCompile(`^goroutine (\d+)(?: [^\[]*)? \[(.*)\]:$`)
+
+// ParseGoroutines parses the text of /debug/pprof/goroutine?debug=2.
+func ParseGoroutines(dump string) ([]Goroutine, error) {
+	var out []Goroutine
+	var cur *Goroutine
+	sc := bufio.NewScanner(strings.NewReader(dump))
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			cur = nil
+		case strings.HasPrefix(line, "goroutine "):
+			m := headerRE.FindStringSubmatch(line)
+			if m == nil {
+				return nil, fmt.Errorf("malformed goroutine header %q", line)
+			}
+			id, _ := strconv.Atoi(m[1])
+			g := Goroutine{ID: id}
+			for i, part := range strings.Split(m[2], ", ") {
+				if i == 0 {
+					g.State = part
+					continue
+				}
+				if n, ok := strings.CutSuffix(part, " minutes"); ok {
+					g.WaitMinutes, _ = strconv.Atoi(n)
+				}
+			}
+			out = append(out, g)
+			cur = &out[len(out)-1]
+		case cur == nil, strings.HasPrefix(line, "\t"):
+			// file:line of the previous frame, or text outside a goroutine.
+		case strings.HasPrefix(line, "created by "):
+			fn := strings.TrimPrefix(line, "created by ")
+			if i := strings.Index(fn, " in goroutine "); i >= 0 {
+				fn = fn[:i]
+			}
+			cur.CreatedBy = fn
+		default:
+			if i := strings.LastIndex(line, "("); i > 0 && strings.HasSuffix(line, ")") {
+				line = line[:i]
+			}
+			cur.Functions = append(cur.Functions, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no goroutine in dump (%d bytes)", len(dump))
+	}
+	return out, nil
+}
+
+// Calls reports whether the goroutine's stack has a frame whose function ends
+// with callee, called directly from a function ending with caller.
+func (g Goroutine) Calls(caller, callee string) bool {
+	for i := 0; i+1 < len(g.Functions); i++ {
+		if strings.HasSuffix(g.Functions[i], callee) && strings.HasSuffix(g.Functions[i+1], caller) {
+			return true
+		}
+	}
+	return false
+}
+
+// String renders the goroutine's header the way the runtime prints it.
+func (g Goroutine) String() string {
+	if g.WaitMinutes > 0 {
+		return fmt.Sprintf("goroutine %d [%s, %d minutes]", g.ID, g.State, g.WaitMinutes)
+	}
+	return fmt.Sprintf("goroutine %d [%s]", g.ID, g.State)
+}
+
+// The functions of kubernetes issue 131721: the cacher's sender and, on the
+// other side of c.result, the HTTP/2 handler blocked on flow control.
+const (
+	ProcessInterval      = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval"
+	SendWatchCacheEvent  = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent"
+	WriteDataFromHandler = "golang.org/x/net/http2.(*serverConn).writeDataFromHandler"
+)
+
+// BlockedIn returns the goroutines whose innermost frame is fn.
+func BlockedIn(gs []Goroutine, fn string) []Goroutine {
+	var out []Goroutine
+	for _, g := range gs {
+		if len(g.Functions) > 0 && g.Functions[0] == fn {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// InitialEventsSenders returns the goroutines blocked sending initial events
+// to a watcher: sendWatchCacheEvent called from processInterval.
+func InitialEventsSenders(gs []Goroutine) []Goroutine {
+	var out []Goroutine
+	for _, g := range gs {
+		if g.Calls(ProcessInterval, SendWatchCacheEvent) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// GoroutineDump fetches /debug/pprof/goroutine?debug=2 through c (a
+// clientset's RESTClient, or its Discovery().RESTClient()).
+func GoroutineDump(ctx context.Context, c rest.Interface) (string, error) {
+	b, err := c.Get().AbsPath("/debug/pprof/goroutine").Param("debug", "2").DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("GET /debug/pprof/goroutine?debug=2: %w", err)
+	}
+	return string(b), nil
+}

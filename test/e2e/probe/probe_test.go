@@ -1,0 +1,150 @@
+package probe
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The testdata files are cut from shared/fixtures/kube-apiserver-v1.37.2/seed-repro/t2:
+// the APF request dump as it is, and seven whole goroutines of the debug=2
+// dump (the dumping goroutine, a healthy watcher, both initial-events
+// senders, two handlers in writeDataFromHandler, a watcher past its initial
+// events).
+
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestParseGoroutinesFixture(t *testing.T) {
+	gs, err := ParseGoroutines(readTestdata(t, "goroutine-debug2-t2-excerpt.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type summary struct {
+		ID          int
+		State       string
+		WaitMinutes int
+		Top         string
+		CreatedBy   string
+	}
+	var got []summary
+	for _, g := range gs {
+		got = append(got, summary{g.ID, g.State, g.WaitMinutes, g.Functions[0], g.CreatedBy})
+	}
+	const (
+		cacher = "k8s.io/apiserver/pkg/storage/cacher."
+		write  = "golang.org/x/net/http2.(*serverConn).writeDataFromHandler"
+		h2     = "golang.org/x/net/http2.(*serverConn).scheduleHandler"
+	)
+	want := []summary{
+		{72616, "running", 0, "runtime/pprof.writeGoroutineStacks", h2},
+		{3151, "select", 2, cacher + "(*cacheWatcher).process", cacher + "(*Cacher).Watch"},
+		{33542, "select", 0, write, h2},
+		{33545, "select", 0, SendWatchCacheEvent, cacher + "(*Cacher).Watch"},
+		{33988, "select", 2, SendWatchCacheEvent, cacher + "(*Cacher).Watch"},
+		{33855, "select", 2, write, h2},
+		{34633, "select", 0, cacher + "(*cacheWatcher).process", cacher + "(*Cacher).Watch"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseGoroutines mismatch (-want +got):\n%s", diff)
+	}
+
+	var senders []int
+	for _, g := range InitialEventsSenders(gs) {
+		senders = append(senders, g.ID)
+	}
+	if diff := cmp.Diff([]int{33545, 33988}, senders); diff != "" {
+		t.Errorf("InitialEventsSenders mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseGoroutinesHeaders(t *testing.T) {
+	tests := []struct {
+		name   string
+		header string
+		want   Goroutine
+	}{
+		{"plain", "goroutine 1 [running]:", Goroutine{ID: 1, State: "running"}},
+		{"minutes", "goroutine 7 [select, 12 minutes]:", Goroutine{ID: 7, State: "select", WaitMinutes: 12}},
+		{"locked", "goroutine 9 [syscall, 3 minutes, locked to thread]:", Goroutine{ID: 9, State: "syscall", WaitMinutes: 3}},
+		{"parenthesised state", "goroutine 4 [chan receive (nil chan)]:", Goroutine{ID: 4, State: "chan receive (nil chan)"}},
+		{"GOTRACEBACK=system", "goroutine 5 gp=0xc000007c00 m=nil [IO wait, 1 minutes]:", Goroutine{ID: 5, State: "IO wait", WaitMinutes: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gs, err := ParseGoroutines(tt.header + "\nmain.f(0x1)\n\t/x/main.go:3 +0x1\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.want.Functions = []string{"main.f"}
+			if diff := cmp.Diff([]Goroutine{tt.want}, gs); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseGoroutinesInvalid(t *testing.T) {
+	for name, dump := range map[string]string{
+		"empty":            "",
+		"not a dump":       "<html>forbidden</html>\n",
+		"malformed header": "goroutine x [running]:\nmain.f()\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if gs, err := ParseGoroutines(dump); err == nil {
+				t.Errorf("ParseGoroutines(%q) = %v, want an error", dump, gs)
+			}
+		})
+	}
+}
+
+func TestParseAPFRequestsFixture(t *testing.T) {
+	got, err := ParseAPFRequests(readTestdata(t, "apf-requests-t2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch := func(user, queue string) APFRequest {
+		return APFRequest{
+			PriorityLevel: "global-default", FlowSchema: "global-default", RequestIndexInQueue: queue,
+			InitialSeats: "1", UserName: user, Verb: "watch",
+			APIPath: "/api/v1/namespaces/rand2/pods", Namespace: "rand2", Resource: "pods",
+		}
+	}
+	want := []APFRequest{
+		{
+			PriorityLevel: "exempt", FlowSchema: "exempt", RequestIndexInQueue: "-1", InitialSeats: "1",
+			UserName: "admin", Verb: "get", APIPath: "/debug/api_priority_and_fairness/dump_requests",
+		},
+		watch("slow-informer", "-1"),
+		watch("paced-reader", "-1"),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseAPFRequests mismatch (-want +got):\n%s", diff)
+	}
+	for _, r := range got {
+		if !r.Executing() {
+			t.Errorf("%s %s: Executing() = false, want true", r.UserName, r.Verb)
+		}
+	}
+}
+
+func TestParseAPFRequestsInvalid(t *testing.T) {
+	for name, dump := range map[string]string{
+		"empty":      "",
+		"no details": "PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime, InitialSeats, FinalSeats, AdditionalLatency, StartTime\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if rs, err := ParseAPFRequests(dump); err == nil {
+				t.Errorf("ParseAPFRequests(%q) = %v, want an error", dump, rs)
+			}
+		})
+	}
+}
