@@ -38,7 +38,10 @@ type Capture struct {
 	Requests *apf.Requests
 	Levels   []apf.PriorityLevel
 	Metrics  *metrics.Snapshot
-	Version  string
+	// MetricsSample is the parsed /metrics the snapshot came from, for
+	// callers that read families the watch model does not keep.
+	MetricsSample *metrics.Sample
+	Version       string
 
 	files map[Kind]string
 	notes []string
@@ -285,7 +288,7 @@ func (c *Capture) Read(kind Kind, name string, r io.Reader) error {
 		if err != nil {
 			return err
 		}
-		c.Metrics = metrics.Extract(s)
+		c.Metrics, c.MetricsSample = metrics.Extract(s), s
 	case KindVersion:
 		v, err := readVersion(r)
 		if err != nil {

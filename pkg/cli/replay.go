@@ -14,7 +14,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
-	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
 	"github.com/watch-doctor/watch-doctor/pkg/replay/upstream"
 	"github.com/watch-doctor/watch-doctor/pkg/report"
@@ -184,8 +183,9 @@ func loadScenario(name string) (*replay.Scenario, error) {
 	return replay.Builtin(name)
 }
 
-// scenarioFromDir reads a bundle directory: its metrics and a diagnosis,
-// either an analyze -o json report found in it or one made from its dumps.
+// scenarioFromDir reads a bundle directory (any layout analyze reads): the
+// metrics of its latest capture, and a diagnosis, either an analyze -o json
+// report at its top level or one made from its dumps.
 func scenarioFromDir(dir string) (*replay.Scenario, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -206,22 +206,25 @@ func scenarioFromDir(dir string) (*replay.Scenario, error) {
 			if json.Unmarshal(data, &r) == nil && r.Kind == watches.KindReport {
 				ev.Report = &r
 			}
-			continue
-		}
-		kind, br, err := bundle.Open(bytes.NewReader(data))
-		if err != nil || kind != bundle.KindMetrics {
-			continue
-		}
-		if ev.Metrics, err = metrics.Parse(br, path); err != nil {
-			return nil, fmt.Errorf("reading metrics %q: %w", path, err)
 		}
 	}
-	if ev.Report == nil {
-		loaded, err := bundle.Load([]string{dir}, bundle.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("reading bundle --from %q: %w", dir, err)
+	loaded, err := bundle.Load([]string{dir}, bundle.Options{})
+	if err != nil && ev.Report == nil {
+		return nil, fmt.Errorf("reading bundle --from %q: %w", dir, err)
+	}
+	if loaded != nil {
+		var latest *bundle.Capture
+		for _, c := range loaded.Captures {
+			if c.MetricsSample != nil && (latest == nil || !c.CapturedAt.Before(latest.CapturedAt)) {
+				latest = c
+			}
 		}
-		ev.Report = watches.Diagnose(loaded.Servers(), watches.Options{})
+		if latest != nil {
+			ev.Metrics = latest.MetricsSample
+		}
+		if ev.Report == nil {
+			ev.Report = watches.Diagnose(loaded.Servers(), watches.Options{})
+		}
 	}
 	sc, err := replay.Derive(ev)
 	if err != nil {
@@ -339,4 +342,3 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	}
 	return nil
 }
-

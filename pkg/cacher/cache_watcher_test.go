@@ -1,0 +1,255 @@
+package cacher
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// TestStallTimeout checks the patch on a fake clock: the timer is reset by
+// every successful send, acts only in the initial phase, and does nothing
+// at 0.
+func TestStallTimeout(t *testing.T) {
+	type want struct {
+		phase     Phase
+		stalled   bool
+		stalledAt time.Duration // since the watch started; 0 if not stalled
+		events    int
+	}
+	tests := []struct {
+		name  string
+		stall time.Duration
+		// every reads one event every that often, for reads times; then
+		// the consumer stops reading.
+		every time.Duration
+		reads int
+		// streaming watches start after the initial events.
+		streaming bool
+		runFor    time.Duration
+		want      want
+	}{{
+		name:  "progressing slower than the timeout in total, faster per event: never stopped",
+		stall: 30 * time.Second, every: 20 * time.Second, reads: 100, runFor: 40 * time.Minute,
+		want: want{phase: PhaseStreaming, events: 41},
+	}, {
+		name:  "stops reading: stopped StallTimeout after the last successful send",
+		stall: 30 * time.Second, every: 20 * time.Second, reads: 3, runFor: 10 * time.Minute,
+		// 10 buffered at start, one send per read at 20s, 40s, 60s; the
+		// last send at 60s, so stopped at 90s.
+		want: want{phase: PhaseDone, stalled: true, stalledAt: 90 * time.Second, events: 3},
+	}, {
+		name:  "no effect at 0: blocked for the whole hour",
+		stall: 0, every: 20 * time.Second, reads: 3, runFor: time.Hour,
+		want: want{phase: PhaseInitial, events: 3},
+	}, {
+		name:  "no effect in the streaming phase",
+		stall: 30 * time.Second, every: 20 * time.Second, reads: 0, streaming: true, runFor: time.Hour,
+		want: want{phase: PhaseStreaming},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := objects("ns", 40, 1000, 100)
+			f := newFixture(t, tt.stall, objs)
+			opts := WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true}
+			if tt.streaming {
+				opts.SendInitialEvents = sendInitialEvents(false)
+			}
+			cs := f.watch(opts)
+			if tt.streaming {
+				// Fill result (10) and leave the input room so that the
+				// dispatcher never has to close it: the watcher is blocked
+				// sending in process.
+				for i := 0; i < 15; i++ {
+					f.update(objs[i])
+				}
+			}
+			start := f.clock.Now()
+			var stalledAt time.Duration
+			reads := 0
+			for elapsed := time.Duration(0); elapsed < tt.runFor; elapsed += time.Second {
+				if reads < tt.reads && elapsed > 0 && elapsed%tt.every == 0 {
+					reads += cs.take(1)
+				}
+				f.step(time.Second)
+				if info := cs.w.Info(); info.Stalled && stalledAt == 0 {
+					stalledAt = f.clock.Now().Sub(start)
+				}
+			}
+			info := cs.w.Info()
+			got := want{phase: info.Phase, stalled: info.Stalled, stalledAt: stalledAt, events: len(cs.events)}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+			wantStalled := int64(0)
+			if tt.want.stalled {
+				wantStalled = 1
+			}
+			if got := f.c.Counters().StalledWatchers; got != wantStalled {
+				t.Errorf("StalledWatchers = %d, want %d", got, wantStalled)
+			}
+		})
+	}
+}
+
+// TestStallReleasesAPFSeats checks that a stopped watcher counts as
+// initialized, and that the result channel is closed behind what it holds.
+func TestStallReleasesAPFSeats(t *testing.T) {
+	f := newFixture(t, 30*time.Second, objects("ns", 40, 1000, 100))
+	cs := f.watch(WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true})
+	if cs.inited.Load() != 0 {
+		t.Fatal("initialized before its initial events were sent")
+	}
+	f.step(30 * time.Second)
+	if got := cs.inited.Load() - 1; got != int64(30*time.Second) {
+		t.Errorf("initialized at %v, want 30s", time.Duration(got))
+	}
+	if n := cs.take(100); n != 10 {
+		t.Errorf("took %d buffered events after the stop, want the 10 of the result channel", n)
+	}
+	if !cs.closed {
+		t.Error("result channel not closed after a stop")
+	}
+}
+
+// TestDispatcherClosesWatchers checks how the dispatcher ends a watcher
+// whose input channel is full (cache_watcher.go add): outright when the
+// watcher is streaming or waits for no bookmark, draining (its goroutine
+// stays blocked on result) when it holds the bookmark its client waits for.
+func TestDispatcherClosesWatchers(t *testing.T) {
+	tests := []struct {
+		name string
+		opts WatchOptions
+		// takeInitial reads the initial events first (and the bookmark).
+		takeInitial bool
+		wantPhase   Phase
+	}{{
+		name:        "streaming watcher that stopped reading: closed, goroutine gone",
+		opts:        WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true},
+		takeInitial: true,
+		wantPhase:   PhaseDone,
+	}, {
+		name:      "legacy resourceVersion=0 stuck in its initial events: closed, goroutine gone",
+		opts:      WatchOptions{Namespace: "ns", ResourceVersion: "0"},
+		wantPhase: PhaseDone,
+	}, {
+		name:      "watch-list stuck in its initial events holding its bookmark: drained, goroutine stays blocked",
+		opts:      WatchOptions{Namespace: "ns", ResourceVersion: "0", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true},
+		wantPhase: PhaseInitial,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := objects("ns", 40, 1000, 100)
+			f := newFixture(t, 0, objs)
+			cs := f.watch(tt.opts)
+			if tt.takeInitial {
+				if n := cs.take(100); n != 41 {
+					t.Fatalf("took %d initial events and bookmark, want 41", n)
+				}
+			}
+			// One second lets the dispatcher hand the watcher its bookmark.
+			f.step(time.Second)
+			// 10 fill result (streaming), 10 the input, the next one closes.
+			for i := 0; i < 30 && cs.w.Info().Phase == tt.opts.phaseBefore(tt.takeInitial); i++ {
+				f.update(objs[i])
+				if f.c.Counters().TerminatedWatchers > 0 {
+					break
+				}
+			}
+			if got := f.c.Counters().TerminatedWatchers; got != 1 {
+				t.Fatalf("TerminatedWatchers = %d, want 1", got)
+			}
+			f.step(time.Hour)
+			if got := cs.phase(); got != tt.wantPhase {
+				t.Errorf("phase after an hour = %s, want %s", got, tt.wantPhase)
+			}
+		})
+	}
+}
+
+func (o WatchOptions) phaseBefore(initialTaken bool) Phase {
+	if initialTaken {
+		return PhaseStreaming
+	}
+	return PhaseInitial
+}
+
+// TestInitialEventsEndBookmark checks what a watch-list client gets: the
+// initial events, then one bookmark annotated as their end, then changes;
+// and that a legacy watch gets no such bookmark.
+func TestInitialEventsEndBookmark(t *testing.T) {
+	tests := []struct {
+		name string
+		opts WatchOptions
+		want []string
+	}{{
+		name: "watch-list",
+		opts: WatchOptions{SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true},
+		want: []string{"ADDED ns/pod-0000", "ADDED ns/pod-0001", "BOOKMARK 101 end", "MODIFIED ns/pod-0000"},
+	}, {
+		name: "legacy resourceVersion=0",
+		opts: WatchOptions{ResourceVersion: "0"},
+		want: []string{"ADDED ns/pod-0000", "ADDED ns/pod-0001", "MODIFIED ns/pod-0000"},
+	}, {
+		name: "changes only",
+		opts: WatchOptions{SendInitialEvents: sendInitialEvents(false)},
+		want: []string{"MODIFIED ns/pod-0000"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := objects("ns", 2, 10, 100)
+			f := newFixture(t, 0, objs)
+			cs := f.watch(tt.opts)
+			f.update(objs[0])
+			cs.take(100)
+			var got []string
+			for _, ev := range cs.events {
+				o := ev.Object.(*Object)
+				if ev.Type == watch.Bookmark {
+					s := "BOOKMARK " + strconv.FormatUint(o.ResourceVersion, 10)
+					if o.InitialEventsEnd {
+						s += " end"
+					}
+					got = append(got, s)
+					continue
+				}
+				got = append(got, string(ev.Type)+" "+o.Namespace+"/"+o.Name)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPeriodicBookmarks checks that a streaming watcher that asked for
+// bookmarks gets one a minute once the resource version moved past its
+// start (cache_watcher.go:552 sends none at its own start version), and
+// one that did not ask gets none.
+func TestPeriodicBookmarks(t *testing.T) {
+	for _, allow := range []bool{true, false} {
+		objs := objects("ns", 2, 10, 100)
+		f := newFixture(t, 0, objs)
+		cs := f.watch(WatchOptions{SendInitialEvents: sendInitialEvents(false), AllowWatchBookmarks: allow})
+		f.update(objs[0])
+		for i := 0; i < 5*60; i++ {
+			f.step(time.Second)
+			cs.take(10)
+		}
+		bookmarks := 0
+		for _, ev := range cs.events {
+			if ev.Type == watch.Bookmark {
+				bookmarks++
+			}
+		}
+		want := 0
+		if allow {
+			want = 5
+		}
+		if bookmarks != want {
+			t.Errorf("allowWatchBookmarks=%v: %d bookmarks in 5 minutes, want %d", allow, bookmarks, want)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package cacher
+
+import (
+	"bytes"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQuiescentAgreesWithGoroutineDump cross-checks the accounting: each
+// time the cache says it is quiescent, a goroutine dump (a stop-the-world
+// snapshot) must show none of its goroutines running or runnable.
+func TestQuiescentAgreesWithGoroutineDump(t *testing.T) {
+	objs := objects("ns", 300, 100, 100)
+	f := newFixture(t, 30*time.Second, objs)
+	var watchers []*consumer
+	for i := 0; i < 6; i++ {
+		opts := WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(i%2 == 0), AllowWatchBookmarks: true}
+		watchers = append(watchers, f.watch(opts))
+	}
+	buf := make([]byte, 1<<20)
+	checked := 0
+	for round := 0; round < 60; round++ {
+		for i, cs := range watchers {
+			if i%3 != 2 { // two in three keep reading
+				cs.take(25)
+			}
+		}
+		f.update(objs[round%len(objs)])
+		f.step(time.Second)
+		if !f.c.Quiescent() {
+			t.Fatal("not quiescent after settle")
+		}
+		dump := buf[:runtime.Stack(buf, true)]
+		for _, g := range bytes.Split(dump, []byte("\n\n")) {
+			if !bytes.Contains(g, []byte("pkg/cacher.(*")) {
+				continue
+			}
+			header := string(g[:bytes.IndexByte(g, '\n')])
+			if strings.Contains(header, "[running]") || strings.Contains(header, "[runnable]") {
+				t.Fatalf("round %d: Quiescent, but a goroutine of the cache is not parked:\n%s", round, g)
+			}
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("nothing checked")
+	}
+}

@@ -1,0 +1,192 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
+	"github.com/watch-doctor/watch-doctor/pkg/watches"
+)
+
+// defaultDerivedBytes is the object size assumed when the metrics give no
+// watch event sizes.
+const defaultDerivedBytes = 2048
+
+// Evidence is what a scenario is derived from: a kube-apiserver's /metrics
+// (object counts, average watch event size per resource) and a diagnosis
+// (one client per finding, with its scope). Either may be nil. A plain
+// value, read only.
+type Evidence struct {
+	// Name names the scenario.
+	Name    string
+	Metrics *metrics.Sample
+	Report  *watches.Report
+}
+
+// Derive builds a scenario that replays what the evidence shows: every
+// resource a finding names, with the object count apiserver_resource_objects
+// reports and the average size of its watch events, and one client per
+// finding: stuck initial events read one event and stop, slow ones read at
+// one event per second, blocked streaming ones stop after their initial
+// events. The metrics say how many objects a resource has, not where: all of
+// them go to the namespace the findings name when they name one, else they
+// are spread evenly over the namespaces named (and a cluster-scoped
+// remainder).
+func Derive(ev Evidence) (*Scenario, error) {
+	if ev.Report == nil || len(ev.Report.Findings) == 0 {
+		return nil, fmt.Errorf("no findings to replay: the bundle shows no stuck, slow or blocked watch")
+	}
+	counts, sizes := objectCounts(ev.Metrics)
+	type res struct {
+		name       string
+		namespaces map[string]bool
+	}
+	byName := map[string]*res{}
+	var clients []Client
+	for i, f := range ev.Report.Findings {
+		resource, ns, user, seats := "pods", "", "", 1
+		if f.Client != nil {
+			if f.Client.Resource != "" {
+				resource = f.Client.Resource
+			}
+			ns, user = f.Client.Namespace, f.Client.User
+			if f.Client.Seats > 0 {
+				seats = f.Client.Seats
+			}
+		}
+		r := byName[resource]
+		if r == nil {
+			r = &res{name: resource, namespaces: map[string]bool{}}
+			byName[resource] = r
+		}
+		r.namespaces[ns] = true
+		c := Client{
+			Name:      clientName(i, user, f.Type),
+			Resource:  resource,
+			Namespace: ns,
+			Seats:     seats,
+		}
+		switch f.Type {
+		case watches.StuckInitialEvents:
+			c.Model = "stops-after 1"
+		case watches.SlowInitialEvents:
+			c.Model = "paced 1/s"
+		case watches.BlockedStreaming:
+			c.Model = "stops-after initial-events"
+		default:
+			continue
+		}
+		clients = append(clients, c)
+	}
+	if len(clients) == 0 {
+		return nil, fmt.Errorf("no finding of a type the replay models (%s, %s, %s)", watches.StuckInitialEvents, watches.SlowInitialEvents, watches.BlockedStreaming)
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	sc := &Scenario{
+		Name:        ev.Name,
+		Description: "derived from a bundle: object counts from apiserver_resource_objects, one client per finding",
+		Duration:    Duration{DefaultStallTimeout * 20},
+	}
+	for _, n := range names {
+		r := byName[n]
+		total := counts[n]
+		if total == 0 {
+			total = 1000
+		}
+		size := sizes[n]
+		if size <= 0 {
+			size = defaultDerivedBytes
+		}
+		var nss []string
+		for ns := range r.namespaces {
+			nss = append(nss, ns)
+		}
+		sort.Strings(nss)
+		per := total / len(nss)
+		rest := total - per*len(nss)
+		res := Resource{Name: n}
+		for i, ns := range nss {
+			c := per
+			if i == 0 {
+				c += rest
+			}
+			res.Objects = append(res.Objects, ObjectGroup{Namespace: ns, Count: c, Bytes: ByteSize(size)})
+		}
+		sc.Resources = append(sc.Resources, res)
+	}
+	sc.Clients = clients
+	// Long enough for the slow clients to get through their initial events
+	// at one per second, so that the replay can tell slow from stuck.
+	for _, c := range clients {
+		if c.Model == "paced 1/s" {
+			for _, r := range sc.Resources {
+				if r.Name == c.Resource {
+					need := time.Duration(countIn(r.Objects, c.Namespace)+60) * time.Second
+					sc.Duration.Duration = max(sc.Duration.Duration, need.Round(time.Minute)+time.Minute)
+				}
+			}
+		}
+	}
+	if err := sc.complete(); err != nil {
+		return nil, fmt.Errorf("derived scenario: %w", err)
+	}
+	return sc, nil
+}
+
+func clientName(i int, user, typ string) string {
+	base := strings.ToLower(user)
+	base = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, base)
+	base = strings.Trim(base, "-.")
+	if base == "" {
+		base = strings.ToLower(typ)
+	}
+	return fmt.Sprintf("%s-%d", base, i+1)
+}
+
+// objectCounts reads apiserver_resource_objects (apiserver_storage_objects
+// before 1.30) and the average watch event size per resource.
+func objectCounts(s *metrics.Sample) (counts map[string]int, sizes map[string]int) {
+	counts, sizes = map[string]int{}, map[string]int{}
+	if s == nil {
+		return counts, sizes
+	}
+	for _, family := range []string{"apiserver_resource_objects", "apiserver_storage_objects"} {
+		fam := s.Family(family)
+		if fam == nil {
+			continue
+		}
+		for _, m := range fam.GetMetric() {
+			name := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "resource" {
+					name = l.GetValue()
+				}
+			}
+			if name == "" || m.GetGauge() == nil {
+				continue
+			}
+			if v := m.GetGauge().GetValue(); v > 0 && !math.IsNaN(v) {
+				counts[name] = int(v)
+			}
+		}
+		break
+	}
+	for _, r := range metrics.Extract(s).Resources {
+		if !metrics.Absent(r.WatchEvents) && !metrics.Absent(r.WatchEventBytes) && r.WatchEvents > 0 {
+			sizes[r.Resource] = int(r.WatchEventBytes / r.WatchEvents)
+		}
+	}
+	return counts, sizes
+}

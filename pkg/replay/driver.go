@@ -1,0 +1,601 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/watch-doctor/watch-doctor/pkg/cacher"
+)
+
+// Epoch is the virtual time every replay starts at.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// maxRoundsPerTick bounds the read rounds of one tick (each round lets
+// clients read what arrived since the last and the server write more).
+const maxRoundsPerTick = 1 << 20
+
+// Options tunes a replay.
+type Options struct {
+	// Timeline records blocked watcher goroutines per tick.
+	Timeline bool
+	// Progress, when set, gets one line per column.
+	Progress io.Writer
+}
+
+// DefaultBackends are the three columns: k8s.io/apiserver's cacher is
+// passed in by the caller (pkg/replay/upstream), ours are built here.
+func DefaultBackends(sc *Scenario, upstream Backend) []Backend {
+	var out []Backend
+	if upstream != nil {
+		out = append(out, upstream)
+	}
+	return append(out, NewOurs(ColumnUnpatched, 0), NewOurs(ColumnPatched, sc.StallTimeout.Duration))
+}
+
+// Run replays sc against each backend in turn, with the same clients, the
+// same changes and the same transport model, and compares them.
+func Run(ctx context.Context, sc *Scenario, backends []Backend, opts Options) (*Result, error) {
+	res := &Result{
+		Kind:                Kind,
+		APIVersion:          APIVersion,
+		Scenario:            sc.Name,
+		Description:         sc.Description,
+		DurationSeconds:     sc.Duration.Seconds(),
+		TickSeconds:         sc.Tick.Seconds(),
+		StallTimeoutSeconds: sc.StallTimeout.Seconds(),
+		Transport:           sc.Transport,
+	}
+	if opts.Timeline {
+		res.Timeline = &Timeline{}
+	}
+	for _, b := range backends {
+		start := time.Now()
+		col, series, err := runColumn(ctx, sc, b, opts.Timeline)
+		if err != nil {
+			return nil, fmt.Errorf("replaying %q in the %s column: %w", sc.Name, b.Name(), err)
+		}
+		res.Columns = append(res.Columns, *col)
+		if res.Timeline != nil {
+			if len(res.Timeline.Seconds) == 0 {
+				for i := range series {
+					res.Timeline.Seconds = append(res.Timeline.Seconds, (time.Duration(i) * sc.Tick.Duration).Seconds())
+				}
+			}
+			res.Timeline.Series = append(res.Timeline.Series, TimelineSeries{Column: b.Name(), Blocked: series})
+		}
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "replay %s: %s column done in %v\n", sc.Name, b.Name(), time.Since(start).Round(time.Millisecond))
+		}
+	}
+	res.Verdict = verdictOf(res)
+	return res, nil
+}
+
+// clientRun is one client during one column's replay. Owned by the driver.
+type clientRun struct {
+	spec     *Client
+	name     string
+	model    Model
+	start    time.Duration
+	resource *worldResource
+
+	h        *handler
+	tokens   float64
+	taken    int64
+	events   int64
+	marks    int64
+	expected int
+	wantEnd  bool
+	startRV  uint64
+
+	initialDone    *time.Duration
+	stoppedAt      *time.Duration
+	progressAtStop time.Time
+	disconnectedAt *time.Duration
+	initializedAt  atomic.Int64 // clock UnixNano; 0 until initialized
+}
+
+func expandClients(sc *Scenario, w *world) []*clientRun {
+	var out []*clientRun
+	for i := range sc.Clients {
+		c := &sc.Clients[i]
+		m, _ := ParseModel(c.Model)
+		for k := 0; k < c.Count; k++ {
+			name := c.Name
+			if c.Count > 1 {
+				name = fmt.Sprintf("%s-%d", c.Name, k+1)
+			}
+			out = append(out, &clientRun{
+				spec:     c,
+				name:     name,
+				model:    m,
+				start:    c.StartAt.Duration + time.Duration(k)*c.Every.Duration,
+				resource: w.byName[c.Resource],
+			})
+		}
+	}
+	return out
+}
+
+func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *Column, _ []int, err error) {
+	clk := testingclock.NewFakeClock(Epoch)
+	w := newWorld(sc)
+	if err := b.Start(w.initial(), clk); err != nil {
+		return nil, nil, err
+	}
+	runs := expandClients(sc, w)
+	defer func() {
+		if terr := teardown(ctx, b, runs); terr != nil && err == nil {
+			err = terr
+		}
+	}()
+	settle := func() error {
+		return b.Settle(ctx, func() bool {
+			now := clk.Now()
+			for _, r := range runs {
+				if r.h != nil && !r.h.quiescent(now, b.Alive) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	if err := settle(); err != nil {
+		return nil, nil, err
+	}
+
+	tick := sc.Tick.Duration
+	steps := int(sc.Duration.Duration / tick)
+	var series []int
+	for k := 0; k <= steps; k++ {
+		t := time.Duration(k) * tick
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		// 1. Clients connect and disconnect.
+		acted := false
+		for _, r := range runs {
+			if r.h == nil && r.start <= t && t < sc.Duration.Duration {
+				if err := startClient(sc, b, clk, r); err != nil {
+					return nil, nil, err
+				}
+				acted = true
+				if err := settle(); err != nil {
+					return nil, nil, err
+				}
+			}
+			if r.h != nil && r.model.Kind == ModelDisconnectsAfter && r.disconnectedAt == nil && r.stoppedAt == nil && t >= r.start+r.model.After {
+				at := t
+				r.disconnectedAt = &at
+				r.h.cancel()
+				acted = true
+			}
+		}
+		if acted {
+			if err := settle(); err != nil {
+				return nil, nil, err
+			}
+		}
+		// 2. The tick's changes.
+		if k < steps {
+			changes := w.changesAt(t, tick)
+			for _, ch := range changes {
+				if err := apply(b, ch, settle); err != nil {
+					return nil, nil, err
+				}
+			}
+			if len(changes) > 0 {
+				if err := settle(); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		// 3. Clients read; what they read lets the server write more.
+		for _, r := range runs {
+			if r.h != nil && r.model.Kind == ModelPaced {
+				per := r.model.Rate * tick.Seconds()
+				r.tokens = math.Min(r.tokens+per, per+1)
+			}
+		}
+		for round := 0; ; round++ {
+			if round > maxRoundsPerTick {
+				return nil, nil, fmt.Errorf("tick at %v did not converge", t)
+			}
+			progressed := false
+			for _, r := range runs {
+				if r.h != nil && r.read(t) {
+					progressed = true
+				}
+			}
+			if !progressed {
+				break
+			}
+			if err := settle(); err != nil {
+				return nil, nil, err
+			}
+		}
+		// 4. Observe.
+		for _, r := range runs {
+			if r.h != nil && r.stoppedAt == nil && r.disconnectedAt == nil && r.h.end != endWatchError {
+				if r.h.done() && (r.h.end == endTimeout) {
+					at := t
+					r.disconnectedAt = &at
+				} else if !b.Alive(r.h.w) {
+					at := t
+					r.stoppedAt = &at
+					r.progressAtStop, _ = r.h.writeState()
+				}
+			}
+		}
+		if timeline {
+			series = append(series, b.BlockedNow())
+		}
+		if k == steps {
+			break
+		}
+		// 5. Time passes.
+		clk.SetTime(Epoch.Add(t + tick))
+		if err := settle(); err != nil {
+			return nil, nil, err
+		}
+	}
+	col, err := observeEnd(sc, b, clk, runs)
+	return col, series, err
+}
+
+func apply(b Backend, ch change, settle func() error) error {
+	for {
+		err := b.Apply(ch.resource, ch.typ, ch.obj)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, cacher.ErrBackpressure) {
+			return fmt.Errorf("applying %s of %s: %w", ch.typ, ch.obj.Key(), err)
+		}
+		if err := settle(); err != nil {
+			return err
+		}
+	}
+}
+
+func startClient(sc *Scenario, b Backend, clk *testingclock.FakeClock, r *clientRun) error {
+	rv, sie := r.spec.request()
+	tr := r.spec.transport(sc)
+	ctx, cancel := context.WithCancel(context.Background())
+	rc := &requestContext{Context: ctx}
+	if r.spec.Timeout.Duration > 0 {
+		rc.deadline = clk.Now().Add(r.spec.Timeout.Duration)
+	}
+	h := &handler{
+		backend:    b,
+		clock:      clk,
+		ctx:        rc,
+		cancel:     cancel,
+		timeout:    r.spec.Timeout.Duration,
+		st:         newStream(tr),
+		bookmarkSz: int64(tr.BookmarkBytes),
+		exited:     make(chan struct{}),
+		req: WatchRequest{
+			Resource:            r.spec.Resource,
+			Namespace:           r.spec.Namespace,
+			ResourceVersion:     rv,
+			SendInitialEvents:   sie,
+			AllowWatchBookmarks: *r.spec.Bookmarks,
+		},
+	}
+	h.req.Received = &h.received
+	h.req.OnInitialized = func() { r.initializedAt.CompareAndSwap(0, clk.Now().UnixNano()) }
+	if sie == nil || *sie {
+		r.expected = r.resource.inScope(r.spec.Namespace)
+	}
+	r.wantEnd = sie != nil && *sie && *r.spec.Bookmarks
+	r.startRV = r.resource.rv
+	if r.expected == 0 && !r.wantEnd {
+		at := clk.Now().Sub(Epoch)
+		r.initialDone = &at
+	}
+	r.h = h
+	started := make(chan error, 1)
+	go h.serve(started)
+	if err := <-started; err != nil {
+		return fmt.Errorf("client %q could not watch: %w", r.name, err)
+	}
+	return nil
+}
+
+// read lets the client's application read what its model allows now and
+// reports whether that returned credit to the server (which may then
+// write more).
+func (r *clientRun) read(t time.Duration) bool {
+	if r.h.done() && r.h.end != endResultClosed {
+		return false
+	}
+	st := r.h.st
+	st.mu.Lock()
+	before := st.windowUpdates
+	st.mu.Unlock()
+	allow := math.MaxInt32
+	switch r.model.Kind {
+	case ModelPaced:
+		allow = int(r.tokens)
+	case ModelStopsAfter:
+		limit := int64(r.model.Events)
+		if r.model.AfterInitialEvents {
+			limit = int64(r.expected)
+			if r.wantEnd {
+				limit++
+			}
+		}
+		allow = int(max(limit-r.taken, 0))
+	case ModelDisconnectsAfter:
+		if r.disconnectedAt != nil {
+			allow = 0
+		}
+	}
+	got := st.consume(allow)
+	for _, e := range got {
+		r.taken++
+		if r.model.Kind == ModelPaced {
+			r.tokens--
+		}
+		if e.bookmark {
+			r.marks++
+		} else {
+			r.events++
+		}
+		if r.initialDone == nil && ((r.wantEnd && e.end) || (!r.wantEnd && r.events >= int64(r.expected))) {
+			at := t
+			r.initialDone = &at
+		}
+	}
+	st.mu.Lock()
+	after := st.windowUpdates
+	st.mu.Unlock()
+	return after != before
+}
+
+// observeEnd measures the column at the end of the replay: outcomes from
+// the clients' view and from a goroutine dump read by the analyzer.
+func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*clientRun) (*Column, error) {
+	end := clk.Now()
+	dump, rename, err := b.Dump()
+	if err != nil {
+		return nil, err
+	}
+	view, err := ClassifyDump(dump, rename, nil)
+	if err != nil {
+		return nil, err
+	}
+	col := &Column{Name: b.Name(), Counters: b.Counters()}
+	held := map[*worldResource]map[versionKey]int{}
+	for _, r := range runs {
+		cr := ClientResult{
+			Name:              r.name,
+			Model:             r.model.String(),
+			Scope:             scopeOf(r.spec.Namespace),
+			EventsReceived:    r.events,
+			BookmarksReceived: r.marks,
+			InitialEvents:     r.expected,
+			StartSeconds:      r.start.Seconds(),
+		}
+		if r.spec.Transport != nil {
+			tr := *r.spec.Transport
+			cr.Transport = &tr
+		}
+		if r.h == nil {
+			cr.Outcome = OutcomeCompleted
+			col.Clients = append(col.Clients, cr)
+			continue
+		}
+		cr.InitialDoneAtSeconds = secondsPtr(r.initialDone)
+		last, blockedInWrite := r.h.writeState()
+		if r.stoppedAt != nil {
+			// What the handler took after the stop was already buffered.
+			last = r.progressAtStop
+		}
+		if !last.IsZero() {
+			cr.LastProgressSeconds = ptr(last.Sub(Epoch).Seconds())
+		}
+		st := r.h.st.state()
+		cr.WindowUpdates = st.WindowUpdates
+		wg, alive := view.Watchers[r.h.gid]
+		if alive {
+			col.WatcherGoroutines++
+			if wg.Blocked {
+				col.BlockedGoroutines++
+			}
+		}
+		if blockedInWrite && !r.h.done() {
+			col.HandlersBlockedInWrite++
+		}
+		switch {
+		case r.disconnectedAt != nil:
+			cr.Outcome = OutcomeDisconnected
+			cr.DisconnectedAtSeconds = secondsPtr(r.disconnectedAt)
+		case r.stoppedAt != nil:
+			cr.Outcome = OutcomeStopped
+			cr.StoppedAtSeconds = secondsPtr(r.stoppedAt)
+			cr.StoppedAfterSeconds = ptr((*r.stoppedAt - r.start).Seconds())
+		case alive && wg.Blocked:
+			cr.Outcome = OutcomeBlocked
+			if wg.Phase == string(cacher.PhaseInitial) {
+				if held[r.resource] == nil {
+					held[r.resource] = map[versionKey]int{}
+				}
+				r.resource.snapshotAt(r.startRV, held[r.resource])
+			}
+		case r.initialDone != nil:
+			cr.Outcome = OutcomeCompleted
+		default:
+			cr.Outcome = OutcomeBlocked
+		}
+		// APF: seats are held until the watch is initialized or the request
+		// ends (k8s.io/apiserver filters/priority-and-fairness.go signals on
+		// the handler's return too).
+		until := end
+		if n := r.initializedAt.Load(); n != 0 {
+			until = time.Unix(0, n)
+		}
+		if r.h.done() && r.h.endAt.Before(until) {
+			until = r.h.endAt
+		}
+		started := Epoch.Add(r.start)
+		if until.After(started) {
+			cr.APFSeatSeconds = float64(r.spec.Seats) * until.Sub(started).Seconds()
+		}
+		col.APFSeatSeconds += cr.APFSeatSeconds
+		col.Clients = append(col.Clients, cr)
+	}
+	for _, m := range held {
+		for _, size := range m {
+			col.HeldObjects++
+			col.HeldBytes += int64(size)
+		}
+	}
+	return col, nil
+}
+
+// teardown ends every request and stops the backend.
+func teardown(ctx context.Context, b Backend, runs []*clientRun) error {
+	for _, r := range runs {
+		if r.h != nil {
+			r.h.cancel()
+		}
+	}
+	deadline := time.Now().Add(settleTimeout)
+	for _, r := range runs {
+		if r.h == nil {
+			continue
+		}
+		select {
+		case <-r.h.exited:
+		case <-time.After(time.Until(deadline)):
+			b.Stop()
+			return fmt.Errorf("handler of %q did not return after its client disconnected", r.name)
+		}
+	}
+	b.Stop()
+	return nil
+}
+
+func scopeOf(ns string) string {
+	if ns == "" {
+		return "cluster"
+	}
+	return "namespace " + ns
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func secondsPtr(d *time.Duration) *float64 {
+	if d == nil {
+		return nil
+	}
+	return ptr(d.Seconds())
+}
+
+// verdictOf compares the columns: upstream against unpatched (fidelity) and
+// unpatched against patched (what the patch changes).
+func verdictOf(res *Result) Verdict {
+	var v Verdict
+	byName := map[string]*Column{}
+	for i := range res.Columns {
+		byName[res.Columns[i].Name] = &res.Columns[i]
+	}
+	up, un, pa := byName[ColumnUpstream], byName[ColumnUnpatched], byName[ColumnPatched]
+	if up != nil && un != nil {
+		if diffs := CompareColumns(up, un); len(diffs) == 0 {
+			v.Fidelity = "identical"
+		} else {
+			v.Fidelity = "different"
+			v.Notes = append(v.Notes, diffs...)
+		}
+	}
+	if un == nil || pa == nil {
+		v.Summary = "nothing to compare: the patched and unpatched columns are both needed"
+		return v
+	}
+	for i, c := range un.Clients {
+		p := pa.Clients[i]
+		switch {
+		case c.Outcome == OutcomeBlocked && p.Outcome == OutcomeStopped:
+			v.Freed = append(v.Freed, c.Name)
+		case c.Outcome == OutcomeCompleted && p.Outcome == OutcomeStopped:
+			v.Cut = append(v.Cut, c.Name)
+		case c.Outcome != p.Outcome:
+			v.Notes = append(v.Notes, fmt.Sprintf("%s: %s unpatched, %s patched", c.Name, c.Outcome, p.Outcome))
+		}
+	}
+	sort.Strings(v.Notes)
+	var parts []string
+	if len(v.Freed) > 0 {
+		parts = append(parts, fmt.Sprintf("the patch frees %d stuck watch%s (%d goroutine%s left, %d unpatched; %s seat-seconds of APF vs %s)",
+			len(v.Freed), plural(len(v.Freed), "", "es"), pa.BlockedGoroutines, plural(pa.BlockedGoroutines, "", "s"), un.BlockedGoroutines,
+			formatFloat(pa.APFSeatSeconds), formatFloat(un.APFSeatSeconds)))
+	}
+	if len(v.Cut) > 0 {
+		parts = append(parts, fmt.Sprintf("the patch CUTS %d client%s that complete%s without it: %s", len(v.Cut), plural(len(v.Cut), "", "s"), plural(len(v.Cut), "s", ""), strings.Join(v.Cut, ", ")))
+	} else {
+		parts = append(parts, "the patch cuts no client that completes without it")
+	}
+	if len(v.Freed) == 0 && un.BlockedGoroutines == 0 {
+		parts = append([]string{"nothing is stuck unpatched"}, parts...)
+	}
+	v.Summary = strings.Join(parts, "; ")
+	if v.Fidelity == "different" {
+		v.Summary += "; WARNING: our unpatched cacher disagrees with upstream (see notes)"
+	}
+	return v
+}
+
+// CompareColumns lists the differences that matter between two columns:
+// per-client outcomes and the blocked goroutine count.
+func CompareColumns(a, b *Column) []string {
+	var out []string
+	if a.BlockedGoroutines != b.BlockedGoroutines {
+		out = append(out, fmt.Sprintf("blocked goroutines: %d in %s, %d in %s", a.BlockedGoroutines, a.Name, b.BlockedGoroutines, b.Name))
+	}
+	if len(a.Clients) != len(b.Clients) {
+		return append(out, fmt.Sprintf("%d clients in %s, %d in %s", len(a.Clients), a.Name, len(b.Clients), b.Name))
+	}
+	for i := range a.Clients {
+		x, y := a.Clients[i], b.Clients[i]
+		if x.Outcome != y.Outcome {
+			out = append(out, fmt.Sprintf("%s: %s in %s, %s in %s", x.Name, describe(x), a.Name, describe(y), b.Name))
+		}
+	}
+	return out
+}
+
+func describe(c ClientResult) string {
+	switch c.Outcome {
+	case OutcomeStopped:
+		return fmt.Sprintf("stopped at t=%ss", formatFloat(*c.StoppedAtSeconds))
+	case OutcomeDisconnected:
+		return fmt.Sprintf("disconnected at t=%ss", formatFloat(*c.DisconnectedAtSeconds))
+	}
+	return string(c.Outcome)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func formatFloat(f float64) string {
+	if f == math.Trunc(f) {
+		return fmt.Sprintf("%.0f", f)
+	}
+	return fmt.Sprintf("%.1f", f)
+}

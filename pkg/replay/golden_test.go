@@ -1,0 +1,152 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestBuiltinScenariosGolden replays every built-in scenario on our cacher,
+// unpatched and patched, with the timeline, and compares the whole result
+// with a golden file: a change of behaviour shows up as a diff. The
+// upstream column is compared with the unpatched one in
+// pkg/replay/upstream (the differential suite).
+func TestBuiltinScenariosGolden(t *testing.T) {
+	for _, name := range BuiltinNames() {
+		t.Run(name, func(t *testing.T) {
+			sc, err := Builtin(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(context.Background(), sc, DefaultBackends(sc, nil), Options{Timeline: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(res); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".json", b.Bytes())
+		})
+	}
+}
+
+// TestMustShow pins the outcomes the replay exists to show.
+func TestMustShow(t *testing.T) {
+	type outcome struct {
+		Client  string
+		Column  string
+		Outcome Outcome
+		Stopped float64
+	}
+	tests := []struct {
+		scenario    string
+		want        []outcome
+		wantBlocked map[string]int
+	}{{
+		scenario: "issue-131721",
+		want: []outcome{
+			{"slow-informer", ColumnUnpatched, OutcomeBlocked, 0},
+			{"slow-informer", ColumnPatched, OutcomeStopped, 30},
+			{"paced-reader", ColumnUnpatched, OutcomeCompleted, 0},
+			{"paced-reader", ColumnPatched, OutcomeCompleted, 0},
+			{"healthy-client", ColumnUnpatched, OutcomeCompleted, 0},
+			{"healthy-client", ColumnPatched, OutcomeCompleted, 0},
+		},
+		wantBlocked: map[string]int{ColumnUnpatched: 1, ColumnPatched: 0},
+	}, {
+		scenario: "slow-but-progressing",
+		want: []outcome{
+			{"paced-2.5", ColumnUnpatched, OutcomeCompleted, 0},
+			{"paced-2.5", ColumnPatched, OutcomeCompleted, 0},
+			{"paced-0.04", ColumnUnpatched, OutcomeCompleted, 0},
+			{"paced-0.04", ColumnPatched, OutcomeCompleted, 0},
+		},
+		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPatched: 0},
+	}, {
+		scenario: "half-window-client",
+		want: []outcome{
+			{"client-go", ColumnUnpatched, OutcomeCompleted, 0},
+			{"client-go", ColumnPatched, OutcomeCompleted, 0},
+			{"half-window-4mi", ColumnUnpatched, OutcomeCompleted, 0},
+			{"half-window-4mi", ColumnPatched, OutcomeStopped, 30},
+			{"okhttp-16mi", ColumnUnpatched, OutcomeCompleted, 0},
+			{"okhttp-16mi", ColumnPatched, OutcomeStopped, 30},
+		},
+		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPatched: 0},
+	}, {
+		scenario: "streaming-stall",
+		want: []outcome{
+			{"stalls-after-initial", ColumnUnpatched, OutcomeStopped, 85},
+			{"stalls-after-initial", ColumnPatched, OutcomeStopped, 85},
+			{"healthy", ColumnUnpatched, OutcomeCompleted, 0},
+			{"healthy", ColumnPatched, OutcomeCompleted, 0},
+		},
+		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPatched: 0},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			sc, err := Builtin(tt.scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(context.Background(), sc, DefaultBackends(sc, nil), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []outcome
+			blocked := map[string]int{}
+			for _, w := range tt.want {
+				for _, col := range res.Columns {
+					blocked[col.Name] = col.BlockedGoroutines
+					if col.Name != w.Column {
+						continue
+					}
+					for _, c := range col.Clients {
+						if c.Name == w.Client {
+							o := outcome{c.Name, col.Name, c.Outcome, 0}
+							if c.StoppedAfterSeconds != nil {
+								o.Stopped = *c.StoppedAfterSeconds
+							}
+							got = append(got, o)
+						}
+					}
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("outcomes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantBlocked, blocked); diff != "" {
+				t.Errorf("blocked goroutines at the end (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,268 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+)
+
+// requestContext is a watch request's context: Done closes when the client
+// disconnects (or the replay ends), and Deadline reports the request's
+// virtual deadline without ever firing on the wall clock; the handler
+// enforces the timeout on the replay clock, as the API server's watch
+// handler does with its own timer.
+//
+// Safe for concurrent use.
+type requestContext struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c *requestContext) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
+
+// hpark is a handler's published wait state; see pkg/cacher's parking for
+// the protocol (a seqlock written by the goroutine around each select).
+// Safe for concurrent use: one writer, any readers.
+type hpark struct {
+	seq      atomic.Uint64
+	kind     atomic.Int32
+	deadline atomic.Int64
+}
+
+type hkind int32
+
+const (
+	hRunning hkind = iota
+	hWaitEvent
+	hWaitCredit
+	hExited
+)
+
+func (p *hpark) set(k hkind, deadline time.Time) {
+	p.seq.Add(1)
+	p.kind.Store(int32(k))
+	d := int64(0)
+	if !deadline.IsZero() {
+		d = deadline.UnixNano()
+	}
+	p.deadline.Store(d)
+	p.seq.Add(1)
+}
+
+// endReason is why a handler returned.
+type endReason int
+
+const (
+	endNone endReason = iota
+	// endResultClosed: the watcher closed its result channel.
+	endResultClosed
+	// endDisconnected: the client went away.
+	endDisconnected
+	// endTimeout: the request's timeout fired between two events.
+	endTimeout
+	// endWatchError: the watch could not be opened.
+	endWatchError
+)
+
+// handler is one watch request's handler goroutine, the replay's stand-in
+// for the API server's WatchServer.HandleHTTP (k8s.io/apiserver
+// endpoints/handlers/watch.go:362-481): it opens the watch, so the watcher
+// goroutine is its child, takes events from the result channel one at a
+// time and writes each into the stream, blocking while the flow-control
+// window is closed, as writeDataFromHandler does. It does not watch the
+// timeout while blocked in a write: neither does the real one.
+//
+// Thread safety: the fields below park are written by the handler goroutine
+// before exited closes, or guarded by stream.mu (lastRecv, blockedInWrite);
+// park and received are atomics the driver reads.
+type handler struct {
+	backend    Backend
+	clock      clock.WithTicker
+	req        WatchRequest
+	ctx        *requestContext
+	cancel     context.CancelFunc
+	timeout    time.Duration
+	st         *stream
+	bookmarkSz int64
+
+	w        watch.Interface
+	gid      int64
+	received atomic.Int64
+	park     hpark
+	exited   chan struct{}
+
+	end    endReason
+	endAt  time.Time
+	err    error
+	closed atomic.Bool // the result channel was seen closed
+
+	// guarded by st.mu
+	lastRecv       time.Time
+	blockedInWrite bool
+}
+
+// serve is the handler goroutine. started receives nil once the watch is
+// open, or the error opening it.
+func (h *handler) serve(started chan<- error) {
+	defer close(h.exited)
+	defer func() {
+		h.endAt = h.clock.Now()
+		h.park.set(hExited, time.Time{})
+	}()
+	h.gid = GoroutineID()
+	w, err := h.backend.Watch(h.ctx, h.req)
+	if err != nil {
+		h.end, h.err = endWatchError, err
+		started <- err
+		return
+	}
+	h.w = w
+	started <- nil
+	// The request is over when the handler returns (endpoints/handlers/get.go:299).
+	defer w.Stop()
+
+	var timeoutC <-chan time.Time
+	var deadline time.Time
+	if h.timeout > 0 {
+		t := h.clock.NewTimer(h.timeout)
+		defer t.Stop()
+		timeoutC = t.C()
+		deadline = h.clock.Now().Add(h.timeout)
+	}
+	for {
+		h.park.set(hWaitEvent, deadline)
+		select {
+		case ev, ok := <-w.ResultChan():
+			h.park.set(hRunning, time.Time{})
+			if !ok {
+				h.closed.Store(true)
+				h.end = endResultClosed
+				return
+			}
+			h.received.Add(1)
+			if !h.write(ev) {
+				h.end = endDisconnected
+				return
+			}
+			select {
+			case <-timeoutC:
+				h.end = endTimeout
+				return
+			default:
+			}
+		case <-h.ctx.Done():
+			h.park.set(hRunning, time.Time{})
+			h.end = endDisconnected
+			return
+		case <-timeoutC:
+			h.park.set(hRunning, time.Time{})
+			h.end = endTimeout
+			return
+		}
+	}
+}
+
+// write puts one event on the stream, blocking while the window is closed.
+// It returns false if the client disconnected meanwhile.
+func (h *handler) write(ev watch.Event) bool {
+	info := h.backend.Inspect(ev)
+	size := info.Bytes
+	if info.Bookmark {
+		size = h.bookmarkSz
+	}
+	s := h.st
+	s.mu.Lock()
+	h.lastRecv = h.clock.Now()
+	e := s.startWriteLocked(size, info.Bookmark, info.InitialEventsEnd)
+	for !s.writeSomeLocked(e) {
+		h.blockedInWrite = true
+		s.mu.Unlock()
+		h.park.set(hWaitCredit, time.Time{})
+		select {
+		case <-s.credit:
+			h.park.set(hRunning, time.Time{})
+		case <-h.ctx.Done():
+			h.park.set(hRunning, time.Time{})
+			s.mu.Lock()
+			h.blockedInWrite = false
+			s.mu.Unlock()
+			return false
+		}
+		s.mu.Lock()
+	}
+	h.blockedInWrite = false
+	s.mu.Unlock()
+	return true
+}
+
+// quiescent reports whether the handler is parked where nothing but the
+// driver, the watcher or the clock can wake it. alive says whether its
+// watcher goroutine still runs (a closed result channel wakes it).
+func (h *handler) quiescent(now time.Time, alive func(watch.Interface) bool) bool {
+	s1 := h.park.seq.Load()
+	if s1%2 == 1 {
+		return false
+	}
+	k := hkind(h.park.kind.Load())
+	d := h.park.deadline.Load()
+	switch k {
+	case hExited:
+	case hWaitEvent:
+		if len(h.w.ResultChan()) > 0 || h.ctx.Err() != nil || due(d, now) || !alive(h.w) {
+			return false
+		}
+	case hWaitCredit:
+		h.st.mu.Lock()
+		avail := h.st.avail
+		h.st.mu.Unlock()
+		if avail > 0 || len(h.st.credit) > 0 || h.ctx.Err() != nil {
+			return false
+		}
+	default:
+		return false
+	}
+	return h.park.seq.Load() == s1
+}
+
+func due(deadline int64, now time.Time) bool { return deadline != 0 && now.UnixNano() >= deadline }
+
+func (h *handler) done() bool {
+	select {
+	case <-h.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// handlerState is what the driver reads of a handler under the stream lock.
+func (h *handler) writeState() (lastRecv time.Time, blocked bool) {
+	h.st.mu.Lock()
+	defer h.st.mu.Unlock()
+	return h.lastRecv, h.blockedInWrite
+}
+
+var goroutineBufPool = sync.Pool{New: func() any { b := make([]byte, 64); return &b }}
+
+// GoroutineID returns the calling goroutine's id, read from the header
+// runtime.Stack prints ("goroutine 123 [running]:"). A replay links a
+// watcher goroutine to its client through the id of the handler goroutine
+// that started it ("created by ... in goroutine N").
+func GoroutineID() int64 {
+	bp := goroutineBufPool.Get().(*[]byte)
+	defer goroutineBufPool.Put(bp)
+	b := (*bp)[:runtime.Stack(*bp, false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseInt(string(b), 10, 64)
+	return id
+}

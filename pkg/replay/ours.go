@@ -1,0 +1,180 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/watch-doctor/watch-doctor/pkg/cacher"
+)
+
+// settleTimeout bounds the wall time one Settle may take before the replay
+// gives up with a diagnosis instead of hanging.
+const settleTimeout = 30 * time.Second
+
+// Ours is a column served by this repository's pkg/cacher: "unpatched"
+// with StallTimeout 0, "patched" with the scenario's stall timeout.
+//
+// Not safe for concurrent use except Watch and Inspect (Backend).
+type Ours struct {
+	name         string
+	stallTimeout time.Duration
+	clock        *testingclock.FakeClock
+	caches       map[string]*cacher.Cacher
+	order        []string
+}
+
+// NewOurs returns a column of pkg/cacher; stallTimeout 0 is the unpatched
+// column.
+func NewOurs(name string, stallTimeout time.Duration) *Ours {
+	return &Ours{name: name, stallTimeout: stallTimeout}
+}
+
+// Name implements Backend.
+func (o *Ours) Name() string { return o.name }
+
+// Start implements Backend.
+func (o *Ours) Start(resources []ResourceState, clk *testingclock.FakeClock) error {
+	o.clock = clk
+	o.caches = map[string]*cacher.Cacher{}
+	for _, r := range resources {
+		c, err := cacher.New(cacher.Config{
+			Resource:               r.Name,
+			Clock:                  clk,
+			StallTimeout:           o.stallTimeout,
+			Initial:                r.Objects,
+			InitialResourceVersion: r.ResourceVersion,
+		})
+		if err != nil {
+			o.Stop()
+			return fmt.Errorf("starting the %s cache of %q: %w", o.name, r.Name, err)
+		}
+		o.caches[r.Name] = c
+		o.order = append(o.order, r.Name)
+	}
+	return nil
+}
+
+// Apply implements Backend.
+func (o *Ours) Apply(resource string, t watch.EventType, obj *cacher.Object) error {
+	c, ok := o.caches[resource]
+	if !ok {
+		return fmt.Errorf("unknown resource %q", resource)
+	}
+	return c.Apply(t, obj)
+}
+
+// Watch implements Backend.
+func (o *Ours) Watch(ctx context.Context, req WatchRequest) (watch.Interface, error) {
+	c, ok := o.caches[req.Resource]
+	if !ok {
+		return nil, fmt.Errorf("unknown resource %q", req.Resource)
+	}
+	return c.Watch(ctx, cacher.WatchOptions{
+		Namespace:           req.Namespace,
+		ResourceVersion:     req.ResourceVersion,
+		SendInitialEvents:   req.SendInitialEvents,
+		AllowWatchBookmarks: req.AllowWatchBookmarks,
+		OnInitialized:       req.OnInitialized,
+		Received:            req.Received,
+	})
+}
+
+// Inspect implements Backend.
+func (o *Ours) Inspect(ev watch.Event) EventInfo {
+	obj, _ := ev.Object.(*cacher.Object)
+	if obj == nil {
+		return EventInfo{}
+	}
+	if ev.Type == watch.Bookmark {
+		return EventInfo{Bookmark: true, InitialEventsEnd: obj.InitialEventsEnd}
+	}
+	return EventInfo{Bytes: int64(obj.Size)}
+}
+
+// Settle implements Backend with the caches' own accounting
+// (cacher.Quiescent), which is exact and cheap: no goroutine dump.
+func (o *Ours) Settle(ctx context.Context, others func() bool) error {
+	start := time.Now()
+	for spins := 0; ; spins++ {
+		if o.quiescent() && others() {
+			runtime.Gosched()
+			if o.quiescent() && others() {
+				stepped := false
+				for _, name := range o.order {
+					if d, ok := o.caches[name].BudgetDeadline(); ok {
+						o.clock.SetTime(d)
+						stepped = true
+						break
+					}
+				}
+				if !stepped {
+					return nil
+				}
+				continue
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if spins > 100 {
+			if time.Since(start) > settleTimeout {
+				return errors.New("the cache did not settle: a goroutine kept running (this is a bug in the replay)")
+			}
+			time.Sleep(time.Duration(min(spins, 1000)) * time.Microsecond / 10)
+		} else {
+			runtime.Gosched()
+		}
+	}
+}
+
+func (o *Ours) quiescent() bool {
+	for _, name := range o.order {
+		if !o.caches[name].Quiescent() {
+			return false
+		}
+	}
+	return true
+}
+
+// Alive implements Backend.
+func (o *Ours) Alive(w watch.Interface) bool {
+	cw, ok := w.(cacher.Watch)
+	return ok && cw.Info().Phase != cacher.PhaseDone
+}
+
+// BlockedNow implements Backend.
+func (o *Ours) BlockedNow() int {
+	n := 0
+	for _, name := range o.order {
+		n += o.caches[name].BlockedWatchers()
+	}
+	return n
+}
+
+// Dump implements Backend.
+func (o *Ours) Dump() ([]byte, func(string) string, error) {
+	d, err := GoroutineDump()
+	return d, RenameOurCacher, err
+}
+
+// Counters implements Backend.
+func (o *Ours) Counters() []cacher.Counters {
+	out := make([]cacher.Counters, 0, len(o.order))
+	for _, name := range o.order {
+		out = append(out, o.caches[name].Counters())
+	}
+	return out
+}
+
+// Stop implements Backend.
+func (o *Ours) Stop() {
+	for _, name := range o.order {
+		o.caches[name].Stop()
+	}
+}

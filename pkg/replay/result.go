@@ -1,0 +1,134 @@
+package replay
+
+import (
+	"github.com/watch-doctor/watch-doctor/pkg/cacher"
+)
+
+// Kind and APIVersion of a replay result. The JSON and YAML field names
+// below are a contract for scripts: kind, scenario, columns[].name,
+// columns[].clients[] (name, outcome, stoppedAfterSeconds, eventsReceived)
+// and columns[].blockedGoroutines do not change within the apiVersion.
+const (
+	Kind       = "Replay"
+	APIVersion = "watchdoctor/v1alpha1"
+)
+
+// Outcome is how a client's watch ended up.
+type Outcome string
+
+// The outcomes.
+const (
+	// OutcomeCompleted: the client got its initial events and the watch was
+	// still served at the end (or it had no initial events to get).
+	OutcomeCompleted Outcome = "completed"
+	// OutcomeStopped: the server ended the watch while the client was still
+	// connected: the dispatcher closed it, or the stall timeout stopped it.
+	OutcomeStopped Outcome = "stopped"
+	// OutcomeBlocked: at the end the watcher goroutine was still parked in
+	// sendWatchCacheEvent, the client not done.
+	OutcomeBlocked Outcome = "blocked"
+	// OutcomeDisconnected: the client closed the request itself (its model,
+	// or its request timeout) before any of the above.
+	OutcomeDisconnected Outcome = "disconnected"
+)
+
+// Result is the outcome of a replay: one column per backend. Like every
+// type of this file, a plain value, safe to share once Run returned.
+type Result struct {
+	Kind       string `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	// Scenario is the scenario's name.
+	Scenario    string `json:"scenario"`
+	Description string `json:"description,omitempty"`
+	// DurationSeconds is the virtual time replayed.
+	DurationSeconds     float64   `json:"durationSeconds"`
+	TickSeconds         float64   `json:"tickSeconds"`
+	StallTimeoutSeconds float64   `json:"stallTimeoutSeconds"`
+	Transport           Transport `json:"transport"`
+	Columns             []Column  `json:"columns"`
+	Verdict             Verdict   `json:"verdict"`
+	// Timeline is set with Options.Timeline.
+	Timeline *Timeline `json:"timeline,omitempty"`
+}
+
+// Column is what one backend did with the scenario.
+type Column struct {
+	Name    string         `json:"name"`
+	Clients []ClientResult `json:"clients"`
+	// BlockedGoroutines counts cacheWatcher goroutines blocked sending at
+	// the end, read from a goroutine dump with pkg/watches.
+	BlockedGoroutines int `json:"blockedGoroutines"`
+	// WatcherGoroutines counts the cacheWatcher goroutines alive at the end.
+	WatcherGoroutines int `json:"watcherGoroutines"`
+	// HandlersBlockedInWrite counts request handlers still blocked writing
+	// to a client that does not read: the patch does not free those.
+	HandlersBlockedInWrite int `json:"handlersBlockedInWrite"`
+	// HeldObjects and HeldBytes are the distinct object versions the
+	// blocked initial-phase watchers keep reachable through their snapshots.
+	HeldObjects int   `json:"heldObjects"`
+	HeldBytes   int64 `json:"heldBytes"`
+	// APFSeatSeconds sums, over clients, seats times the time they were
+	// held: from the start of the watch until it was initialized or ended.
+	APFSeatSeconds float64           `json:"apfSeatSeconds"`
+	Counters       []cacher.Counters `json:"counters"`
+}
+
+// ClientResult is one client in one column.
+type ClientResult struct {
+	Name  string `json:"name"`
+	Model string `json:"model"`
+	Scope string `json:"scope"`
+	// Transport is set when the client has its own HTTP/2 model.
+	Transport *Transport `json:"transport,omitempty"`
+	Outcome   Outcome    `json:"outcome"`
+	// StoppedAfterSeconds: for stopped, how long after its start.
+	StoppedAfterSeconds *float64 `json:"stoppedAfterSeconds,omitempty"`
+	// StoppedAtSeconds: for stopped, the replay time.
+	StoppedAtSeconds *float64 `json:"stoppedAtSeconds,omitempty"`
+	// DisconnectedAtSeconds: for disconnected, the replay time.
+	DisconnectedAtSeconds *float64 `json:"disconnectedAtSeconds,omitempty"`
+	// EventsReceived counts the ADDED/MODIFIED/DELETED events the
+	// application read; bookmarks are counted apart.
+	EventsReceived    int64 `json:"eventsReceived"`
+	BookmarksReceived int64 `json:"bookmarksReceived"`
+	// InitialEvents is how many initial events the client had to get.
+	InitialEvents int `json:"initialEvents"`
+	// InitialDoneAtSeconds: when it had them all (and the
+	// initial-events-end bookmark, if asked for).
+	InitialDoneAtSeconds *float64 `json:"initialDoneAtSeconds,omitempty"`
+	StartSeconds         float64  `json:"startSeconds"`
+	// LastProgressSeconds: the last time the handler took an event from the
+	// watcher's result channel (for stopped clients, before the stop).
+	LastProgressSeconds *float64 `json:"lastProgressSeconds,omitempty"`
+	// WindowUpdates counts the WINDOW_UPDATE frames the client sent.
+	WindowUpdates  int64   `json:"windowUpdates"`
+	APFSeatSeconds float64 `json:"apfSeatSeconds"`
+}
+
+// Verdict compares the columns.
+type Verdict struct {
+	// Summary is one sentence.
+	Summary string `json:"summary"`
+	// Fidelity is "identical" when upstream and unpatched agree on every
+	// client's outcome and on blocked goroutines, else "different".
+	Fidelity string `json:"fidelity,omitempty"`
+	// Freed lists clients blocked unpatched that the patch stopped.
+	Freed []string `json:"freed,omitempty"`
+	// Cut lists clients that complete unpatched but the patch stopped: the
+	// patch cut a client that was progressing.
+	Cut []string `json:"cut,omitempty"`
+	// Notes say what else differs.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Timeline is a per-tick series of blocked watcher goroutines per column.
+type Timeline struct {
+	Seconds []float64        `json:"seconds"`
+	Series  []TimelineSeries `json:"series"`
+}
+
+// TimelineSeries is one column's series.
+type TimelineSeries struct {
+	Column  string `json:"column"`
+	Blocked []int  `json:"blocked"`
+}

@@ -1,0 +1,146 @@
+package replay
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseScenarioFiles(t *testing.T) {
+	tests := []struct {
+		file    string
+		wantErr string
+	}{
+		{"valid-minimal.yaml", ""},
+		{"valid-everything.yaml", ""},
+		{"invalid-unknown-field.yaml", `unknown field "speed"`},
+		{"invalid-model.yaml", `invalid model "paced fast"`},
+		{"invalid-refresh.yaml", `unsupported refresh "sometimes": use one of go, half-window`},
+		{"invalid-resource.yaml", `unknown resource "secrets"`},
+		{"invalid-duration.yaml", `invalid duration "soon"`},
+		{"invalid-no-clients.yaml", `no clients`},
+		{"invalid-updates-without-objects.yaml", `no objects to update in namespace "other"`},
+		{"invalid-initial-events.yaml", `unsupported initialEvents "all": use one of watch-list, legacy-rv0, none`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("testdata", "scenarios", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			_, err = Parse(f)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseScenarioDefaults(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "scenarios", "valid-minimal.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc, err := Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type view struct {
+		Tick, Stall            time.Duration
+		Window                 ByteSize
+		Refresh                RefreshPolicy
+		Lookahead              int
+		InitialEvents          string
+		Count, Seats           int
+		Bookmarks              bool
+		Resource               string
+		RequestRV              string
+		SendInitialEventsIsSet bool
+	}
+	c := sc.Clients[0]
+	rv, sie := c.request()
+	got := view{sc.Tick.Duration, sc.StallTimeout.Duration, sc.Transport.Window, sc.Transport.Refresh, *sc.Transport.Lookahead,
+		c.InitialEvents, c.Count, c.Seats, *c.Bookmarks, c.Resource, rv, sie != nil && *sie}
+	want := view{time.Second, 30 * time.Second, 4 << 20, RefreshGo, 1, InitialWatchList, 1, 1, true, "pods", "", true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestBuiltinsParseAndRoundTrip(t *testing.T) {
+	names := BuiltinNames()
+	want := []string{"half-window-client", "issue-131721", "issue-137631", "slow-but-progressing", "streaming-stall"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Fatalf("built-ins (-want +got):\n%s", diff)
+	}
+	for _, n := range names {
+		sc, err := Builtin(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := sc.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := Parse(strings.NewReader(string(b)))
+		if err != nil {
+			t.Fatalf("%s: marshalled scenario does not parse: %v\n%s", n, err, b)
+		}
+		if diff := cmp.Diff(sc, again); diff != "" {
+			t.Errorf("%s: round trip (-want +got):\n%s", n, diff)
+		}
+	}
+	if _, err := Builtin("nope"); err == nil || !strings.Contains(err.Error(), `unknown scenario "nope": use one of half-window-client,`) {
+		t.Errorf("unknown built-in: %v", err)
+	}
+}
+
+func TestParseModel(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Model
+		wantErr string
+	}{
+		{in: "healthy", want: Model{Kind: ModelHealthy}},
+		{in: "paced 2.5/s", want: Model{Kind: ModelPaced, Rate: 2.5}},
+		{in: "stops-after 1", want: Model{Kind: ModelStopsAfter, Events: 1}},
+		{in: "stops-after initial-events", want: Model{Kind: ModelStopsAfter, AfterInitialEvents: true}},
+		{in: "disconnects-after 2m", want: Model{Kind: ModelDisconnectsAfter, After: 2 * time.Minute}},
+		{in: "", wantErr: "empty model"},
+		{in: "healthy now", wantErr: "healthy takes no argument"},
+		{in: "paced 0/s", wantErr: "positive number"},
+		{in: "paced 3", wantErr: `invalid model "paced 3"`},
+		{in: "stops-after -1", wantErr: "N must be"},
+		{in: "disconnects-after never", wantErr: "T must be"},
+		{in: "sleepy", wantErr: `unsupported model "sleepy"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseModel(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if again, _ := ParseModel(got.String()); again != got {
+				t.Errorf("String() %q does not parse back", got.String())
+			}
+		})
+	}
+}

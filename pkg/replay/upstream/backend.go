@@ -1,0 +1,427 @@
+// Package upstream runs a replay column on k8s.io/apiserver's own watch
+// cache (pkg/storage/cacher, v0.37.2, cacher.NewCacherFromConfig), fed from
+// MemStore, an in-memory storage.Interface that passes upstream's storage
+// behaviour tests for what the cacher uses. The plugin embeds no etcd.
+//
+// The upstream cacher runs its own goroutines and cannot count its parked
+// ones as pkg/cacher does, so the column settles by reading goroutine
+// dumps of the process with watch-doctor's analyzer: the replay waits until
+// no goroutine of the cacher, of MemStore or of the replay's handlers is
+// running or runnable, and none is waiting out the dispatcher's time budget,
+// which upstream measures on the real clock (time_budget.go:62) and which
+// is at most 100 ms.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/apis/example"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/storage"
+	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
+	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
+	etcdfeature "k8s.io/apiserver/pkg/storage/feature"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	"k8s.io/component-base/metrics/testutil"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/watch-doctor/watch-doctor/pkg/cacher"
+	"github.com/watch-doctor/watch-doctor/pkg/replay"
+)
+
+// SizeAnnotation carries an object's wire size in the upstream column.
+const SizeAnnotation = "watch-doctor.io/bytes"
+
+// settleTimeout bounds one Settle in wall time.
+const settleTimeout = 30 * time.Second
+
+// runs numbers the backends of one process: each labels its metrics with
+// its own group, so counters of two replays never mix.
+var runs atomic.Int64
+
+// Backend is the upstream column. Not safe for concurrent use, except
+// Watch and Inspect (replay.Backend).
+type Backend struct {
+	clock  *testingclock.FakeClock
+	group  string
+	order  []string
+	caches map[string]*resourceCache
+
+	mu       sync.Mutex
+	parents  map[watch.Interface]int64
+	lastView *replay.DumpView
+
+	dumper replay.StackDumper
+}
+
+// resourceCache is one resource's store and cacher; set up by Start.
+type resourceCache struct {
+	store  *MemStore
+	cacher *cacherstorage.Cacher
+}
+
+var _ replay.Backend = &Backend{}
+
+// New returns an upstream column.
+func New() *Backend {
+	return &Backend{group: fmt.Sprintf("replay-%d.watch-doctor.io", runs.Add(1)), parents: map[watch.Interface]int64{}}
+}
+
+// Name implements replay.Backend.
+func (b *Backend) Name() string { return replay.ColumnUpstream }
+
+var setupOnce sync.Once
+
+// setup registers the cacher's metrics (they count nothing until
+// registered) and tells the cacher that its storage supports progress
+// requests, which a watch-list request needs (cacher.go:576): the support
+// checker asks the etcd endpoints for their version, so it gets an
+// endpoint that answers with a current one.
+func setup() {
+	setupOnce.Do(func() {
+		cachermetrics.Register()
+		etcdfeature.DefaultFeatureSupportChecker.CheckClient(context.Background(), versionOnly{}, storage.RequestWatchProgress)
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for !etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// versionOnly is the part of an etcd client the feature checker uses.
+// Stateless.
+type versionOnly struct{}
+
+func (versionOnly) Endpoints() []string { return []string{"memstore"} }
+func (versionOnly) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
+	return &clientv3.StatusResponse{Version: "3.6.0"}, nil
+}
+
+// Start implements replay.Backend.
+func (b *Backend) Start(resources []replay.ResourceState, clk *testingclock.FakeClock) error {
+	setup()
+	if !etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress) {
+		return errors.New("the cacher's storage feature check did not pass: watch-list requests would fail")
+	}
+	b.clock = clk
+	b.caches = map[string]*resourceCache{}
+	for _, r := range resources {
+		prefix := "/" + r.Name
+		first := int64(r.ResourceVersion) + 1
+		if len(r.Objects) > 0 {
+			first = int64(r.Objects[0].ResourceVersion)
+		}
+		st := NewMemStore(Codec, NewPod, NewPodList, prefix, first)
+		for _, o := range r.Objects {
+			out := &example.Pod{}
+			if err := st.Create(context.Background(), prefix+o.Key(), toPod(o), out, 0); err != nil {
+				return fmt.Errorf("storing %s: %w", o.Key(), err)
+			}
+			if out.ResourceVersion != strconv.FormatUint(o.ResourceVersion, 10) {
+				return fmt.Errorf("storing %s: got resource version %s, want %d", o.Key(), out.ResourceVersion, o.ResourceVersion)
+			}
+		}
+		c, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
+			Storage:             st,
+			Versioner:           storage.APIObjectVersioner{},
+			GroupResource:       schema.GroupResource{Group: b.group, Resource: r.Name},
+			EventsHistoryWindow: cacherstorage.DefaultEventFreshDuration,
+			ResourcePrefix:      prefix,
+			KeyFunc:             func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(prefix+"/", obj) },
+			GetAttrsFunc:        storage.DefaultNamespaceScopedAttr,
+			NewFunc:             NewPod,
+			NewListFunc:         NewPodList,
+			Codec:               Codec,
+			Clock:               clk,
+		})
+		if err != nil {
+			return fmt.Errorf("starting the upstream cacher of %q: %w", r.Name, err)
+		}
+		b.caches[r.Name] = &resourceCache{store: st, cacher: c}
+		b.order = append(b.order, r.Name)
+		deadline := time.Now().Add(settleTimeout)
+		for !c.Ready() {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the upstream cacher of %q did not get ready", r.Name)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return nil
+}
+
+func toPod(o *cacher.Object) *example.Pod {
+	return &example.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace:   o.Namespace,
+		Name:        o.Name,
+		Annotations: map[string]string{SizeAnnotation: strconv.Itoa(o.Size)},
+	}}
+}
+
+// Apply implements replay.Backend: a write to the store, which the
+// cacher's reflector picks up from its watch.
+func (b *Backend) Apply(resource string, t watch.EventType, o *cacher.Object) error {
+	rc, ok := b.caches[resource]
+	if !ok {
+		return fmt.Errorf("unknown resource %q", resource)
+	}
+	if t != watch.Modified {
+		return fmt.Errorf("unsupported change %q: the upstream column replays updates", t)
+	}
+	key := "/" + resource + o.Key()
+	out := &example.Pod{}
+	err := rc.store.GuaranteedUpdate(context.Background(), key, out, false, nil, func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		p := toPod(o)
+		p.Labels = map[string]string{"watch-doctor.io/generation": strconv.FormatUint(o.ResourceVersion, 10)}
+		return p, nil, nil
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("updating %s: %w", key, err)
+	}
+	if out.ResourceVersion != strconv.FormatUint(o.ResourceVersion, 10) {
+		return fmt.Errorf("updating %s: got resource version %s, want %d", key, out.ResourceVersion, o.ResourceVersion)
+	}
+	return nil
+}
+
+// initSignal records when APF would release the request's seats. Safe for
+// concurrent use.
+type initSignal struct {
+	once sync.Once
+	fn   func()
+}
+
+func (s *initSignal) Signal() {
+	s.once.Do(func() {
+		if s.fn != nil {
+			s.fn()
+		}
+	})
+}
+func (s *initSignal) Wait() {}
+
+// Watch implements replay.Backend: the request a watch handler would make
+// of the registry (generic registry Store.Watch: namespace in the context,
+// key root per namespace, recursive).
+func (b *Backend) Watch(ctx context.Context, req replay.WatchRequest) (watch.Interface, error) {
+	rc, ok := b.caches[req.Resource]
+	if !ok {
+		return nil, fmt.Errorf("unknown resource %q", req.Resource)
+	}
+	key := "/" + req.Resource
+	if req.Namespace != "" {
+		ctx = request.WithNamespace(ctx, req.Namespace)
+		key += "/" + req.Namespace
+	}
+	ctx = utilflowcontrol.WithInitializationSignal(ctx, &initSignal{fn: req.OnInitialized})
+	w, err := rc.cacher.Watch(ctx, key, storage.ListOptions{
+		ResourceVersion:   req.ResourceVersion,
+		SendInitialEvents: req.SendInitialEvents,
+		Recursive:         true,
+		Predicate: storage.SelectionPredicate{
+			Label:               labels.Everything(),
+			Field:               fields.Everything(),
+			GetAttrs:            storage.DefaultNamespaceScopedAttr,
+			AllowWatchBookmarks: req.AllowWatchBookmarks,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.parents[w] = goroutineID()
+	b.mu.Unlock()
+	return w, nil
+}
+
+// Inspect implements replay.Backend.
+func (b *Backend) Inspect(ev watch.Event) replay.EventInfo {
+	m, err := meta.Accessor(ev.Object)
+	if err != nil {
+		return replay.EventInfo{}
+	}
+	if ev.Type == watch.Bookmark {
+		return replay.EventInfo{Bookmark: true, InitialEventsEnd: m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"}
+	}
+	n, _ := strconv.ParseInt(m.GetAnnotations()[SizeAnnotation], 10, 64)
+	return replay.EventInfo{Bytes: n}
+}
+
+// relevant says whether a goroutine belongs to what the replay waits on:
+// the cacher and its reflector, MemStore, the replay's handlers.
+func relevant(g *quickGoroutine) bool {
+	for _, f := range g.funcs {
+		if strings.HasPrefix(f, "k8s.io/apiserver/pkg/storage") ||
+			strings.HasPrefix(f, "k8s.io/client-go/tools/cache") ||
+			strings.HasPrefix(f, "github.com/watch-doctor/watch-doctor/pkg/replay") {
+			return true
+		}
+	}
+	return false
+}
+
+// busy reports whether a goroutine may still act without outside help.
+func busy(g *quickGoroutine) bool {
+	switch g.state {
+	case "running", "runnable", "syscall", "sleep", "preempted":
+		return true
+	}
+	for _, f := range g.funcs {
+		// The dispatcher waiting out its real-time budget on a full watcher
+		// (cache_watcher.go:224): it acts when the budget runs out.
+		if strings.HasSuffix(f, "cacher.(*cacheWatcher).add") {
+			return true
+		}
+	}
+	return false
+}
+
+// watcherOf classifies a cacheWatcher goroutine as pkg/watches does
+// (entry processInterval, or process started by (*Cacher).Watch; blocked
+// when parked in sendWatchCacheEvent).
+func watcherOf(g *quickGoroutine) (replay.WatcherGoroutine, bool) {
+	n := len(g.funcs)
+	if n < 2 {
+		return replay.WatcherGoroutine{}, false
+	}
+	created, entry := g.funcs[n-1], g.funcs[n-2]
+	const pkg = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher)."
+	isEntry := strings.HasSuffix(entry, pkg+"processInterval") ||
+		(strings.HasSuffix(entry, pkg+"process") && strings.HasSuffix(created, "cacher.(*Cacher).Watch"))
+	if !isEntry {
+		return replay.WatcherGoroutine{}, false
+	}
+	w := replay.WatcherGoroutine{ID: g.id, ParentID: g.parent, Phase: "initial", State: g.state}
+	for _, f := range g.funcs {
+		if strings.HasSuffix(f, pkg+"process") {
+			w.Phase = "streaming"
+		}
+	}
+	for _, f := range g.funcs {
+		if strings.HasPrefix(f, "runtime.") {
+			continue
+		}
+		w.Blocked = strings.HasSuffix(f, pkg+"sendWatchCacheEvent") && (g.state == "select" || g.state == "chan send")
+		break
+	}
+	return w, true
+}
+
+// Settle implements replay.Backend by polling goroutine dumps until two in
+// a row show every relevant goroutine parked and others() holds.
+func (b *Backend) Settle(ctx context.Context, others func() bool) error {
+	self := goroutineID()
+	start := time.Now()
+	quiet := 0
+	var last []string
+	for spins := 0; ; spins++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		view := &replay.DumpView{Watchers: map[int64]replay.WatcherGoroutine{}}
+		last = last[:0]
+		quickScan(b.dumper.Dump(), func(g *quickGoroutine) {
+			if w, ok := watcherOf(g); ok {
+				view.Watchers[w.ParentID] = w
+			}
+			if g.id != self && relevant(g) && busy(g) {
+				last = append(last, fmt.Sprintf("goroutine %d [%s] in %s", g.id, g.state, g.funcs[0]))
+			}
+		})
+		b.mu.Lock()
+		b.lastView = view
+		b.mu.Unlock()
+		if len(last) == 0 && others() {
+			quiet++
+			if quiet == 2 {
+				return nil
+			}
+			continue
+		}
+		quiet = 0
+		if time.Since(start) > settleTimeout {
+			return fmt.Errorf("the upstream cacher did not settle within %v: %s", settleTimeout, strings.Join(last, "; "))
+		}
+		if spins > 10 {
+			time.Sleep(time.Duration(min(spins, 100)) * 10 * time.Microsecond)
+		} else {
+			goruntime.Gosched()
+		}
+	}
+}
+
+// Alive implements replay.Backend from the last settled dump.
+func (b *Backend) Alive(w watch.Interface) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := b.parents[w]
+	if !ok || b.lastView == nil {
+		return false
+	}
+	_, alive := b.lastView.Watchers[p]
+	return alive
+}
+
+// BlockedNow implements replay.Backend from the last settled dump.
+func (b *Backend) BlockedNow() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lastView == nil {
+		return 0
+	}
+	n := 0
+	for _, p := range b.parents {
+		if wg, ok := b.lastView.Watchers[p]; ok && wg.Blocked {
+			n++
+		}
+	}
+	return n
+}
+
+// Dump implements replay.Backend.
+func (b *Backend) Dump() ([]byte, func(string) string, error) {
+	d, err := replay.GoroutineDump()
+	return d, nil, err
+}
+
+// Counters implements replay.Backend from the cacher's metrics.
+func (b *Backend) Counters() []cacher.Counters {
+	out := make([]cacher.Counters, 0, len(b.order))
+	for _, name := range b.order {
+		c := cacher.Counters{Resource: name}
+		if v, err := testutil.GetCounterMetricValue(cachermetrics.TerminatedWatchersCounter.WithLabelValues(b.group, name)); err == nil {
+			c.TerminatedWatchers = int64(v)
+		}
+		if v, err := testutil.GetCounterMetricValue(cachermetrics.InitCounter.WithLabelValues(b.group, name)); err == nil {
+			c.InitEvents = int64(v)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Stop implements replay.Backend.
+func (b *Backend) Stop() {
+	for _, name := range b.order {
+		b.caches[name].cacher.Stop()
+	}
+}
+
+// goroutineID returns the calling goroutine's id.
+func goroutineID() int64 { return replay.GoroutineID() }

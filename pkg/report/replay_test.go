@@ -1,0 +1,146 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/watch-doctor/watch-doctor/pkg/replay"
+)
+
+// The -update flag may be declared by another test file of this package;
+// register it only if nobody did, and read it through the flag package.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files under testdata")
+	}
+}
+
+func replayUpdate() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+func replayGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if replayUpdate() {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// The inputs are real results: `replay SCENARIO --timeline -o json`.
+func loadReplay(t *testing.T, name string) *replay.Result {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "replay-"+name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r replay.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+func TestRenderReplay(t *testing.T) {
+	for _, name := range []string{"issue-131721", "half-window-client"} {
+		for _, f := range []Format{FormatTable, FormatWide, FormatJSON, FormatYAML} {
+			t.Run(name+"/"+string(f), func(t *testing.T) {
+				r := loadReplay(t, name)
+				var b bytes.Buffer
+				if err := RenderReplay(&b, r, f); err != nil {
+					t.Fatal(err)
+				}
+				ext := map[Format]string{FormatTable: ".txt", FormatWide: ".wide.txt", FormatJSON: ".out.json", FormatYAML: ".yaml"}[f]
+				replayGolden(t, "replay-"+name+ext, b.Bytes())
+			})
+		}
+		t.Run(name+"/svg", func(t *testing.T) {
+			var b bytes.Buffer
+			if err := RenderReplaySVG(&b, loadReplay(t, name)); err != nil {
+				t.Fatal(err)
+			}
+			replayGolden(t, "replay-"+name+".svg", b.Bytes())
+		})
+	}
+}
+
+// TestRenderReplayContract checks the JSON fields scripts rely on.
+func TestRenderReplayContract(t *testing.T) {
+	var b bytes.Buffer
+	if err := RenderReplay(&b, loadReplay(t, "issue-131721"), FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Kind     string `json:"kind"`
+		Scenario string `json:"scenario"`
+		Columns  []struct {
+			Name    string `json:"name"`
+			Clients []struct {
+				Name                string   `json:"name"`
+				Outcome             string   `json:"outcome"`
+				StoppedAfterSeconds *float64 `json:"stoppedAfterSeconds"`
+				EventsReceived      *int64   `json:"eventsReceived"`
+			} `json:"clients"`
+			BlockedGoroutines *int `json:"blockedGoroutines"`
+		} `json:"columns"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range doc.Columns {
+		if c.BlockedGoroutines == nil {
+			t.Errorf("column %s: no blockedGoroutines", c.Name)
+		}
+		for _, cl := range c.Clients {
+			s := c.Name + "/" + cl.Name + "=" + cl.Outcome
+			if cl.StoppedAfterSeconds != nil {
+				s += "@" + strings.TrimRight(strings.TrimRight(jsonNumber(*cl.StoppedAfterSeconds), "0"), ".")
+			}
+			if cl.EventsReceived == nil {
+				t.Errorf("%s: no eventsReceived", s)
+			}
+			got = append(got, s)
+		}
+	}
+	want := []string{
+		"upstream/slow-informer=blocked", "upstream/paced-reader=completed", "upstream/healthy-client=completed",
+		"unpatched/slow-informer=blocked", "unpatched/paced-reader=completed", "unpatched/healthy-client=completed",
+		"patched/slow-informer=stopped@30", "patched/paced-reader=completed", "patched/healthy-client=completed",
+	}
+	if doc.Kind != "Replay" || doc.Scenario != "issue-131721" {
+		t.Errorf("kind %q scenario %q, want Replay issue-131721", doc.Kind, doc.Scenario)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func jsonNumber(f float64) string { b, _ := json.Marshal(f); return string(b) + "." }
+
+func TestRenderReplaySVGNeedsTimeline(t *testing.T) {
+	r := loadReplay(t, "issue-131721")
+	r.Timeline = nil
+	err := RenderReplaySVG(&bytes.Buffer{}, r)
+	if err == nil || !strings.Contains(err.Error(), "--timeline") {
+		t.Errorf("error %v, want one naming --timeline", err)
+	}
+}
