@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	goldenfile "github.com/watch-doctor/watch-doctor/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
 
 // captures are the real /metrics files of kube-apiserver v1.37.2.
 const captures = "../../testdata/kube-apiserver-v1.37.2/seed-repro"
@@ -23,20 +20,7 @@ const captures = "../../testdata/kube-apiserver-v1.37.2/seed-repro"
 // golden compares got with testdata/golden/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (create it with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got); rewrite with -update:\n%s", path, diff)
-	}
+	goldenfile.Assert(t, filepath.Join("testdata", "golden", name), got)
 }
 
 // parseCapture parses one real capture and sets its capture time.

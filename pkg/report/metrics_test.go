@@ -4,51 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
-// The -update flag may be declared by another test file of this package;
-// register it only if nobody did, and read it through the flag package.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata")
-	}
-}
-
-func metricsUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
 func metricsGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if metricsUpdate() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (create it with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got); rewrite with -update:\n%s", path, diff)
-	}
+	golden.Assert(t, filepath.Join("testdata", name), got)
 }
 
 const metricsCaptures = "../../testdata/kube-apiserver-v1.37.2/seed-repro"

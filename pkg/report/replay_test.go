@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,38 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
 )
 
-// The -update flag may be declared by another test file of this package;
-// register it only if nobody did, and read it through the flag package.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata")
-	}
-}
-
-func replayUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
 func replayGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if replayUpdate() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
+	golden.Assert(t, filepath.Join("testdata", name), got)
 }
 
 // The inputs are real results: `replay SCENARIO --timeline -o json`.
