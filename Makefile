@@ -19,7 +19,7 @@ FUZZTIME ?= 10s
 
 DEMO_DIR := testdata/kube-apiserver-v1.37.2/seed-repro
 
-.PHONY: all build install demo test unit lint e2e bench fuzz dist validate-krew clean
+.PHONY: all build install demo test unit differential lint e2e bench fuzz dist validate-krew clean
 
 all: build
 
@@ -33,10 +33,16 @@ demo: build ## Analyze a real kube-apiserver capture shipped in testdata (no clu
 	@echo '$$ kubectl watch-doctor analyze $(DEMO_DIR)/t1 $(DEMO_DIR)/t2' >&2
 	@./bin/$(BINARY) analyze $(DEMO_DIR)/t1 $(DEMO_DIR)/t2 --fail-on none
 
-test: lint unit ## Lint, then unit tests with the race detector.
+test: lint unit differential ## Lint, then unit tests with the race detector.
 
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -skip '^TestDifferential$$' ./...
+
+# The replay's fidelity suite (upstream cacher vs ours, unpatched), run on
+# its own so its summary line is printed.
+differential:
+	@out=$$($(GO) test -race -count=1 -run '^TestDifferential$$' -v ./pkg/replay/upstream 2>&1) || { echo "$$out"; exit 1; }; \
+	  echo "$$out" | grep -E 'differential suite:|^ok' | sed -E 's/^ +[a-z_]+\.go:[0-9]+: //'
 
 lint: ## go vet, gofmt, go mod tidy must leave no diff.
 	$(GO) vet ./...
