@@ -96,7 +96,7 @@ type block struct {
 // trio is the stuck watch the planted ones copy, in the order the real
 // dump prints its goroutines.
 type trio struct {
-	conn, handler, apf, watcher []byte // headers and bodies, see plantBlock
+	conn, handler, apf, watcher []byte // whole blocks, header and body
 	connParent                  int64
 }
 

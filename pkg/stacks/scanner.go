@@ -578,7 +578,9 @@ func parseUint(b []byte) (int64, bool) {
 			return 0, false
 		}
 		d := int64(c - '0')
-		if n > (math.MaxInt64-d)/10 {
+		// Up to 18 digits cannot overflow; only the 19th needs the check
+		// (a division, which per digit would cost more than the rest).
+		if len(b) == 19 && n > (math.MaxInt64-d)/10 {
 			return 0, false
 		}
 		n = n*10 + d

@@ -133,8 +133,11 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	c.total++
 	c.byState[g.State]++
 	top := stacks.TopFunc(g.Frames)
-	if _, ok := c.byTopFunc[top]; ok || len(c.byTopFunc) < c.topFuncMax {
+	// One map operation while there is room for new functions.
+	if len(c.byTopFunc) < c.topFuncMax {
 		c.byTopFunc[top]++
+	} else if n, ok := c.byTopFunc[top]; ok {
+		c.byTopFunc[top] = n + 1
 	}
 	ref := goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}
 	n := len(g.Frames)

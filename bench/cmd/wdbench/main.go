@@ -1,0 +1,852 @@
+// Command wdbench measures `kubectl watch-doctor analyze FILE -o json`
+// against two public goroutine-dump parsers on the same generated dumps, in
+// one run, and checks that the analysis finds exactly the stuck watches
+// planted in each dump. bench/run.sh builds the binaries and calls it; see
+// bench/README.md.
+//
+//	wdbench -wd BIN -peers BIN [-dir DIR] [-sizes 10k,100k,1M] [-runs 3]
+//	wdbench probe FILE      (internal: one in-process analyze, prints allocations)
+//
+// Every tool runs as its own process, one at a time, reading the same file
+// from the page cache. Wall time is the best of -runs runs, interleaved
+// across tools so that a burst of load on a shared machine hits them alike;
+// CPU time (user+sys) and peak RSS come from the kernel's rusage of the
+// child (what `/usr/bin/time -v` prints as "Maximum resident set size").
+// Allocations of watch-doctor come from one in-process run of the same
+// command (wdbench probe), those of the peers from their own runtime.
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	"github.com/watch-doctor/watch-doctor/pkg/cli"
+)
+
+// Targets of issue 6, checked on the largest dump.
+const (
+	targetVsGostackparse = 1.0
+	targetVsPanicparse   = 10.0
+	targetPeakRSS        = 256 << 20
+	targetScaling        = 1.5
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "probe" {
+		os.Exit(probe(os.Args[2:]))
+	}
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "wdbench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	wd, peers  string
+	dir        string
+	sizes      []int
+	runs       int
+	stuck      int
+	ppTimeout  time.Duration
+	gspTimeout time.Duration
+	strict     bool
+}
+
+func run(args []string, out io.Writer) error {
+	var o options
+	fs := flag.NewFlagSet("wdbench", flag.ContinueOnError)
+	fs.StringVar(&o.wd, "wd", "", "path to the kubectl-watch_doctor binary")
+	fs.StringVar(&o.peers, "peers", "", "path to the bench/peers binary")
+	fs.StringVar(&o.dir, "dir", filepath.Join("bench", ".cache", "dumps"), "directory for the generated dumps (reused between runs)")
+	sizes := fs.String("sizes", "10k,100k,1M", "goroutines per generated dump, comma-separated (k and M suffixes)")
+	fs.IntVar(&o.runs, "runs", 3, "runs per tool and dump; the best wall time counts")
+	fs.IntVar(&o.stuck, "stuck", 8, "stuck watches planted in each dump")
+	fs.DurationVar(&o.ppTimeout, "panicparse-timeout", 60*time.Second, "stop panicparse after this long and report a lower bound (its Aggregate is quadratic on Go >= 1.21 dumps)")
+	fs.DurationVar(&o.gspTimeout, "timeout", 10*time.Minute, "stop any other run after this long")
+	fs.BoolVar(&o.strict, "strict", false, "exit non-zero when a performance target is missed (correctness failures always do)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.wd == "" || o.peers == "" {
+		return errors.New("-wd and -peers are required (bench/run.sh builds them)")
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := parseSize(strings.TrimSpace(s))
+		if err != nil {
+			return err
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	sort.Ints(o.sizes)
+	if o.runs < 1 {
+		return fmt.Errorf("-runs %d: want at least 1", o.runs)
+	}
+
+	set, err := dumpgen.LoadRepo()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "machine: %s/%s, %d CPUs, load average %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadavg())
+	if gnuTime != "" {
+		fmt.Fprintf(out, "peak RSS: %s -v (Maximum resident set size)\n", gnuTime)
+	} else {
+		fmt.Fprintln(out, "peak RSS: rusage of each child, straight from this driver (no /usr/bin/time): the figures cannot go below this driver's own RSS")
+	}
+
+	// Fixed cost of a run: a dump holding one planted watch and nothing else.
+	tiny := filepath.Join(o.dir, "goroutines-4.txt")
+	tinyRes, _, err := set.EnsureFile(tiny, dumpgen.Config{Goroutines: 4, Stuck: 1})
+	if err != nil {
+		return err
+	}
+	var startup, startupCPU time.Duration
+	for r := 0; r < smallRuns(o.runs, 0); r++ {
+		m, err := measure(o.gspTimeout, o.wd, "analyze", tiny, "-o", "json")
+		if err != nil {
+			return err
+		}
+		if err := checkOurs(m, tinyRes); err != nil {
+			return fmt.Errorf("%s: %w", tiny, err)
+		}
+		if r == 0 || m.wall < startup {
+			startup = m.wall
+		}
+		if c := m.user + m.sys; r == 0 || c < startupCPU {
+			startupCPU = c
+		}
+	}
+	fmt.Fprintf(out, "watch-doctor startup (analyze of a 4-goroutine dump): %s wall, %s CPU\n\n", ms(startup), ms(startupCPU))
+
+	var rows, extra []row
+	var failures, misses []string
+	for _, n := range o.sizes {
+		path := filepath.Join(o.dir, fmt.Sprintf("goroutines-%s.txt", sizeName(n)))
+		t0 := time.Now()
+		res, reused, err := set.EnsureFile(path, dumpgen.Config{Goroutines: n, Stuck: o.stuck})
+		if err != nil {
+			return err
+		}
+		how := "generated in " + ms(time.Since(t0))
+		if reused {
+			how = "reused"
+		}
+		fmt.Fprintf(out, "dump %s: %d goroutines, %.1f MB, %d stuck watches planted (%s)\n", path, n, float64(res.Bytes)/1e6, len(res.Planted), how)
+
+		ours := row{size: n, bytes: res.Bytes, tool: "watch-doctor analyze -o json"}
+		gsp := row{size: n, bytes: res.Bytes, tool: "gostackparse.Parse"}
+		for r := 0; r < smallRuns(o.runs, n); r++ {
+			m, err := measure(o.gspTimeout, o.wd, "analyze", path, "-o", "json")
+			if err != nil {
+				return err
+			}
+			if err := checkOurs(m, res); err != nil {
+				failures = append(failures, fmt.Sprintf("%s: watch-doctor: %v", sizeName(n), err))
+			}
+			ours.add(m)
+			m, err = measure(o.gspTimeout, o.peers, "-parser", "gostackparse", path)
+			if err != nil {
+				return err
+			}
+			if err := checkPeer(m, n, &gsp); err != nil {
+				failures = append(failures, fmt.Sprintf("%s: gostackparse: %v", sizeName(n), err))
+			}
+			gsp.add(m)
+		}
+		ours.startup, ours.startupCPU = startup, startupCPU
+		if err := probeAllocs(&ours, path); err != nil {
+			return err
+		}
+		// panicparse runs once: its Aggregate is quadratic here, so past
+		// the time limit it is stopped and its figures become bounds.
+		pp := row{size: n, bytes: res.Bytes, tool: "panicparse ScanSnapshot+Aggregate"}
+		m, err := measure(o.ppTimeout, o.peers, "-parser", "panicparse", path)
+		if err != nil {
+			return err
+		}
+		if err := checkPeer(m, n, &pp); err != nil {
+			failures = append(failures, fmt.Sprintf("%s: panicparse: %v", sizeName(n), err))
+		}
+		pp.add(m)
+		rows = append(rows, ours, gsp, pp)
+		fmt.Fprintln(out)
+		printTable(out, []row{ours, gsp, pp})
+		fmt.Fprintf(out, "ratios (watch-doctor throughput / peer's): vs gostackparse %s (wall), %s (CPU); vs panicparse %s (wall)\n\n",
+			ratio(ours, gsp, false), ratio(ours, gsp, true), ratio(ours, pp, false))
+
+		if n != o.sizes[len(o.sizes)-1] {
+			continue
+		}
+		// The other ways a dump arrives: on stdin, and gzipped.
+		gz, how, err := ensureGzip(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "the %s dump through stdin and gzipped (%s, %s)\n", sizeName(n), gz, how)
+		stdin := row{size: n, bytes: res.Bytes, tool: "watch-doctor analyze - < FILE", startup: startup}
+		gzr := row{size: n, bytes: res.Bytes, tool: "watch-doctor analyze FILE.gz", startup: startup}
+		for r := 0; r < o.runs; r++ {
+			m, err := measureIn(o.gspTimeout, path, o.wd, "analyze", "-", "-o", "json")
+			if err != nil {
+				return err
+			}
+			if err := checkOurs(m, res); err != nil {
+				failures = append(failures, fmt.Sprintf("%s stdin: watch-doctor: %v", sizeName(n), err))
+			}
+			stdin.add(m)
+			m, err = measure(o.gspTimeout, o.wd, "analyze", gz, "-o", "json")
+			if err != nil {
+				return err
+			}
+			if err := checkOurs(m, res); err != nil {
+				failures = append(failures, fmt.Sprintf("%s gzip: watch-doctor: %v", sizeName(n), err))
+			}
+			gzr.add(m)
+		}
+		extra = append(extra, stdin, gzr)
+		printTable(out, extra)
+		fmt.Fprintln(out, "(MB and MB/s count uncompressed bytes)")
+		fmt.Fprintln(out)
+	}
+
+	fmt.Fprintln(out, "summary")
+	printTable(out, rows)
+	fmt.Fprintln(out)
+
+	// Targets, on the largest dump.
+	var lastOurs, lastGsp, lastPP row
+	for _, r := range rows {
+		if r.size != o.sizes[len(o.sizes)-1] {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(r.tool, "watch-doctor"):
+			lastOurs = r
+		case strings.HasPrefix(r.tool, "gostackparse"):
+			lastGsp = r
+		default:
+			lastPP = r
+		}
+	}
+	big := sizeName(lastOurs.size)
+	verdict := func(ok bool, format string, a ...any) {
+		s := fmt.Sprintf(format, a...)
+		if ok {
+			fmt.Fprintln(out, "PASS  "+s)
+			return
+		}
+		fmt.Fprintln(out, "MISS  "+s)
+		misses = append(misses, s)
+	}
+	rg := lastOurs.mbps(false) / lastGsp.mbps(false)
+	verdict(rg >= targetVsGostackparse, "%s: whole command %.0f MB/s vs gostackparse parse-only %.0f MB/s = %.2fx wall (target >= %.1fx; CPU time: %.2fx)",
+		big, lastOurs.mbps(false), lastGsp.mbps(false), rg, targetVsGostackparse, lastOurs.mbps(true)/lastGsp.mbps(true))
+	rp := lastOurs.mbps(false) / lastPP.mbps(false)
+	bound := ""
+	if lastPP.timedOut {
+		bound = fmt.Sprintf("; a lower bound: panicparse was stopped at the %s time limit", ms(o.ppTimeout))
+	}
+	verdict(rp >= targetVsPanicparse, "%s: whole command vs panicparse ScanSnapshot+Aggregate = %s%.1fx wall (target >= %.0fx%s)",
+		big, geq(lastPP.timedOut), rp, targetVsPanicparse, bound)
+	peak := lastOurs.maxRSS
+	for _, r := range extra {
+		peak = max(peak, r.maxRSS)
+	}
+	verdict(peak < targetPeakRSS, "%s: peak RSS %.1f MiB from a file, %s (target < %d MiB)", big, float64(lastOurs.maxRSS)/(1<<20), extraRSS(extra), targetPeakRSS>>20)
+	var per, perCPU []string
+	lo, hi, loCPU, hiCPU := 0.0, 0.0, 0.0, 0.0
+	for _, r := range rows {
+		if !strings.HasPrefix(r.tool, "watch-doctor") {
+			continue
+		}
+		v, c := r.nsPerGoroutineNet(), r.cpuNsPerGoroutineNet()
+		per = append(per, fmt.Sprintf("%s %.0f", sizeName(r.size), v))
+		perCPU = append(perCPU, fmt.Sprintf("%s %.0f", sizeName(r.size), c))
+		if lo == 0 || v < lo {
+			lo = v
+		}
+		hi = max(hi, v)
+		if loCPU == 0 || c < loCPU {
+			loCPU = c
+		}
+		hiCPU = max(hiCPU, c)
+	}
+	verdict(hi/lo <= targetScaling, "scaling: ns/goroutine net of the %s startup: %s; max/min %.2fx (target <= %.1fx); in CPU time net of %s: %s, max/min %.2fx",
+		ms(startup), strings.Join(per, ", "), hi/lo, targetScaling, ms(startupCPU), strings.Join(perCPU, ", "), hiCPU/loCPU)
+	if len(failures) == 0 {
+		fmt.Fprintf(out, "PASS  correctness: every run of every dump found exactly its planted stuck watches (%d in the %s dump), each linked to its handler, APF goroutine and connection, and no other finding; the peers read every goroutine\n", o.stuck, big)
+	}
+	for _, f := range failures {
+		fmt.Fprintln(out, "FAIL  correctness: "+f)
+	}
+	fmt.Fprintf(out, "load average at the end: %s\n", loadavg())
+	if len(failures) > 0 {
+		return fmt.Errorf("%d correctness failures", len(failures))
+	}
+	if o.strict && len(misses) > 0 {
+		return fmt.Errorf("%d targets missed", len(misses))
+	}
+	return nil
+}
+
+func extraRSS(rows []row) string {
+	var parts []string
+	for _, r := range rows {
+		how := "from stdin"
+		if strings.HasSuffix(r.tool, ".gz") {
+			how = "gzipped"
+		}
+		parts = append(parts, fmt.Sprintf("%.1f MiB %s", float64(r.maxRSS)/(1<<20), how))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ensureGzip writes path.gz (gzip, fastest level) unless it is there and
+// was made from the same dump, as its sidecar says.
+func ensureGzip(path string) (string, string, error) {
+	gz := path + ".gz"
+	src, err := os.ReadFile(path + ".json")
+	if err != nil {
+		return "", "", err
+	}
+	if b, err := os.ReadFile(gz + ".json"); err == nil && bytes.Equal(b, src) {
+		if _, err := os.Stat(gz); err == nil {
+			return gz, "reused", nil
+		}
+	}
+	start := time.Now()
+	in, err := os.Open(path)
+	if err != nil {
+		return "", "", err
+	}
+	defer in.Close()
+	f, err := os.Create(gz + ".tmp")
+	if err != nil {
+		return "", "", err
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	_, err = io.Copy(zw, in)
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(gz+".tmp", gz)
+	}
+	if err == nil {
+		err = os.WriteFile(gz+".json", src, 0o644)
+	}
+	if err != nil {
+		os.Remove(gz + ".tmp")
+		return "", "", fmt.Errorf("writing %s: %w", gz, err)
+	}
+	return gz, "compressed in " + ms(time.Since(start)), nil
+}
+
+// smallRuns is how many runs a dump of n goroutines gets: more for small
+// dumps, whose runs take milliseconds and whose best time is noisier (the
+// scaling check subtracts the start-up time from them).
+func smallRuns(runs, n int) int {
+	if n >= 100_000 {
+		return runs
+	}
+	return max(runs, 10)
+}
+
+// row is one tool on one dump.
+type row struct {
+	size     int
+	bytes    int64
+	tool     string
+	runs     int
+	best     time.Duration // best wall time
+	cpu      time.Duration // least user+sys time seen
+	maxRSS   int64
+	timedOut bool
+	startup  time.Duration
+	// startupCPU is the CPU time of the start-up run.
+	startupCPU time.Duration
+	// allocations: from the probe (ours) or the peer's report.
+	mallocs    uint64
+	allocBytes uint64
+	extra      string
+}
+
+func (r *row) add(m measurement) {
+	r.runs++
+	if r.runs == 1 || m.wall < r.best {
+		r.best = m.wall
+	}
+	if c := m.user + m.sys; r.runs == 1 || c < r.cpu {
+		r.cpu = c
+	}
+	if m.maxRSS > r.maxRSS {
+		r.maxRSS = m.maxRSS
+	}
+	r.timedOut = r.timedOut || m.timedOut
+}
+
+func (r row) mbps(cpu bool) float64 {
+	d := r.best
+	if cpu {
+		d = r.cpu
+	}
+	return float64(r.bytes) / 1e6 / d.Seconds()
+}
+
+func (r row) nsPerGoroutine() float64 { return float64(r.best.Nanoseconds()) / float64(r.size) }
+
+func (r row) nsPerGoroutineNet() float64 {
+	return float64((r.best - r.startup).Nanoseconds()) / float64(r.size)
+}
+
+func (r row) cpuNsPerGoroutineNet() float64 {
+	return float64((r.cpu - r.startupCPU).Nanoseconds()) / float64(r.size)
+}
+
+func printTable(out io.Writer, rows []row) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "dump\tMB\ttool\tbest wall\tMB/s\tns/goroutine\tCPU\tMB/s CPU\tallocs\talloc MB\tpeak RSS MiB\t note")
+	for _, r := range rows {
+		allocs, allocMB := "-", "-"
+		if r.mallocs > 0 {
+			allocs, allocMB = strconv.FormatUint(r.mallocs, 10), fmt.Sprintf("%.0f", float64(r.allocBytes)/1e6)
+		}
+		g := geq(r.timedOut)
+		l := leq(r.timedOut)
+		note := r.extra
+		if r.timedOut {
+			note = "stopped at the time limit"
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s%s\t%s%.0f\t%s%.0f\t%s%s\t%s%.0f\t%s\t%s\t%s%.1f\t %s\n",
+			sizeName(r.size), float64(r.bytes)/1e6, r.tool, g, ms(r.best), l, r.mbps(false), g, r.nsPerGoroutine(),
+			g, ms(r.cpu), l, r.mbps(true), allocs, allocMB, g, float64(r.maxRSS)/(1<<20), note)
+	}
+	tw.Flush()
+}
+
+func geq(b bool) string {
+	if b {
+		return ">="
+	}
+	return ""
+}
+
+func leq(b bool) string {
+	if b {
+		return "<="
+	}
+	return ""
+}
+
+func ratio(a, b row, cpu bool) string {
+	return fmt.Sprintf("%s%.2fx", geq(b.timedOut), a.mbps(cpu)/b.mbps(cpu))
+}
+
+// measurement is one process run.
+type measurement struct {
+	wall, user, sys time.Duration
+	maxRSS          int64
+	exit            int
+	stdout, stderr  []byte
+	timedOut        bool
+}
+
+// gnuTime is GNU time, used when present to take each child's peak RSS:
+// a child's ru_maxrss starts from the RSS of the process that spawned it
+// (Linux records the old address space's high-water mark at exec), so
+// measured straight from this driver it could not go below the driver's
+// own RSS; GNU time is small.
+var gnuTime = func() string {
+	if _, err := os.Stat("/usr/bin/time"); err == nil {
+		if exec.Command("/usr/bin/time", "-v", "-o", os.DevNull, "true").Run() == nil {
+			return "/usr/bin/time"
+		}
+	}
+	return ""
+}()
+
+func measure(timeout time.Duration, argv0 string, args ...string) (measurement, error) {
+	return measureIn(timeout, "", argv0, args...)
+}
+
+// measureIn is measure with stdin read from a file ("" for none).
+func measureIn(timeout time.Duration, stdin, argv0 string, args ...string) (measurement, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var cmd *exec.Cmd
+	var timeOut string
+	if gnuTime != "" {
+		f, err := os.CreateTemp("", "wdbench-time-*.txt")
+		if err != nil {
+			return measurement{}, err
+		}
+		f.Close()
+		timeOut = f.Name()
+		defer os.Remove(timeOut)
+		cmd = exec.CommandContext(ctx, gnuTime, append([]string{"-v", "-o", timeOut, argv0}, args...)...)
+	} else {
+		cmd = exec.CommandContext(ctx, argv0, args...)
+	}
+	// On timeout, note how far the measured process got (its peak RSS and
+	// CPU time so far, lower bounds), then stop it and GNU time with it.
+	var atCancel procSnapshot
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		pid := cmd.Process.Pid
+		if gnuTime != "" {
+			pid = firstChild(pid)
+		}
+		atCancel = snapshot(pid)
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			return measurement{}, err
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	start := time.Now()
+	err := cmd.Run()
+	m := measurement{wall: time.Since(start), stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	if ctx.Err() != nil {
+		m.timedOut = true
+		m.user, m.maxRSS = atCancel.cpu, atCancel.maxRSS
+		return m, nil
+	} else if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return m, fmt.Errorf("running %s: %w", argv0, err)
+		}
+	}
+	st := cmd.ProcessState
+	if st == nil {
+		return m, nil
+	}
+	// wait4 reports the child with the descendants it waited for: the
+	// measured process's CPU time, through GNU time too.
+	m.exit = st.ExitCode()
+	m.user, m.sys = st.UserTime(), st.SystemTime()
+	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+		m.maxRSS = maxRSSBytes(ru)
+	}
+	if timeOut != "" && !m.timedOut {
+		b, err := os.ReadFile(timeOut)
+		if err != nil {
+			return m, err
+		}
+		rss, code, ok := parseGNUTime(b)
+		if !ok {
+			return m, fmt.Errorf("reading GNU time's report of %s: %q", argv0, firstLine(b))
+		}
+		m.maxRSS, m.exit = rss, code
+	}
+	return m, nil
+}
+
+// procSnapshot is what /proc says of a running process.
+type procSnapshot struct {
+	cpu    time.Duration
+	maxRSS int64
+}
+
+// snapshot reads the peak RSS (VmHWM) and CPU time (utime+stime) of a
+// running process from /proc; zero where /proc cannot tell.
+func snapshot(pid int) procSnapshot {
+	var s procSnapshot
+	if pid <= 0 {
+		return s
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				s.maxRSS = kb << 10
+			}
+		}
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		// Fields after the command name (which may hold spaces): state is
+		// field 3, utime and stime fields 14 and 15, in clock ticks (100 Hz
+		// on Linux).
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+			f := strings.Fields(string(b[i+1:]))
+			if len(f) > 12 {
+				ut, _ := strconv.ParseInt(f[11], 10, 64)
+				st, _ := strconv.ParseInt(f[12], 10, 64)
+				s.cpu = time.Duration(ut+st) * 10 * time.Millisecond
+			}
+		}
+	}
+	return s
+}
+
+// firstChild returns the first child of pid (the process GNU time runs),
+// or pid itself when /proc does not list children.
+func firstChild(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return pid
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return pid
+	}
+	c, err := strconv.Atoi(f[0])
+	if err != nil {
+		return pid
+	}
+	return c
+}
+
+// parseGNUTime reads "Maximum resident set size (kbytes): N" and "Exit
+// status: N" from the report of `time -v`.
+func parseGNUTime(b []byte) (rss int64, exit int, ok bool) {
+	var haveRSS, haveExit bool
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, found := strings.Cut(strings.TrimSpace(line), ": ")
+		if !found {
+			continue
+		}
+		switch k {
+		case "Maximum resident set size (kbytes)":
+			n, err := strconv.ParseInt(v, 10, 64)
+			rss, haveRSS = n<<10, err == nil
+		case "Exit status":
+			n, err := strconv.Atoi(v)
+			exit, haveExit = n, err == nil
+		}
+	}
+	return rss, exit, haveRSS && haveExit
+}
+
+func maxRSSBytes(ru *syscall.Rusage) int64 {
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss)
+	}
+	return int64(ru.Maxrss) << 10 // kilobytes on Linux
+}
+
+// analyzeReport is the part of analyze's JSON the check reads.
+type analyzeReport struct {
+	Findings []struct {
+		Type    string `json:"type"`
+		Watcher struct {
+			GoroutineID int64 `json:"goroutineID"`
+			WaitMinutes int   `json:"waitMinutes"`
+			Handler     *struct {
+				GoroutineID     int64 `json:"goroutineID"`
+				ConnGoroutineID int64 `json:"connGoroutineID"`
+				ConnInDump      bool  `json:"connInDump"`
+			} `json:"handler"`
+			APFGoroutineID int64 `json:"apfGoroutineID"`
+		} `json:"watcher"`
+	} `json:"findings"`
+	Summary struct {
+		Goroutines   int `json:"goroutines"`
+		StuckWatches int `json:"stuckWatches"`
+	} `json:"summary"`
+}
+
+// checkOurs verifies that analyze found exactly the planted stuck watches,
+// fully linked, and nothing else.
+func checkOurs(m measurement, res dumpgen.Result) error {
+	if m.timedOut {
+		return errors.New("timed out")
+	}
+	if m.exit != cli.ExitFindings {
+		return fmt.Errorf("exit code %d, want %d (critical findings); stderr: %s", m.exit, cli.ExitFindings, firstLine(m.stderr))
+	}
+	var r analyzeReport
+	if err := json.Unmarshal(m.stdout, &r); err != nil {
+		return fmt.Errorf("decoding the report: %w", err)
+	}
+	if r.Summary.Goroutines != res.Goroutines {
+		return fmt.Errorf("report counts %d goroutines, the dump holds %d", r.Summary.Goroutines, res.Goroutines)
+	}
+	want := map[int64]dumpgen.Planted{}
+	for _, p := range res.Planted {
+		want[p.WatcherID] = p
+	}
+	found := map[int64]bool{}
+	for _, f := range r.Findings {
+		w := f.Watcher
+		p, ok := want[w.GoroutineID]
+		if !ok || f.Type != "StuckInitialEvents" {
+			return fmt.Errorf("unexpected finding %s for watcher goroutine %d", f.Type, w.GoroutineID)
+		}
+		if found[w.GoroutineID] {
+			return fmt.Errorf("watcher goroutine %d reported twice", w.GoroutineID)
+		}
+		found[w.GoroutineID] = true
+		if w.Handler == nil || w.Handler.GoroutineID != p.HandlerID || w.APFGoroutineID != p.APFID ||
+			w.Handler.ConnGoroutineID != p.ConnID || !w.Handler.ConnInDump || w.WaitMinutes != p.WaitMinutes {
+			return fmt.Errorf("watcher goroutine %d: linked to handler %+v, APF %d, wait %d; planted handler %d, APF %d, connection %d, wait %d",
+				w.GoroutineID, w.Handler, w.APFGoroutineID, w.WaitMinutes, p.HandlerID, p.APFID, p.ConnID, p.WaitMinutes)
+		}
+	}
+	if len(found) != len(want) || r.Summary.StuckWatches != len(want) {
+		var missing []string
+		for id := range want {
+			if !found[id] {
+				missing = append(missing, strconv.FormatInt(id, 10))
+			}
+		}
+		return fmt.Errorf("found %d of %d planted stuck watches (summary says %d); missing watcher goroutines %s", len(found), len(want), r.Summary.StuckWatches, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// peerResult is what bench/peers prints.
+type peerResult struct {
+	Goroutines int    `json:"goroutines"`
+	Buckets    int    `json:"buckets"`
+	Errors     int    `json:"errors"`
+	Mallocs    uint64 `json:"mallocs"`
+	AllocBytes uint64 `json:"allocBytes"`
+}
+
+func checkPeer(m measurement, n int, r *row) error {
+	if m.timedOut {
+		return nil
+	}
+	if m.exit != 0 {
+		return fmt.Errorf("exit code %d: %s", m.exit, firstLine(m.stderr))
+	}
+	var p peerResult
+	if err := json.Unmarshal(m.stdout, &p); err != nil {
+		return fmt.Errorf("decoding its output: %w", err)
+	}
+	r.mallocs, r.allocBytes = p.Mallocs, p.AllocBytes
+	if p.Buckets > 0 {
+		r.extra = fmt.Sprintf("%d buckets", p.Buckets)
+	}
+	if p.Goroutines != n || p.Errors != 0 {
+		return fmt.Errorf("read %d goroutines with %d errors, want %d and none", p.Goroutines, p.Errors, n)
+	}
+	return nil
+}
+
+// probeAllocs runs analyze once in-process (wdbench probe) to count its
+// allocations.
+func probeAllocs(r *row, path string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	m, err := measure(10*time.Minute, self, "probe", path)
+	if err != nil {
+		return err
+	}
+	var p probeResult
+	if err := json.Unmarshal(m.stdout, &p); err != nil {
+		return fmt.Errorf("probe of %s: %w (stderr: %s)", path, err, firstLine(m.stderr))
+	}
+	r.mallocs, r.allocBytes = p.Mallocs, p.AllocBytes
+	return nil
+}
+
+type probeResult struct {
+	Exit       int    `json:"exit"`
+	Mallocs    uint64 `json:"mallocs"`
+	AllocBytes uint64 `json:"allocBytes"`
+	NumGC      uint32 `json:"numGC"`
+}
+
+// probe runs `analyze FILE -o json` in this process and prints the
+// allocations it made.
+func probe(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: wdbench probe FILE")
+		return 2
+	}
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: os.Stderr}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code := cli.Main(streams, []string{"analyze", args[0], "-o", "json"})
+	runtime.ReadMemStats(&after)
+	json.NewEncoder(os.Stdout).Encode(probeResult{
+		Exit: code, Mallocs: after.Mallocs - before.Mallocs,
+		AllocBytes: after.TotalAlloc - before.TotalAlloc, NumGC: after.NumGC - before.NumGC,
+	})
+	return 0
+}
+
+func parseSize(s string) (int, error) {
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "k"):
+		mult, s = 1000, strings.TrimSuffix(s, "k")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1_000_000, strings.TrimSuffix(s, "M")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("bad size %q: use a number of goroutines like 10000, 100k or 1M", s)
+	}
+	return n * mult, nil
+}
+
+func sizeName(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
+}
+
+func ms(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	}
+	return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# make bench: the Go benchmarks of every stage, the whole command in-process,
+# then the built plugin against gostackparse and panicparse on the same
+# generated dumps of 10k, 100k and 1M goroutines (bench/README.md).
+#
+#   bench/run.sh          run everything
+#   bench/run.sh clean    remove bench/out (binaries, generated dumps, logs)
+#
+# Environment: SIZES (default 10k,100k,1M), RUNS (default 3),
+# BENCHTIME (go test -benchtime of the stage benchmarks, default 1s),
+# PANICPARSE_TIMEOUT (default 60s), KEEP_DUMPS=0 to delete the generated
+# dumps (about 1 GB) at the end instead of keeping them for the next run.
+# Everything is fetched through the Go module proxy; nothing is installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out="$root/bench/out"
+
+if [[ "${1:-}" == "clean" ]]; then
+  rm -rf "$out"
+  exit 0
+fi
+
+SIZES=${SIZES:-10k,100k,1M}
+RUNS=${RUNS:-3}
+BENCHTIME=${BENCHTIME:-1s}
+PANICPARSE_TIMEOUT=${PANICPARSE_TIMEOUT:-60s}
+KEEP_DUMPS=${KEEP_DUMPS:-1}
+export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+
+mkdir -p "$out/bin" "$out/dumps"
+log="$out/bench-$(date -u +%Y%m%dT%H%M%SZ).txt"
+exec > >(tee "$log") 2>&1
+
+step() { echo; echo "=== $*"; }
+
+step "build: the plugin as released, the driver, the peers harness (its own module)"
+go version
+go build -trimpath -o "$out/bin/kubectl-watch_doctor" ./cmd/kubectl-watch_doctor
+go build -trimpath -o "$out/bin/wdbench" ./bench/cmd/wdbench
+(cd bench/peers && go build -trimpath -o "$out/bin/peers" .)
+
+step "stage benchmarks: pkg/stacks (parse), pkg/watches (classify, link, diagnose), pkg/bundle (streaming read), pkg/report (render)"
+go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" \
+  ./pkg/stacks ./pkg/watches ./pkg/bundle ./pkg/report
+
+step "whole command in-process: analyze FILE -o json on generated dumps ($SIZES)"
+WATCH_DOCTOR_BENCH_SIZES="$SIZES" go test -run '^$' -bench . -benchmem ./bench
+
+step "whole command as a process, against gostackparse and panicparse on the same files"
+"$out/bin/wdbench" -wd "$out/bin/kubectl-watch_doctor" -peers "$out/bin/peers" \
+  -dir "$out/dumps" -sizes "$SIZES" -runs "$RUNS" -panicparse-timeout "$PANICPARSE_TIMEOUT"
+
+if [[ "$KEEP_DUMPS" == "0" ]]; then
+  rm -rf "$out/dumps"
+fi
+echo
+echo "log: ${log#"$root"/}"
