@@ -48,6 +48,8 @@ type Scanner struct {
 	// cheap hash and one comparison instead of a map lookup.
 	recent *[recentSize]string
 	skips  skipLog
+	// long holds a line longer than the reader's buffer while it is read.
+	long []byte
 
 	goroutines     int
 	createdBy      int
@@ -58,13 +60,21 @@ type Scanner struct {
 }
 
 // NewScanner returns a Scanner reading from r.
+//
+// A *bufio.Reader of at least 64 KiB is read directly, without a second
+// buffer; NewScanner itself allocates little, so it is cheap to call for
+// every small dump.
 func NewScanner(r io.Reader) *Scanner {
 	return &Scanner{
-		r:      bufio.NewReaderSize(r, 1<<20),
-		names:  make(map[string]string, 4096),
+		r:      bufio.NewReaderSize(r, readBufferSize),
+		names:  make(map[string]string),
 		recent: new([recentSize]string),
 	}
 }
+
+// readBufferSize is the read buffer; lines longer than it (up to
+// MaxLineBytes) are assembled in Scanner.long.
+const readBufferSize = 64 << 10
 
 // Stats describes what a Scanner has read so far.
 type Stats struct {
@@ -110,12 +120,23 @@ func (s *Scanner) readLine() ([]byte, bool) {
 	}
 	b, err := s.r.ReadSlice('\n')
 	s.bytes += int64(len(b))
-	if err != nil {
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
+	if errors.Is(err, bufio.ErrBufferFull) {
+		// A line longer than the buffer: assemble it, up to MaxLineBytes.
+		s.long = append(s.long[:0], b...)
+		for errors.Is(err, bufio.ErrBufferFull) && len(s.long) <= MaxLineBytes {
+			b, err = s.r.ReadSlice('\n')
+			s.bytes += int64(len(b))
+			s.long = append(s.long, b...)
+		}
+		b = s.long
+		if len(b) > MaxLineBytes+1 || errors.Is(err, bufio.ErrBufferFull) {
 			s.line++
 			s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("line is longer than %d bytes: not a goroutine dump", MaxLineBytes)}
 			return nil, false
+		}
+	}
+	if err != nil {
+		switch {
 		case errors.Is(err, io.EOF):
 			if len(b) == 0 {
 				return nil, false

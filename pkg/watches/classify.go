@@ -146,7 +146,7 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	}
 	entry := g.Frames[n-1].Func
 	switch {
-	case is(entry, fnProcessInterval) || (is(entry, fnProcess) && is(g.CreatedBy.Func, fnCacherWatch)):
+	case isWatcherGoroutine(g):
 		c.watchers = append(c.watchers, classifyWatcher(ref, g.Frames))
 		return
 	case is(g.CreatedBy.Func, fnAPFHandle) && is(top, fnInitSignalWait):
@@ -188,6 +188,37 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 		c.conns[g.ID] = true
 	}
 	c.handlers[g.ID] = h
+}
+
+// isWatcherGoroutine reports whether g is a cacheWatcher goroutine: started
+// at processInterval (cacher.go:688), or, in releases that started the
+// streaming loop directly, at process by (*Cacher).Watch.
+func isWatcherGoroutine(g *stacks.Goroutine) bool {
+	n := len(g.Frames)
+	if n == 0 {
+		return false
+	}
+	entry := g.Frames[n-1].Func
+	return is(entry, fnProcessInterval) || (is(entry, fnProcess) && is(g.CreatedBy.Func, fnCacherWatch))
+}
+
+// WatcherOf classifies one goroutine as the Collector does, for callers
+// that look at goroutines one by one (the replay watching the upstream
+// cacher). The Handler and APF goroutine are not linked: that needs the
+// whole dump (Collector). ok is false for any other goroutine.
+func WatcherOf(g *stacks.Goroutine) (w Watcher, ok bool) {
+	if !isWatcherGoroutine(g) {
+		return Watcher{}, false
+	}
+	return classifyWatcher(goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}, g.Frames).watcher(), true
+}
+
+// watcher is the unlinked Watcher of a classified goroutine.
+func (wg watcherG) watcher() Watcher {
+	return Watcher{
+		GoroutineID: wg.ID, Phase: wg.Phase, InSend: wg.InSend,
+		Blocked: wg.InSend && isWaitState(wg.State), State: wg.State, WaitMinutes: wg.WaitMinutes,
+	}
 }
 
 func classifyWatcher(ref goroutineRef, frames []stacks.Frame) watcherG {

@@ -116,14 +116,7 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 		d.Notes = append(d.Notes, fmt.Sprintf("%d unknown lines skipped (first at line %d: %s)", stats.SkippedLines, stats.Skipped[0].Line, stats.Skipped[0].Reason))
 	}
 	for _, wg := range c.watchers {
-		w := Watcher{
-			GoroutineID: wg.ID,
-			Phase:       wg.Phase,
-			InSend:      wg.InSend,
-			Blocked:     wg.InSend && isWaitState(wg.State),
-			State:       wg.State,
-			WaitMinutes: wg.WaitMinutes,
-		}
+		w := wg.watcher()
 		if h, ok := c.handlers[wg.ParentID]; ok && wg.ParentID != 0 {
 			w.Handler = &Handler{
 				GoroutineID: h.ID, State: h.State, WaitMinutes: h.WaitMinutes, Block: h.Block,

@@ -13,6 +13,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +44,8 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
+	"github.com/watch-doctor/watch-doctor/pkg/stacks"
+	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
 // SizeAnnotation carries an object's wire size in the upstream column.
@@ -265,62 +268,34 @@ func (b *Backend) Inspect(ev watch.Event) replay.EventInfo {
 
 // relevant says whether a goroutine belongs to what the replay waits on:
 // the cacher and its reflector, MemStore, the replay's handlers.
-func relevant(g *quickGoroutine) bool {
-	for _, f := range g.funcs {
-		if strings.HasPrefix(f, "k8s.io/apiserver/pkg/storage") ||
+func relevant(g *stacks.Goroutine) bool {
+	rel := func(f string) bool {
+		return strings.HasPrefix(f, "k8s.io/apiserver/pkg/storage") ||
 			strings.HasPrefix(f, "k8s.io/client-go/tools/cache") ||
-			strings.HasPrefix(f, "github.com/watch-doctor/watch-doctor/pkg/replay") {
+			strings.HasPrefix(f, "github.com/watch-doctor/watch-doctor/pkg/replay")
+	}
+	for _, f := range g.Frames {
+		if rel(f.Func) {
 			return true
 		}
 	}
-	return false
+	return rel(g.CreatedBy.Func)
 }
 
 // busy reports whether a goroutine may still act without outside help.
-func busy(g *quickGoroutine) bool {
-	switch g.state {
+func busy(g *stacks.Goroutine) bool {
+	switch g.State {
 	case "running", "runnable", "syscall", "sleep", "preempted":
 		return true
 	}
-	for _, f := range g.funcs {
+	for _, f := range g.Frames {
 		// The dispatcher waiting out its real-time budget on a full watcher
 		// (cache_watcher.go:224): it acts when the budget runs out.
-		if strings.HasSuffix(f, "cacher.(*cacheWatcher).add") {
+		if strings.HasSuffix(f.Func, "cacher.(*cacheWatcher).add") {
 			return true
 		}
 	}
 	return false
-}
-
-// watcherOf classifies a cacheWatcher goroutine as pkg/watches does
-// (entry processInterval, or process started by (*Cacher).Watch; blocked
-// when parked in sendWatchCacheEvent).
-func watcherOf(g *quickGoroutine) (replay.WatcherGoroutine, bool) {
-	n := len(g.funcs)
-	if n < 2 {
-		return replay.WatcherGoroutine{}, false
-	}
-	created, entry := g.funcs[n-1], g.funcs[n-2]
-	const pkg = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher)."
-	isEntry := strings.HasSuffix(entry, pkg+"processInterval") ||
-		(strings.HasSuffix(entry, pkg+"process") && strings.HasSuffix(created, "cacher.(*Cacher).Watch"))
-	if !isEntry {
-		return replay.WatcherGoroutine{}, false
-	}
-	w := replay.WatcherGoroutine{ID: g.id, ParentID: g.parent, Phase: "initial", State: g.state}
-	for _, f := range g.funcs {
-		if strings.HasSuffix(f, pkg+"process") {
-			w.Phase = "streaming"
-		}
-	}
-	for _, f := range g.funcs {
-		if strings.HasPrefix(f, "runtime.") {
-			continue
-		}
-		w.Blocked = strings.HasSuffix(f, pkg+"sendWatchCacheEvent") && (g.state == "select" || g.state == "chan send")
-		break
-	}
-	return w, true
 }
 
 // Settle implements replay.Backend by polling goroutine dumps until two in
@@ -336,14 +311,22 @@ func (b *Backend) Settle(ctx context.Context, others func() bool) error {
 		}
 		view := &replay.DumpView{Watchers: map[int64]replay.WatcherGoroutine{}}
 		last = last[:0]
-		quickScan(b.dumper.Dump(), func(g *quickGoroutine) {
-			if w, ok := watcherOf(g); ok {
-				view.Watchers[w.ParentID] = w
+		// The same parser and classifier as analyze (pkg/stacks,
+		// watches.WatcherOf), on this process's own dump.
+		sc := stacks.NewScanner(bytes.NewReader(b.dumper.Dump()))
+		sc.SkipArgs = true
+		for sc.Next() {
+			g := sc.Goroutine()
+			if w, ok := watches.WatcherOf(g); ok {
+				view.Watchers[g.ParentID] = replay.WatcherGoroutine{ID: w.GoroutineID, ParentID: g.ParentID, Phase: string(w.Phase), Blocked: w.Blocked, State: w.State}
 			}
-			if g.id != self && relevant(g) && busy(g) {
-				last = append(last, fmt.Sprintf("goroutine %d [%s] in %s", g.id, g.state, g.funcs[0]))
+			if g.ID != self && relevant(g) && busy(g) {
+				last = append(last, fmt.Sprintf("goroutine %d [%s] in %s", g.ID, g.State, stacks.TopFunc(g.Frames)))
 			}
-		})
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("reading this process's goroutine dump: %w", err)
+		}
 		b.mu.Lock()
 		b.lastView = view
 		b.mu.Unlock()
