@@ -157,3 +157,17 @@ func FuzzOpen(f *testing.F) {
 		io.Copy(io.Discard, io.LimitReader(r, 1<<20))
 	})
 }
+
+// FuzzReadManifest: a manifest of any content is read or refused with an
+// error, never a panic.
+func FuzzReadManifest(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"watchdoctor/v1alpha1","kind":"WatchDoctorBundle","instances":[{"name":"10.0.0.1:6443","pinned":true,"samples":[{"dir":"10.0.0.1_6443/sample-1","capturedAt":"2026-11-29T10:24:32Z","fetches":[{"kind":"goroutine-debug2","path":"/debug/pprof/goroutine?debug=2","startedAt":"2026-11-29T10:24:32Z","duration":"1s","bytes":10}]}]}]}`))
+	f.Add([]byte(`{"kind":"WatchDoctorBundle"}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		m, err := ReadManifest(bytes.NewReader(in))
+		if err == nil && (m.Kind != ManifestKind || m.APIVersion != ManifestAPIVersion) {
+			t.Fatalf("accepted a manifest of kind %q, apiVersion %q", m.Kind, m.APIVersion)
+		}
+	})
+}
