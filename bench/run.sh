@@ -44,6 +44,9 @@ step "stage benchmarks: pkg/stacks (parse), pkg/watches (classify, link, diagnos
 go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" \
   ./pkg/stacks ./pkg/watches ./pkg/bundle ./pkg/report
 
+step "replay: one virtual hour of issue-137631 at 1000 clients and 20000 objects (pkg/cacher, unpatched and patched)"
+go test -run '^$' -bench '^BenchmarkIssue137631Hour$' -benchtime 1x -benchmem ./pkg/replay
+
 step "whole command in-process: analyze FILE -o json on generated dumps ($SIZES)"
 WATCH_DOCTOR_BENCH_SIZES="$SIZES" go test -run '^$' -bench . -benchmem ./bench
 
