@@ -1,0 +1,162 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/pkg/bundle"
+)
+
+func TestNormalizeAddress(t *testing.T) {
+	for _, tc := range []struct{ in, server, want, err string }{
+		{"10.0.0.1", "https://api.example.com:6443", "10.0.0.1:6443", ""},
+		{"10.0.0.1:443", "https://api.example.com:6443", "10.0.0.1:443", ""},
+		{"[fd00::1]:6443", "https://api.example.com", "[fd00::1]:6443", ""},
+		{"fd00::1", "https://api.example.com", "[fd00::1]:443", ""},
+		{"https://10.0.0.2:8443/", "https://api.example.com", "10.0.0.2:8443", ""},
+		{"api.internal", "https://api.example.com", "api.internal:443", ""},
+		{"host:x", "https://api.example.com", "", `port "x" is not a number`},
+	} {
+		got, err := normalizeAddress(tc.in, tc.server)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("normalizeAddress(%q) error = %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("normalizeAddress(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestPinnedConfigVerifiesTheKubeconfigHostName(t *testing.T) {
+	base := &rest.Config{Host: "https://api.example.com:6443", BearerToken: "t"}
+	c, err := pinnedConfig(base, Instance{Name: "10.0.0.7:6443", Address: "10.0.0.7:6443", Pinned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Host != "https://10.0.0.7:6443" || c.TLSClientConfig.ServerName != "api.example.com" || c.BearerToken != "t" {
+		t.Errorf("pinned config: host %q, server name %q, token %q", c.Host, c.TLSClientConfig.ServerName, c.BearerToken)
+	}
+	if base.Host != "https://api.example.com:6443" || base.TLSClientConfig.ServerName != "" {
+		t.Error("pinnedConfig changed the base config")
+	}
+	un, _ := pinnedConfig(base, Instance{Name: "api.example.com:6443"})
+	if un.Host != base.Host {
+		t.Errorf("an unpinned instance must keep the kubeconfig host, got %q", un.Host)
+	}
+}
+
+func TestStatusErrors(t *testing.T) {
+	forbidden := `{"kind":"Status","message":"forbidden: User \"x\" cannot get path \"/debug/pprof/goroutine\""}`
+	for _, tc := range []struct {
+		status int
+		path   string
+		body   string
+		want   string
+	}{
+		{403, "/debug/pprof/goroutine", forbidden, `GET /debug/pprof/goroutine forbidden: missing RBAC rule nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"] (forbidden: User "x"`},
+		{403, "/metrics", "", `missing RBAC rule nonResourceURLs: ["/metrics"], verbs: ["get"]`},
+		{404, "/debug/pprof/goroutine", "404 page not found", "profiling is disabled on this API server (--profiling=false)"},
+		{404, "/debug/api_priority_and_fairness/dump_requests", "", "API Priority and Fairness is disabled"},
+		{401, "/metrics", "", "the credentials of the kubeconfig were rejected"},
+		{503, "/metrics", "<html>\nbusy", "HTTP 503: <html>"},
+	} {
+		err := statusError("inst", tc.path, tc.status, []byte(tc.body))
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%d %s: %v, want %q", tc.status, tc.path, err, tc.want)
+		}
+		if IsForbidden(err) != (tc.status == 403) {
+			t.Errorf("%d: IsForbidden = %v", tc.status, IsForbidden(err))
+		}
+	}
+}
+
+// recorder is a Target that keeps what it is handed.
+type recorder struct{ kinds []string }
+
+func (r *recorder) Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error {
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return err
+	}
+	r.kinds = append(r.kinds, string(kind))
+	return nil
+}
+
+func restConfig(t *testing.T, s *fakeapiserver.Server, token string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", fakeapiserver.Kubeconfig(t, s, token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestRunFetchOrderAndOnly(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
+	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
+	var rec recorder
+	res, err := Run(context.Background(), cfg, &rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// /metrics first: its go_goroutines guards the stop-the-world dump.
+	want := []string{"metrics", "goroutine-debug2", "apf-requests", "apf-priority-levels", "version"}
+	if diff := cmp.Diff(want, rec.kinds); diff != "" {
+		t.Errorf("fetch order (-want +got):\n%s", diff)
+	}
+	if len(res.Instances) != 1 || len(res.Instances[0].Errors) != 0 || res.Instances[0].Version != "v1.37.2" {
+		t.Fatalf("result = %+v", res.Instances)
+	}
+	// The capture time is the server's Date header of the goroutine dump.
+	if got := res.Instances[0].Samples[0].CapturedAt; !got.Equal(time.Date(2026, 11, 29, 10, 23, 9, 0, time.UTC)) {
+		t.Errorf("captured at %v, want the server's Date", got)
+	}
+
+	rec = recorder{}
+	cfg.Only = []bundle.Kind{bundle.KindMetrics}
+	if _, err := Run(context.Background(), cfg, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"metrics"}, rec.kinds); diff != "" {
+		t.Errorf("with Only=metrics (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunCanceledWhileWaitingForTheNextSample(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	clk := testingclock.NewFakeClock(time.Now())
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Minute, RequestTimeout: 10 * time.Second, Clock: clk}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, cfg, &recorder{})
+		done <- err
+	}()
+	// Wait until the sampler sleeps on the fake clock, then cancel.
+	for !clk.HasWaiters() {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned before waiting: %v", err)
+		default:
+		}
+		time.Sleep(time.Millisecond) // polling the fake clock's waiter list
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want context.Canceled", err)
+	}
+}
