@@ -87,6 +87,11 @@ It only reads from the cluster.
 			cobra.CommandDisplayNameAnnotation: "kubectl watch-doctor",
 		},
 	}
+	// Like kubectl: a bad flag gets a pointer to the help, not the whole
+	// usage; runtime failures get neither (SilenceUsage).
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nSee '%s --help' for usage.", err, c.CommandPath())
+	})
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetIn(streams.In)
