@@ -9,6 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 krew_version="${1:?krew version}"
+git ls-files --error-unmatch .krew.yaml >/dev/null 2>&1 || {
+  echo ".krew.yaml is not committed: run make dist and commit it" >&2
+  exit 1
+}
 git diff --exit-code --quiet -- .krew.yaml || {
   echo ".krew.yaml differs from the committed one after make dist: the release archives changed; commit the new .krew.yaml" >&2
   git --no-pager diff -- .krew.yaml >&2
