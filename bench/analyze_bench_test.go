@@ -3,10 +3,8 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -35,7 +33,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	if s := os.Getenv("WATCH_DOCTOR_BENCH_SIZES"); s != "" {
 		sizes = nil
 		for _, f := range strings.Split(s, ",") {
-			n, err := parseSize(strings.TrimSpace(f))
+			n, err := dumpgen.ParseSize(strings.TrimSpace(f))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -108,19 +106,4 @@ func checkReport(b *testing.B, out []byte, res dumpgen.Result) {
 	if len(want) > 0 {
 		b.Fatalf("%d planted stuck watches not reported", len(want))
 	}
-}
-
-func parseSize(s string) (int, error) {
-	mult := 1
-	switch {
-	case strings.HasSuffix(s, "k"):
-		mult, s = 1000, strings.TrimSuffix(s, "k")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1_000_000, strings.TrimSuffix(s, "M")
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("WATCH_DOCTOR_BENCH_SIZES: bad size %q: use numbers of goroutines like 10000, 100k or 1M", s)
-	}
-	return n * mult, nil
 }

@@ -90,7 +90,7 @@ func run(args []string, out io.Writer) error {
 		return errors.New("-wd and -peers are required (bench/run.sh builds them)")
 	}
 	for _, s := range strings.Split(*sizes, ",") {
-		n, err := parseSize(strings.TrimSpace(s))
+		n, err := dumpgen.ParseSize(strings.TrimSpace(s))
 		if err != nil {
 			return err
 		}
@@ -794,21 +794,6 @@ func probe(args []string) int {
 		AllocBytes: after.TotalAlloc - before.TotalAlloc, NumGC: after.NumGC - before.NumGC,
 	})
 	return 0
-}
-
-func parseSize(s string) (int, error) {
-	mult := 1
-	switch {
-	case strings.HasSuffix(s, "k"):
-		mult, s = 1000, strings.TrimSuffix(s, "k")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1_000_000, strings.TrimSuffix(s, "M")
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("bad size %q: use a number of goroutines like 10000, 100k or 1M", s)
-	}
-	return n * mult, nil
 }
 
 func sizeName(n int) string {
