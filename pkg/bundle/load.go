@@ -458,10 +458,50 @@ func (l *Loaded) Groups() []Group {
 	out := make([]Group, 0, len(groups))
 	for _, g := range groups {
 		sort.SliceStable(g.Captures, func(i, j int) bool { return g.Captures[i].CapturedAt.Before(g.Captures[j].CapturedAt) })
-		g.Name = serverName(g.Captures)
-		out = append(out, *g)
+		name := serverName(g.Captures)
+		parts := splitByProcess(g.Captures)
+		for _, caps := range parts {
+			sub := Group{Name: name, Captures: caps, SameProcess: g.SameProcess}
+			if len(parts) > 1 {
+				// The instance restarted between samples: goroutine ids of
+				// two processes must not be compared.
+				sub.Name = fmt.Sprintf("%s (process started %s)", name, processStart(caps))
+			}
+			out = append(out, sub)
+		}
 	}
 	return out
+}
+
+// splitByProcess cuts time-ordered captures of one instance where the
+// process start time changes; a capture without metrics stays with the one
+// before it.
+func splitByProcess(caps []*Capture) [][]*Capture {
+	var parts [][]*Capture
+	last := math.NaN()
+	for _, c := range caps {
+		pst := math.NaN()
+		if c.Metrics != nil {
+			pst = c.Metrics.ProcessStartTime
+		}
+		if len(parts) == 0 || (!math.IsNaN(pst) && !math.IsNaN(last) && pst != last) {
+			parts = append(parts, nil)
+		}
+		parts[len(parts)-1] = append(parts[len(parts)-1], c)
+		if !math.IsNaN(pst) {
+			last = pst
+		}
+	}
+	return parts
+}
+
+func processStart(caps []*Capture) string {
+	for _, c := range caps {
+		if c.Metrics != nil && !math.IsNaN(c.Metrics.ProcessStartTime) {
+			return time.Unix(int64(c.Metrics.ProcessStartTime), 0).UTC().Format(time.RFC3339)
+		}
+	}
+	return "unknown"
 }
 
 // Servers turns the groups into the diagnosis' input.

@@ -318,3 +318,25 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// TestDiagnoseRestartBetweenSamplesIsTwoProcesses: when an instance
+// restarts between samples, its two dumps are not compared as one process.
+func TestDiagnoseRestartBetweenSamplesIsTwoProcesses(t *testing.T) {
+	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
+	a.ProcessStart = []float64{1.7e9, 1.8e9}
+	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
+	_, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", a.Address(), "-o", "json")
+	var r struct {
+		APIServers []struct {
+			Name    string `json:"name"`
+			Samples int    `json:"samples"`
+		} `json:"apiservers"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	want := []string{a.Address() + " (process started 2023-11-14T22:13:20Z)", a.Address() + " (process started 2027-01-15T08:00:00Z)"}
+	if len(r.APIServers) != 2 || r.APIServers[0].Name != want[0] || r.APIServers[1].Name != want[1] || r.APIServers[0].Samples != 1 {
+		t.Errorf("apiservers = %+v, want two single-sample processes %q", r.APIServers, want)
+	}
+}
