@@ -457,7 +457,7 @@ func (l *Loaded) Groups() []Group {
 	}
 	out := make([]Group, 0, len(groups))
 	for _, g := range groups {
-		sort.SliceStable(g.Captures, func(i, j int) bool { return g.Captures[i].CapturedAt.Before(g.Captures[j].CapturedAt) })
+		sortSamples(g.Captures)
 		name := serverName(g.Captures)
 		parts := splitByProcess(g.Captures)
 		for _, caps := range parts {
@@ -471,6 +471,31 @@ func (l *Loaded) Groups() []Group {
 		}
 	}
 	return out
+}
+
+// sortSamples orders the captures of one process by capture time, or,
+// when a capture has none, by the highest goroutine id of its dump: the
+// runtime hands out ids in increasing order, so a later dump holds higher
+// ones.
+func sortSamples(caps []*Capture) {
+	timed := true
+	for _, c := range caps {
+		if c.CapturedAt.IsZero() {
+			timed = false
+		}
+	}
+	maxID := func(c *Capture) int64 {
+		if c.Dump == nil {
+			return 0
+		}
+		return c.Dump.MaxGoroutineID
+	}
+	sort.SliceStable(caps, func(i, j int) bool {
+		if timed {
+			return caps[i].CapturedAt.Before(caps[j].CapturedAt)
+		}
+		return maxID(caps[i]) < maxID(caps[j])
+	})
 }
 
 // splitByProcess cuts time-ordered captures of one instance where the
@@ -522,7 +547,7 @@ func (l *Loaded) Servers() []watches.Server {
 			}
 			for _, c := range g.Captures {
 				if c.CapturedAt.IsZero() {
-					s.Notes = append(s.Notes, fmt.Sprintf("%s has no capture time: samples cannot be ordered or compared in time", c.Name))
+					s.Notes = append(s.Notes, fmt.Sprintf("%s has no capture time: samples are ordered by goroutine ids, and only a wait that went down counts as progress", c.Name))
 				}
 			}
 		}

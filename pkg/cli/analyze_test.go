@@ -192,3 +192,32 @@ func TestAnalyzeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyzeTwoCapturesWithoutTimesInReverseOrder: without capture times
+// the samples are ordered by goroutine ids, and the stuck watcher stays
+// stuck whatever the argument order.
+func TestAnalyzeTwoCapturesWithoutTimesInReverseOrder(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []string{"t1", "t2"} {
+		if err := os.MkdirAll(filepath.Join(dir, c), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"goroutine-debug2.txt", "apf-requests.txt", "metrics.txt"} {
+			b, err := os.ReadFile(golden.Fixture(c, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, c, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	code, out, errOut := run(t, nil, "analyze", filepath.Join(dir, "t2"), filepath.Join(dir, "t1"), "-o", "json")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d: %s\n%s", code, ExitFindings, errOut, out)
+	}
+	r := decodeReport(t, out)
+	if r.Summary.StuckWatches != 1 || r.Findings[0].GoroutineIDs[0] != 33988 {
+		t.Errorf("want goroutine 33988 stuck, got %+v", r.Findings)
+	}
+}

@@ -44,6 +44,18 @@ const (
 	fnBundledSchedule  = "net/http.(*http2serverConn).scheduleHandler"
 )
 
+// entryFunc is the function a goroutine started in: its outermost frame,
+// skipping the runtime.goexit frame dumps show at GOTRACEBACK=system and
+// above (runtime/traceback.go prints it when showing runtime frames).
+func entryFunc(frames []stacks.Frame) string {
+	for i := len(frames) - 1; i >= 0; i-- {
+		if frames[i].Func != "runtime.goexit" {
+			return frames[i].Func
+		}
+	}
+	return ""
+}
+
 // is reports whether fn is name, possibly under a vendor prefix.
 func is(fn, name string) bool {
 	return fn == name || (len(fn) > len(name) && strings.HasSuffix(fn, name) && fn[len(fn)-len(name)-1] == '/')
@@ -111,6 +123,7 @@ type Collector struct {
 	conns    map[int64]bool
 
 	total      int
+	maxID      int64
 	byState    map[string]int
 	byTopFunc  map[string]int
 	topFuncMax int
@@ -131,6 +144,7 @@ func NewCollector() *Collector {
 // Add classifies one goroutine. g may be reused by the caller afterwards.
 func (c *Collector) Add(g *stacks.Goroutine) {
 	c.total++
+	c.maxID = max(c.maxID, g.ID)
 	c.byState[g.State]++
 	top := stacks.TopFunc(g.Frames)
 	// One map operation while there is room for new functions.
@@ -140,11 +154,10 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 		c.byTopFunc[top] = n + 1
 	}
 	ref := goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}
-	n := len(g.Frames)
-	if n == 0 {
+	if len(g.Frames) == 0 {
 		return
 	}
-	entry := g.Frames[n-1].Func
+	entry := entryFunc(g.Frames)
 	switch {
 	case isWatcherGoroutine(g):
 		c.watchers = append(c.watchers, classifyWatcher(ref, g.Frames))
@@ -162,7 +175,7 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	}
 	watchAt := -1
 	for i, f := range g.Frames {
-		if is(f.Func, fnHandleHTTP) || is(f.Func, fnWatchServeHTTP) || is(f.Func, fnWatchHandleWS) {
+		if isWatchServe(f.Func) {
 			watchAt = i
 			break
 		}
@@ -176,7 +189,7 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	}
 	h := handlerG{goroutineRef: ref, Block: HandlerOther}
 	switch {
-	case is(top, fnWriteDataFromH) || is(top, fnBundledWriteDFH):
+	case blockedWriting(g.Frames[:watchAt], g.State):
 		h.Block = HandlerClientNotReading
 	case top == g.Frames[watchAt].Func && isWaitState(g.State):
 		h.Block = HandlerWaitingForEvents
@@ -194,11 +207,7 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 // at processInterval (cacher.go:688), or, in releases that started the
 // streaming loop directly, at process by (*Cacher).Watch.
 func isWatcherGoroutine(g *stacks.Goroutine) bool {
-	n := len(g.Frames)
-	if n == 0 {
-		return false
-	}
-	entry := g.Frames[n-1].Func
+	entry := entryFunc(g.Frames)
 	return is(entry, fnProcessInterval) || (is(entry, fnProcess) && is(g.CreatedBy.Func, fnCacherWatch))
 }
 
@@ -219,6 +228,31 @@ func (wg watcherG) watcher() Watcher {
 		GoroutineID: wg.ID, Phase: wg.Phase, InSend: wg.InSend,
 		Blocked: wg.InSend && isWaitState(wg.State), State: wg.State, WaitMinutes: wg.WaitMinutes,
 	}
+}
+
+// isWatchServe reports whether fn is the watch handler's serving loop.
+func isWatchServe(fn string) bool {
+	return is(fn, fnHandleHTTP) || is(fn, fnWatchServeHTTP) || is(fn, fnWatchHandleWS)
+}
+
+// blockedWriting reports whether a watch handler, given the frames above
+// its serving loop, is blocked writing to its client: in http2
+// writeDataFromHandler (the stream's flow-control window is full), or on
+// HTTP/1.1 and websockets parked in a socket write. state is "" for
+// aggregated dumps, which carry none.
+func blockedWriting(above []stacks.Frame, state string) bool {
+	if top := stacks.TopFunc(above); is(top, fnWriteDataFromH) || is(top, fnBundledWriteDFH) {
+		return true
+	}
+	if state != "" && state != "IO wait" {
+		return false
+	}
+	for _, f := range above {
+		if f.Func == "net.(*conn).Write" || f.Func == "crypto/tls.(*Conn).Write" {
+			return true
+		}
+	}
+	return false
 }
 
 func classifyWatcher(ref goroutineRef, frames []stacks.Frame) watcherG {

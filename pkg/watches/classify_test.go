@@ -20,6 +20,8 @@ created by k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/storage/cacher.(*Cacher
 goroutine 9 [IO wait, 3 minutes]:
 internal/poll.runtime_pollWait(0x1, 0x77)
 	runtime/netpoll.go:351 +0x85
+net.(*conn).Write(0x1, {0x2, 0x3, 0x4})
+	net/net.go:200 +0x45
 net/http.(*response).Write(0x1, {0x2, 0x3, 0x4})
 	net/http/server.go:1700 +0x20
 k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleHTTP(0x1, {0x2, 0x3}, 0x4)
@@ -34,6 +36,20 @@ k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/util/flowcontrol.(*initializationS
 	vendor/k8s.io/apiserver/pkg/util/flowcontrol/apf_context.go:92 +0x19
 created by k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/server/filters.(*priorityAndFairnessHandler).Handle in goroutine 9
 	vendor/k8s.io/apiserver/pkg/server/filters/priority-and-fairness.go:231 +0x845
+
+goroutine 13 gp=0xc000102a80 m=nil [select, 4 minutes]:
+runtime.gopark(0x1, 0x2, 0x3, 0x4, 0x5)
+	runtime/proc.go:462 +0xce fp=0xc000 sp=0xc000 pc=0x4
+runtime.selectgo(0x1, 0x2, 0x3, 0x4, 0x5, 0x6)
+	runtime/select.go:351 +0x837 fp=0xc000 sp=0xc000 pc=0x4
+k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent(0x1, 0x2)
+	k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go:441 +0x107 fp=0xc000 sp=0xc000 pc=0x4
+k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval(0x1, {0x2, 0x3}, 0x4, 0x0)
+	k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go:502 +0x145 fp=0xc000 sp=0xc000 pc=0x4
+runtime.goexit({})
+	runtime/asm_amd64.s:1771 +0x1 fp=0xc000 sp=0xc000 pc=0x4
+created by k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch in goroutine 77
+	k8s.io/apiserver/pkg/storage/cacher/cacher.go:688 +0x13e5
 
 goroutine 12 [select]:
 k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).process(0x1, {0x2, 0x3}, 0x1)
@@ -57,24 +73,26 @@ func collect(t *testing.T, dump string) *Dump {
 	return c.Dump(sc.Stats())
 }
 
-func TestCollectorVendoredHTTP1(t *testing.T) {
+func TestCollectorVendoredHTTP1AndSystemTraceback(t *testing.T) {
 	d := collect(t, dumpHTTP1Vendored)
 	want := []Watcher{
 		{GoroutineID: 10, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 3,
-			Handler:        &Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: HandlerOther, ConnGoroutineID: 9, ConnInDump: true},
+			Handler:        &Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: HandlerClientNotReading, ConnGoroutineID: 9, ConnInDump: true},
 			APFGoroutineID: 11},
 		{GoroutineID: 12, Phase: PhaseStreaming, State: "select"},
+		// GOTRACEBACK=system: runtime frames shown, runtime.goexit last.
+		{GoroutineID: 13, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 4},
 	}
 	if diff := cmp.Diff(want, d.Watchers); diff != "" {
 		t.Errorf("watchers (-want +got):\n%s", diff)
 	}
-	if !d.HasParentIDs || d.Goroutines != 4 {
+	if !d.HasParentIDs || d.Goroutines != 5 {
 		t.Errorf("HasParentIDs %v, goroutines %d", d.HasParentIDs, d.Goroutines)
 	}
 }
 
 func TestCollectorGo120DumpSaysParentsAreUnknown(t *testing.T) {
-	old := strings.NewReplacer(" in goroutine 9\n", "\n", " in goroutine 1\n", "\n", " in goroutine 99\n", "\n").Replace(dumpHTTP1Vendored)
+	old := strings.NewReplacer(" in goroutine 9\n", "\n", " in goroutine 1\n", "\n", " in goroutine 99\n", "\n", " in goroutine 77\n", "\n").Replace(dumpHTTP1Vendored)
 	d := collect(t, old)
 	if d.HasParentIDs {
 		t.Fatal("a dump without parent ids must say so")
@@ -86,7 +104,7 @@ func TestCollectorGo120DumpSaysParentsAreUnknown(t *testing.T) {
 		t.Errorf("notes = %q", d.Notes)
 	}
 	r := Diagnose([]Server{{Name: "s", Samples: []Sample{{Dump: d}}}}, Options{})
-	if len(r.Findings) != 1 || r.Findings[0].Type != StuckInitialEvents {
+	if len(r.Findings) != 2 || r.Findings[0].Type != StuckInitialEvents || r.Findings[1].Type != StuckInitialEvents {
 		t.Errorf("findings = %+v: the verdict must not depend on parent ids", r.Findings)
 	}
 }

@@ -144,7 +144,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 	if prev >= 0 {
 		prevSample = &s.Samples[prev]
 	}
-	findings, watchersToMatch := judge(s.Name, cur, prevSample)
+	findings, watchersToMatch := judge(s.Name, cur, prevSample, opts.CaptureSlack)
 	// Attribute clients.
 	reqs := executingWatches(cur.Requests)
 	switch {
@@ -201,7 +201,7 @@ func addMetricsInfo(info *APIServer, m *MetricsContext) {
 // watcher that made progress from one that did not. It returns the
 // findings and the initial-phase watchers, which all hold an executing
 // APF request and so take part in client matching.
-func judge(server string, cur Sample, prev *Sample) ([]*Finding, []Watcher) {
+func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*Finding, []Watcher) {
 	var before map[int64]Watcher
 	var interval time.Duration
 	if prev != nil {
@@ -242,7 +242,7 @@ func judge(server string, cur Sample, prev *Sample) ([]*Finding, []Watcher) {
 			f.Type, f.Severity = BlockedStreaming, SeverityWarning
 			f.Message = fmt.Sprintf("streaming watcher blocked sending for %s; upstream closes it only when a new event for it cannot be queued (cache_watcher.go add)", minutesText(w.WaitMinutes))
 		case PhaseInitial:
-			judgeInitial(f, w, before, prev != nil, interval)
+			judgeInitial(f, w, before, prev != nil, interval, slack)
 		}
 		findings = append(findings, f)
 	}
@@ -254,38 +254,54 @@ func judge(server string, cur Sample, prev *Sample) ([]*Finding, []Watcher) {
 // (runtime/proc.go execute: gp.waitsince = 0) and starts counting at the
 // first GC that sees it parked (runtime/mgcmark.go markroot), so:
 //   - a wait of N >= 1 minutes proves no send for at least N minutes;
-//   - between two samples Δ apart, a watcher blocked throughout whose wait
-//     was already counted (W1 >= 1) shows W2 >= W1 + floor(Δ/1m); less
-//     means it sent something in between and blocked again.
-func judgeInitial(f *Finding, w Watcher, before map[int64]Watcher, twoSamples bool, interval time.Duration) {
+//   - between two samples, a wait that went down proves a send in between;
+//   - with the interval known to be at least M whole minutes (capture
+//     times, less their slack), a watcher blocked throughout whose wait was
+//     already counted (W1 >= 1) shows W2 >= W1 + M; less means it sent
+//     something in between and blocked again.
+//
+// Without capture times the interval is unknown and only the second rule
+// applies.
+func judgeInitial(f *Finding, w Watcher, before map[int64]Watcher, twoSamples bool, interval, slack time.Duration) {
 	p, seen := before[w.GoroutineID]
 	seenBlocked := seen && p.Phase == PhaseInitial && p.Blocked
+	minutes := -1 // whole minutes surely between the samples; -1 unknown
+	if interval > 0 {
+		minutes = max(int((interval-2*slack)/time.Minute), 0)
+	}
+	waitFell := seenBlocked && w.WaitMinutes < p.WaitMinutes
+	notContinuous := seenBlocked && minutes > 0 && p.WaitMinutes >= 1 && w.WaitMinutes < p.WaitMinutes+minutes
+	between := "between the samples"
+	if interval > 0 {
+		between = fmt.Sprintf("over %s", roundDuration(interval))
+	}
 	switch {
-	case w.WaitMinutes >= 1 && seenBlocked && interval > 0 && p.WaitMinutes >= 1 &&
-		w.WaitMinutes < p.WaitMinutes+int(interval/time.Minute):
+	case w.WaitMinutes >= 1 && (waitFell || notContinuous):
 		f.Type, f.Severity = SlowInitialEvents, SeverityWarning
-		f.Message = fmt.Sprintf("replaying initial events, progressing but with long stalls: blocked %s in the first sample and %s in the second, %s later, so it sent events in between; a stall of a minute or more is past the 30 s bound of the proposed fix, which would have cut this client", minutesText(p.WaitMinutes), minutesText(w.WaitMinutes), roundDuration(interval))
-		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in both samples, wait %d -> %d minutes over %s: not continuous", w.GoroutineID, p.WaitMinutes, w.WaitMinutes, roundDuration(interval)))
+		f.Message = fmt.Sprintf("replaying initial events, progressing but with long stalls: blocked %s in the first sample and %s in the second, so it sent events %s; a stall of a minute or more is past the 30 s bound of the proposed fix, which would have cut this client", minutesText(p.WaitMinutes), minutesText(w.WaitMinutes), between)
+		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in both samples, wait %d -> %d minutes %s: not continuous", w.GoroutineID, p.WaitMinutes, w.WaitMinutes, between))
 	case w.WaitMinutes >= 1:
 		f.Type, f.Severity = StuckInitialEvents, SeverityCritical
 		f.Message = fmt.Sprintf("stuck replaying initial events: blocked sending for %s, past the 30 s no-progress bound of the proposed fix (kubernetes PR 141899); nothing frees it before the request ends", minutesText(w.WaitMinutes))
 		if seenBlocked {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in the initial phase in both samples, wait %d -> %d minutes", w.GoroutineID, p.WaitMinutes, w.WaitMinutes))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in the initial phase in both samples, wait %d -> %d minutes %s", w.GoroutineID, p.WaitMinutes, w.WaitMinutes, between))
 		}
 	default:
 		f.Type, f.Severity = SlowInitialEvents, SeverityWarning
 		switch {
 		case !twoSamples:
 			f.Message = "replaying initial events, blocked sending for under a minute: may be a slow client still progressing; a second sample decides (diagnose samples twice; or analyze two captures of the same server)"
-		case seenBlocked && interval > 0:
-			f.Message = fmt.Sprintf("replaying initial events, blocked under a minute in both samples %s apart: not proven stuck (the runtime counts a wait from the first GC that sees it, so a longer --interval decides)", roundDuration(interval))
-			if interval >= 3*time.Minute {
-				f.Message = fmt.Sprintf("replaying initial events and progressing: blocked in both samples %s apart yet never for a full minute", roundDuration(interval))
-				f.Severity = SeverityInfo
-			}
-		case seen:
+		case waitFell:
+			f.Message = fmt.Sprintf("replaying initial events and progressing: blocked %s in the first sample, under a minute now", minutesText(p.WaitMinutes))
+			f.Severity = SeverityInfo
+		case seen && !seenBlocked:
 			f.Message = "replaying initial events and progressing: it was not blocked in the first sample; blocked under a minute now"
 			f.Severity = SeverityInfo
+		case seenBlocked && minutes >= 3:
+			f.Message = fmt.Sprintf("replaying initial events and progressing: blocked in both samples %s apart yet never for a full minute", roundDuration(interval))
+			f.Severity = SeverityInfo
+		case seenBlocked:
+			f.Message = fmt.Sprintf("replaying initial events, blocked under a minute in both samples (%s): not proven stuck; the runtime counts a wait from the first GC that sees it, so samples more than three minutes apart decide", strings.TrimPrefix(between, "over "))
 		default:
 			f.Message = "replaying initial events, blocked sending for under a minute; it started after the first sample"
 		}

@@ -257,3 +257,44 @@ func ExampleDiagnose() {
 	// Output:
 	// critical StuckInitialEvents: slow-informer pods in rand2, blocked >= 2 min, goroutines [33988 33855 33987], match exact
 }
+
+// TestTwoSamplesWithoutCaptureTimes: with the interval unknown only a wait
+// that went down proves progress; the same or a longer wait is judged on
+// its own.
+func TestTwoSamplesWithoutCaptureTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		w1, w2 int
+		want   verdict
+	}{
+		{"wait grew: stuck", 0, 2, verdict{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}},
+		{"same wait: stuck", 2, 2, verdict{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}},
+		{"wait fell to zero: progressing", 2, 0, verdict{ID: 1000, Type: SlowInitialEvents, Severity: SeverityInfo}},
+		{"wait fell: progressing with long stalls", 5, 2, verdict{ID: 1000, Type: SlowInitialEvents, Severity: SeverityWarning}},
+		{"under a minute twice: undecided", 0, 0, verdict{ID: 1000, Type: SlowInitialEvents, Severity: SeverityWarning}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s1 := sample(time.Time{}, []Watcher{initialWatcher(1000, tc.w1)})
+			s2 := sample(time.Time{}, []Watcher{initialWatcher(1000, tc.w2)})
+			s1.Requests, s2.Requests = nil, nil
+			r := Diagnose([]Server{{Name: "s", Samples: []Sample{s1, s2}}}, Options{})
+			if diff := cmp.Diff([]verdict{tc.want}, verdicts(r)); diff != "" {
+				t.Errorf("verdicts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTwoSampleRuleAllowsForCaptureSlack: capture times may precede the
+// dumps by the slack, so 2m0s between capture times proves less than two
+// whole minutes.
+func TestTwoSampleRuleAllowsForCaptureSlack(t *testing.T) {
+	s1 := sample(t0, []Watcher{initialWatcher(1000, 1)})
+	s2 := sample(t0.Add(2*time.Minute), []Watcher{initialWatcher(1000, 2)})
+	s1.Requests, s2.Requests = nil, nil
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s1, s2}}}, Options{CaptureSlack: 5 * time.Second})
+	want := []verdict{{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}}
+	if diff := cmp.Diff(want, verdicts(r)); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+}

@@ -80,6 +80,9 @@ const (
 type Dump struct {
 	Format     string `json:"format"`
 	Goroutines int    `json:"goroutines"`
+	// MaxGoroutineID is the highest goroutine id (debug=2): ids only grow
+	// in a process, so it orders samples of one process without times.
+	MaxGoroutineID int64 `json:"maxGoroutineID,omitempty"`
 	// Watchers are the cacheWatcher goroutines (debug=2 only), by id.
 	Watchers []Watcher `json:"watchers,omitempty"`
 	// PhaseCounts replace Watchers for aggregated formats.
@@ -103,11 +106,12 @@ func (d *Dump) Aggregated() bool { return d.Format != FormatDebug2 }
 // scanner's, for notes about skipped lines and parent ids.
 func (c *Collector) Dump(stats stacks.Stats) *Dump {
 	d := &Dump{
-		Format:       FormatDebug2,
-		Goroutines:   c.total,
-		ByState:      c.byState,
-		TopFuncs:     topFuncs(c.byTopFunc, 10),
-		HasParentIDs: stats.HasParentIDs(),
+		Format:         FormatDebug2,
+		Goroutines:     c.total,
+		MaxGoroutineID: c.maxID,
+		ByState:        c.byState,
+		TopFuncs:       topFuncs(c.byTopFunc, 10),
+		HasParentIDs:   stats.HasParentIDs(),
 	}
 	if !d.HasParentIDs {
 		d.Notes = append(d.Notes, "the dump was written by Go < 1.21: \"created by\" lines name no parent goroutine, so watchers cannot be linked to their handlers, APF goroutines or connections")
@@ -158,23 +162,21 @@ func FromAggregated(a *stacks.Aggregated, format string) *Dump {
 	tops := map[string]int{}
 	for _, st := range a.Stacks {
 		tops[stacks.TopFunc(st.Frames)] += st.Count
-		n := len(st.Frames)
-		if n == 0 {
+		if len(st.Frames) == 0 {
 			continue
 		}
-		entry := st.Frames[n-1].Func
-		if is(entry, fnProcessInterval) {
+		g := stacks.Goroutine{Frames: st.Frames}
+		if isWatcherGoroutine(&g) {
 			w := classifyWatcher(goroutineRef{}, st.Frames)
 			counts[PhaseCount{Phase: w.Phase, InSend: w.InSend}] += st.Count
 			continue
 		}
-		top := stacks.TopFunc(st.Frames)
-		if is(top, fnWriteDataFromH) || is(top, fnBundledWriteDFH) {
-			for _, f := range st.Frames {
-				if is(f.Func, fnHandleHTTP) || is(f.Func, fnWatchServeHTTP) {
+		for i, f := range st.Frames {
+			if isWatchServe(f.Func) {
+				if blockedWriting(st.Frames[:i], "") {
 					d.ClientNotReading += st.Count
-					break
 				}
+				break
 			}
 		}
 	}
