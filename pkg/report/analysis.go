@@ -165,11 +165,11 @@ func summaryLine(r *watches.Report) string {
 	switch {
 	case s.StuckWatches > 0:
 		seats := fmt.Sprintf("%d APF seat(s) held", s.StuckSeats)
-		for _, f := range r.Findings {
-			if f.Type == watches.StuckInitialEvents && f.Client == nil {
-				seats = "APF seats unknown without an APF dump"
-				break
-			}
+		switch {
+		case s.StuckUnattributed == s.StuckWatches:
+			seats = "APF seats unknown: no request attributed"
+		case s.StuckUnattributed > 0:
+			seats += fmt.Sprintf(" by the %d attributed to a request", s.StuckWatches-s.StuckUnattributed)
 		}
 		parts = append(parts, fmt.Sprintf("%s stuck in the initial-events replay (%d goroutines, %s)", plural(s.StuckWatches, "watch", "watches"), s.StuckGoroutines, seats))
 	case undecidable == len(r.APIServers):

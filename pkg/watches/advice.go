@@ -37,7 +37,7 @@ func advice(r *Report) []string {
 		for _, f := range fs {
 			gor += len(f.GoroutineIDs)
 			switch {
-			case f.Client == nil:
+			case f.Client == nil || f.Client.Match == MatchAmbiguous:
 				seatsKnown = false
 			case f.Client.Match != MatchAmbiguous:
 				seats += f.Client.Seats
@@ -45,7 +45,7 @@ func advice(r *Report) []string {
 		}
 		seatText := fmt.Sprintf("%d APF seat(s) held", seats)
 		if !seatsKnown {
-			seatText = "APF seats unknown without an APF dump"
+			seatText = "APF seats not known: no request attributed"
 		}
 		who := "an unidentified client"
 		if c := fs[0].Client; c != nil && c.User != "" {
@@ -60,19 +60,36 @@ func advice(r *Report) []string {
 		out = append(out, fmt.Sprintf("%s: %s stopped reading %s during the initial-events replay (%d watch(es), %d goroutines, %s). Fix the client so it keeps draining its watch (a blocked event handler is the usual cause) or restart it: the API server frees the watch only when the request ends, at the client's timeoutSeconds or after 1 to 2 x --min-request-timeout when unset (k8s.io/apiserver endpoints/handlers/get.go:276). With the proposed stall timeout (kubernetes PR 141899) it would have been stopped 30 s after its last send.",
 			k.server, who, what, len(fs), gor, seatText))
 	}
-	slow := 0
+	samples := map[string]int{}
+	for _, a := range r.APIServers {
+		samples[a.Name] = a.Samples
+	}
+	slow, streaming := map[string]int{}, map[string]int{}
+	var servers []string
+	seen := map[string]bool{}
 	for _, f := range r.Findings {
-		if f.Type == SlowInitialEvents && f.Severity == SeverityWarning {
-			slow++
+		if !seen[f.APIServer] {
+			seen[f.APIServer] = true
+			servers = append(servers, f.APIServer)
+		}
+		switch {
+		case f.Type == SlowInitialEvents && f.Severity == SeverityWarning:
+			slow[f.APIServer]++
+		case f.Type == BlockedStreaming:
+			streaming[f.APIServer]++
 		}
 	}
-	if slow > 0 {
-		out = append(out, fmt.Sprintf("%d watch(es) are slow in their initial-events replay but not proven stuck: take a second sample more than a minute later (`kubectl watch-doctor diagnose` does; offline, pass two captures of the same server to analyze) to tell progress from a stall.", slow))
-	}
-	for _, f := range r.Findings {
-		if f.Type == BlockedStreaming {
-			out = append(out, fmt.Sprintf("%s: %d streaming watcher(s) blocked sending for a minute or more: upstream closes them when the next event for them cannot be queued; if the resource changes rarely they stay, so check the clients named.", f.APIServer, r.Summary.BlockedStreaming))
-			break
+	sort.Strings(servers)
+	for _, srv := range servers {
+		if n := slow[srv]; n > 0 {
+			how := "take a second sample more than a minute later (`kubectl watch-doctor diagnose` does; offline, pass two captures of the same server to analyze) to tell progress from a stall"
+			if samples[srv] >= 2 {
+				how = "the samples did not decide: take them more than three minutes apart (diagnose --interval 3m30s, or two captures that far apart), since the runtime may start counting a wait up to two minutes late"
+			}
+			out = append(out, fmt.Sprintf("%s: %d watch(es) are slow in their initial-events replay but not proven stuck: %s.", srv, n, how))
+		}
+		if n := streaming[srv]; n > 0 {
+			out = append(out, fmt.Sprintf("%s: %d streaming watcher(s) blocked sending for a minute or more: upstream closes them when the next event for them cannot be queued; if the resource changes rarely they stay, so check the clients named.", srv, n))
 		}
 	}
 	if len(r.UnmatchedRequests) > 0 {

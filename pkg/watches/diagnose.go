@@ -75,6 +75,8 @@ func Diagnose(servers []Server, opts Options) *Report {
 			r.Summary.StuckGoroutines += len(f.GoroutineIDs)
 			if f.Client != nil && f.Client.Match != MatchAmbiguous {
 				r.Summary.StuckSeats += f.Client.Seats
+			} else {
+				r.Summary.StuckUnattributed++
 			}
 		case SlowInitialEvents:
 			r.Summary.SlowWatches++
@@ -153,27 +155,38 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no APF dump_requests given: findings name no client (capture /debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1)", s.Name))
 		}
 	case !cur.Requests.HasDetails:
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the APF dump was taken without includeRequestDetails=1: clients are named by flow distinguisher only", s.Name))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the APF dump was taken without includeRequestDetails=1: it names no verbs or paths, so every executing request outside the exempt level is a candidate and clients can only be ambiguous", s.Name))
 	}
 	if cur.Requests != nil && cur.CapturedAt.IsZero() {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no capture time (captured-at.txt or --captured-at): ages from APF are unavailable, clients are matched by count and order only", s.Name))
 	}
+	incomplete := ""
 	if cur.Requests != nil && len(cur.Requests.Skipped) > 0 {
 		sk := cur.Requests.Skipped
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d APF rows skipped (first at line %d: %s)", s.Name, len(sk), sk[0].Line, sk[0].Reason))
+		incomplete = fmt.Sprintf("%d APF rows were skipped", len(sk))
 	}
-	var used map[int]bool
+	if cur.Requests != nil && len(reqs) < len(watchersToMatch) {
+		incomplete = fmt.Sprintf("the APF dump lists %d executing watch requests for %d initial-phase watchers (it was taken after the goroutine dump)", len(reqs), len(watchersToMatch))
+	}
 	if cur.Requests != nil {
-		used = matchClients(findings, watchersToMatch, reqs, cur.CapturedAt, opts.CaptureSlack, d)
+		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, parentIDs: d.HasParentIDs}
+		res := matchClients(in)
+		applyMatches(findings, in, res)
 		for i, rq := range reqs {
-			if !used[i] {
+			if !res.used[i] {
 				r.UnmatchedRequests = append(r.UnmatchedRequests, toRequest(s.Name, rq, cur.CapturedAt))
+			}
+		}
+		for i, w := range watchersToMatch {
+			if res.req[i] < 0 && len(res.candidates[i]) == 0 {
+				r.UnmatchedWatchers = append(r.UnmatchedWatchers, UnmatchedWatcher{APIServer: s.Name, GoroutineID: w.GoroutineID, State: w.State, WaitMinutes: w.WaitMinutes})
 			}
 		}
 	}
 	for _, f := range findings {
-		if f.Client == nil && f.Type == StuckInitialEvents && cur.Requests != nil && len(f.Candidates) == 0 {
-			f.Evidence = append(f.Evidence, "no executing watch request in the APF dump fits this watcher")
+		if f.Client == nil && cur.Requests != nil {
+			f.Evidence = append(f.Evidence, "no executing watch request in the APF dump fits this watcher: its request may have ended after the goroutine dump, or be served by another API server")
 		}
 		r.Findings = append(r.Findings, *f)
 	}
@@ -355,13 +368,21 @@ func minutesText(m int) string {
 
 func roundDuration(d time.Duration) string { return d.Round(time.Second).String() }
 
+// executingWatches are the requests that can hold a watcher's seats: the
+// executing watches, or, when the dump names no verbs (no
+// includeRequestDetails), every executing request outside the exempt
+// level (exempt requests hold no seats).
 func executingWatches(rs *apf.Requests) []apf.Request {
 	if rs == nil {
 		return nil
 	}
 	var out []apf.Request
 	for _, r := range rs.Requests {
-		if r.Executing() && strings.EqualFold(r.Verb, "watch") {
+		switch {
+		case !r.Executing():
+		case rs.HasDetails && strings.EqualFold(r.Verb, "watch"):
+			out = append(out, r)
+		case !rs.HasDetails && r.PriorityLevel != "exempt":
 			out = append(out, r)
 		}
 	}

@@ -147,7 +147,19 @@ func TestMatchClients(t *testing.T) {
 		{
 			"more requests than watchers, nothing separates them: ambiguous",
 			sample(at, []Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0.Add(time.Second))),
-			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous}}, []string{"alice", "bob"},
+			// Candidates of an ambiguous watcher are listed with it, not
+			// as leftovers.
+			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous}}, nil,
+		},
+		{
+			"two watchers, one request (the other ended before the APF dump): never exact",
+			sample(at, []Watcher{initialWatcher(1000, 2), initialWatcher(2000, 0)}, watchRequest("alice", t0)),
+			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchAmbiguous}, {2000, SlowInitialEvents, SeverityWarning, "alice", MatchAmbiguous}}, nil,
+		},
+		{
+			"forced but the APF dump is short of requests: likely, not exact",
+			sample(at, []Watcher{initialWatcher(1000, 8), initialWatcher(2000, 9)}, watchRequest("alice", t0)),
+			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchAmbiguous}, {2000, StuckInitialEvents, SeverityCritical, "alice", MatchAmbiguous}}, nil,
 		},
 		{
 			"no request old enough: unmatched on both sides",
@@ -169,6 +181,21 @@ func TestMatchClients(t *testing.T) {
 				t.Errorf("unmatched requests (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestNoRequestDetailsOnlyAmbiguous(t *testing.T) {
+	at := t0.Add(10 * time.Minute)
+	s := sample(at, []Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
+	s.Requests.HasDetails = false
+	for i := range s.Requests.Requests {
+		r := &s.Requests.Requests[i]
+		r.FlowDistinguisher, r.User, r.Verb, r.Path, r.Namespace, r.Resource = r.User, "", "", "", "", ""
+	}
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{})
+	want := []verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchAmbiguous}}
+	if diff := cmp.Diff(want, verdicts(r)); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
 }
 

@@ -66,11 +66,14 @@ type Report struct {
 	APIServers []APIServer `json:"apiservers"`
 	Findings   []Finding   `json:"findings"`
 	// UnmatchedRequests are executing watch requests no watcher was
-	// attributed to.
-	UnmatchedRequests []Request       `json:"unmatchedRequests,omitempty"`
-	PriorityLevels    []PriorityLevel `json:"priorityLevels,omitempty"`
-	Summary           Summary         `json:"summary"`
-	Advice            []string        `json:"advice,omitempty"`
+	// attributed to (nor listed as a candidate of one).
+	UnmatchedRequests []Request `json:"unmatchedRequests,omitempty"`
+	// UnmatchedWatchers are initial-phase watchers no executing request
+	// fits.
+	UnmatchedWatchers []UnmatchedWatcher `json:"unmatchedWatchers,omitempty"`
+	PriorityLevels    []PriorityLevel    `json:"priorityLevels,omitempty"`
+	Summary           Summary            `json:"summary"`
+	Advice            []string           `json:"advice,omitempty"`
 	// Warnings say what was skipped, degraded or could not be decided.
 	Warnings []string `json:"warnings,omitempty"`
 	// Errors are requests that failed during a live read (the report
@@ -157,6 +160,14 @@ type Request struct {
 	AgeSeconds *int `json:"ageSeconds,omitempty"`
 }
 
+// UnmatchedWatcher is an initial-phase watcher no request was attributed to.
+type UnmatchedWatcher struct {
+	APIServer   string `json:"apiserver"`
+	GoroutineID int64  `json:"goroutineID"`
+	State       string `json:"state"`
+	WaitMinutes int    `json:"waitMinutes,omitempty"`
+}
+
 // PriorityLevel is the seats stuck watches hold in one APF priority level.
 type PriorityLevel struct {
 	APIServer string `json:"apiserver"`
@@ -181,7 +192,11 @@ type Summary struct {
 	Goroutines int `json:"goroutines"`
 	// StuckGoroutines are kept alive by stuck watches.
 	StuckGoroutines int `json:"stuckGoroutines"`
-	StuckSeats      int `json:"stuckSeats"`
+	// StuckSeats are the seats of stuck watches attributed (exact or
+	// likely) to a request; StuckUnattributed counts the stuck watches
+	// whose seats are not known.
+	StuckSeats        int `json:"stuckSeats"`
+	StuckUnattributed int `json:"stuckUnattributed,omitempty"`
 }
 
 // MaxSeverity is the worst severity among the findings, "" when none.
