@@ -51,6 +51,11 @@ type Server struct {
 	// SampleOnMetrics makes every /metrics request move to the next
 	// capture (for clients that fetch /metrics alone).
 	SampleOnMetrics bool
+	// FailMetrics makes /metrics answer 500.
+	FailMetrics bool
+	// PathPrefix is a path the server lives under, as behind a proxy
+	// (https://host/k8s/clusters/c-abc).
+	PathPrefix string
 
 	mu       sync.Mutex
 	requests []string
@@ -90,6 +95,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path := r.URL.Path
+	if s.PathPrefix != "" {
+		if !strings.HasPrefix(path, s.PathPrefix+"/") {
+			status(w, http.StatusNotFound, "not under "+s.PathPrefix)
+			return
+		}
+		path = strings.TrimPrefix(path, s.PathPrefix)
+	}
 	if path == "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices" {
 		if token != TokenAdmin {
 			status(w, http.StatusForbidden, `endpointslices.discovery.k8s.io is forbidden: User "no-debug" cannot list resource "endpointslices" in API group "discovery.k8s.io" in the namespace "default"`)
@@ -121,6 +133,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.sample++
 		s.mu.Unlock()
 		s.file(w, dir, "goroutine-debug2.txt", "text/plain; charset=utf-8")
+	case path == "/metrics" && s.FailMetrics:
+		status(w, http.StatusInternalServerError, "metrics unavailable")
 	case path == "/metrics":
 		s.mu.Lock()
 		dir := s.capture(s.sample)

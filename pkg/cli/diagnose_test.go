@@ -157,7 +157,11 @@ func TestDiagnoseErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []string{
-			`GET /debug/pprof/goroutine forbidden: missing RBAC rule nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
+			`GET /metrics forbidden: missing RBAC rule nonResourceURLs: ["/metrics"], verbs: ["get"]`,
+			// Without go_goroutines the stop-the-world dump is not taken.
+			"go_goroutines could not be read from /metrics",
+			`GET /debug/api_priority_and_fairness/dump_requests forbidden: missing RBAC rule nonResourceURLs: ["/debug/api_priority_and_fairness/*"], verbs: ["get"]`,
+			`nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
 			`apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"]`,
 			"kind: ClusterRole",
 		}

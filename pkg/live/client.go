@@ -42,10 +42,12 @@ func NewClient(cfg *rest.Config, inst Instance, timeout time.Duration, now func(
 	if base.Scheme == "" {
 		base, _ = url.Parse("https://" + pc.Host)
 	}
-	base.Path = strings.TrimSuffix(pc.APIPath, "/")
-	if base.Path == "/api" {
-		base.Path = ""
-	}
+	// The debug endpoints sit at the server's root, under any path prefix
+	// of the kubeconfig server URL (Rancher, auth proxies:
+	// https://host/k8s/clusters/c-abc); APIPath ("/api") is for the core
+	// API group only.
+	base.Path = strings.TrimSuffix(base.Path, "/")
+	base.RawPath = ""
 	if now == nil {
 		now = time.Now
 	}
@@ -80,9 +82,12 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string) (*Response, error
 	u := *c.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + ref.Path
 	u.RawQuery = ref.RawQuery
-	cctx, cancel := context.WithCancel(ctx)
+	var cctx context.Context
+	var cancel context.CancelFunc
 	if c.timeout > 0 {
 		cctx, cancel = context.WithTimeout(ctx, c.timeout)
+	} else {
+		cctx, cancel = context.WithCancel(ctx)
 	}
 	req, err := http.NewRequestWithContext(cctx, http.MethodGet, u.String(), nil)
 	if err != nil {

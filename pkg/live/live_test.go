@@ -136,9 +136,21 @@ func TestRunFetchOrderAndOnly(t *testing.T) {
 	}
 }
 
+// signalClock tells when the sampler starts waiting between samples.
+type signalClock struct {
+	*testingclock.FakeClock
+	waiting chan struct{}
+}
+
+func (c signalClock) After(d time.Duration) <-chan time.Time {
+	ch := c.FakeClock.After(d)
+	close(c.waiting)
+	return ch
+}
+
 func TestRunCanceledWhileWaitingForTheNextSample(t *testing.T) {
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
-	clk := testingclock.NewFakeClock(time.Now())
+	clk := signalClock{testingclock.NewFakeClock(time.Now()), make(chan struct{})}
 	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Minute, RequestTimeout: 10 * time.Second, Clock: clk}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -146,17 +158,62 @@ func TestRunCanceledWhileWaitingForTheNextSample(t *testing.T) {
 		_, err := Run(ctx, cfg, &recorder{})
 		done <- err
 	}()
-	// Wait until the sampler sleeps on the fake clock, then cancel.
-	for !clk.HasWaiters() {
-		select {
-		case err := <-done:
-			t.Fatalf("Run returned before waiting: %v", err)
-		default:
-		}
-		time.Sleep(time.Millisecond) // polling the fake clock's waiter list
+	select {
+	case <-clk.waiting:
+	case err := <-done:
+		t.Fatalf("Run returned before waiting for the second sample: %v", err)
 	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Run = %v, want context.Canceled", err)
+	}
+}
+
+func TestMaxGoroutinesHoldsWhenMetricsCannotBeRead(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	s.FailMetrics = true
+	clk := testingclock.NewFakeClock(time.Now())
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
+	res, err := Run(context.Background(), cfg, &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range s.Requests() {
+		if strings.HasPrefix(p, "/debug/pprof") {
+			t.Errorf("the dump was taken although go_goroutines is unknown: %s", p)
+		}
+	}
+	if errs := res.Instances[0].Errors; len(errs) < 2 || !strings.Contains(errs[1].Error(), "pass --force") {
+		t.Errorf("errors = %v", errs)
+	}
+	cfg.Force = true
+	if _, err := Run(context.Background(), cfg, &recorder{}); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range s.Requests() {
+		found = found || strings.HasPrefix(p, "/debug/pprof/goroutine")
+	}
+	if !found {
+		t.Error("--force did not take the dump")
+	}
+}
+
+func TestServerURLPathPrefixIsKept(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	s.PathPrefix = "/k8s/clusters/c-abc"
+	cfg := restConfig(t, s, fakeapiserver.TokenAdmin)
+	cfg.Host += s.PathPrefix
+	c, err := NewClient(cfg, Instance{Name: "proxy"}, 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Get(context.Background(), "/version")
+	if err != nil {
+		t.Fatalf("GET /version through the prefix: %v", err)
+	}
+	r.Close()
+	if got := s.Requests(); len(got) != 1 || got[0] != "/k8s/clusters/c-abc/version" {
+		t.Errorf("requests = %q, want the prefixed path", got)
 	}
 }

@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 		cfg.Clock = clock.RealClock{}
 	}
 	if cfg.Samples < 1 {
-		return nil, fmt.Errorf("invalid samples %d: at least 1", cfg.Samples)
+		return nil, fmt.Errorf("invalid Config.Samples %d: at least 1", cfg.Samples)
 	}
 	disc, err := Discover(ctx, cfg.REST, cfg.APIServers)
 	if err != nil {
@@ -257,8 +257,13 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 	}
 	switch {
 	case !cfg.wants(bundle.KindGoroutineDebug2):
-	case !math.IsNaN(goroutines) && cfg.MaxGoroutines > 0 && goroutines > float64(cfg.MaxGoroutines) && !cfg.Force:
-		err := fmt.Errorf("%s: go_goroutines is %.0f, above --max-goroutines %d: a debug=2 dump stops the world in the API server while it is written; pass --force to take it anyway", inst.Name, goroutines, cfg.MaxGoroutines)
+	case cfg.MaxGoroutines > 0 && !cfg.Force && (math.IsNaN(goroutines) || goroutines > float64(cfg.MaxGoroutines)):
+		var err error
+		if math.IsNaN(goroutines) {
+			err = fmt.Errorf("%s: go_goroutines could not be read from /metrics, so the goroutine dump (which stops the world in the API server while it is written) cannot be checked against --max-goroutines %d: pass --force to take it anyway", inst.Name, cfg.MaxGoroutines)
+		} else {
+			err = fmt.Errorf("%s: go_goroutines is %.0f, above --max-goroutines %d: a debug=2 dump stops the world in the API server while it is written; pass --force to take it anyway", inst.Name, goroutines, cfg.MaxGoroutines)
+		}
 		errs = append(errs, err)
 		sample.Fetches = append(sample.Fetches, bundle.FetchInfo{Kind: bundle.KindGoroutineDebug2, Path: Paths[bundle.KindGoroutineDebug2], StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
 	default:

@@ -237,7 +237,9 @@ func TestPluginWithoutDebugRules(t *testing.T) {
 		t.Fatalf("exit %d, want 2\nstderr:\n%s", res.ExitCode, res.Stderr)
 	}
 	for _, want := range []string{
-		`GET /debug/pprof/goroutine forbidden: missing RBAC rule nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
+		`GET /metrics forbidden: missing RBAC rule nonResourceURLs: ["/metrics"], verbs: ["get"]`,
+		"go_goroutines could not be read from /metrics",
+		`nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
 		`GET /debug/api_priority_and_fairness/dump_requests forbidden: missing RBAC rule nonResourceURLs: ["/debug/api_priority_and_fairness/*"], verbs: ["get"]`,
 		"kind: ClusterRole",
 	} {
