@@ -104,8 +104,9 @@ func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.Line,
 const maxLine = 64 << 10
 
 // maxRows bounds a dump; a real server holds at most a few thousand
-// requests in flight.
-const maxRows = 1 << 20
+// requests in flight (queues are bounded by the priority levels' queue
+// lengths and concurrency shares).
+const maxRows = 100_000
 
 // RequestsHeader and PriorityLevelsHeader are the first header cells that
 // identify each dump.

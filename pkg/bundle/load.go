@@ -265,7 +265,7 @@ func (c *Capture) Read(kind Kind, name string, r io.Reader) error {
 		}
 		c.Dump = watches.FromAggregated(a, watches.FormatDebug1)
 	case KindGoroutineProfile:
-		a, err := stacks.ParseProfile(io.LimitReader(r, maxProfileBytes))
+		a, err := stacks.ParseProfile(r)
 		if err != nil {
 			delete(c.files, kind)
 			return fmt.Errorf("%s: %w: binary data that is not a goroutine profile (%v)", name, ErrUnknownKind, err)
@@ -309,8 +309,6 @@ func (c *Capture) Read(kind Kind, name string, r io.Reader) error {
 	}
 	return nil
 }
-
-const maxProfileBytes = 256 << 20
 
 func isGoroutineKind(k Kind) bool {
 	return k == KindGoroutineDebug2 || k == KindGoroutineDebug1 || k == KindGoroutineProfile

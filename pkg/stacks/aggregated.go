@@ -3,6 +3,7 @@ package stacks
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -183,12 +184,44 @@ func parseDebug1Labels(b []byte) (map[string]string, bool) {
 	return labels, true
 }
 
+// MaxProfileBytes bounds a protobuf profile, decompressed. A goroutine
+// profile holds one sample per distinct stack: even a million goroutines
+// give a few MB.
+const MaxProfileBytes = 64 << 20
+
+// readLimited reads all of r, failing beyond max bytes.
+func readLimited(r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("goroutine profile larger than %d MiB (decompressed): not a goroutine profile", max>>20)
+	}
+	return b, nil
+}
+
 // ParseProfile reads a goroutine profile in protobuf form (gzipped or not),
 // as served by /debug/pprof/goroutine without debug, with
 // github.com/google/pprof/profile. Inlined calls are expanded innermost
 // first, as in the text forms.
 func ParseProfile(r io.Reader) (*Aggregated, error) {
-	p, err := profile.Parse(r)
+	data, err := readLimited(r, MaxProfileBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		// Decompressed here, with the same limit: profile.Parse would
+		// inflate a gzip bomb without bound.
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("not a protobuf goroutine profile: gzip: %w", err)
+		}
+		if data, err = readLimited(zr, MaxProfileBytes); err != nil {
+			return nil, fmt.Errorf("not a protobuf goroutine profile: gzip: %w", err)
+		}
+	}
+	p, err := profile.ParseData(data)
 	if err != nil {
 		return nil, fmt.Errorf("not a protobuf goroutine profile: %w", err)
 	}

@@ -51,6 +51,11 @@ type Scanner struct {
 	// long holds a line longer than the reader's buffer while it is read.
 	long []byte
 
+	// The last goroutine read, to tell a dump cut at a line boundary.
+	lastID       int64
+	lastLine     int
+	lastComplete bool
+
 	goroutines     int
 	createdBy      int
 	withParent     int
@@ -87,6 +92,10 @@ type Stats struct {
 	WithParentID int `json:"withParentID"`
 	// SkippedLines counts lines left out; Skipped keeps the first few.
 	SkippedLines int       `json:"skippedLines"`
+	// Truncated is set when the input ended cleanly at a line boundary but
+	// its last goroutine looks cut: it has no "created by" line, which the
+	// runtime prints for every goroutine but goroutine 1.
+	Truncated string `json:"truncated,omitempty"`
 	Skipped      []Skipped `json:"skipped,omitempty"`
 }
 
@@ -100,7 +109,15 @@ func (s *Scanner) Stats() Stats {
 		Lines: s.line, Bytes: s.bytes, Goroutines: s.goroutines,
 		CreatedBy: s.createdBy, WithParentID: s.withParent,
 		SkippedLines: s.skips.count, Skipped: append([]Skipped(nil), s.skips.kept...),
+		Truncated: s.truncated(),
 	}
+}
+
+func (s *Scanner) truncated() string {
+	if !s.done || s.err != nil || s.goroutines == 0 || s.lastComplete {
+		return ""
+	}
+	return fmt.Sprintf("the last goroutine (%d, line %d) has no \"created by\" line: the dump may be truncated", s.lastID, s.lastLine)
 }
 
 // Goroutine returns the goroutine read by the last successful Next. The
@@ -200,6 +217,7 @@ func (s *Scanner) Next() bool {
 			return false
 		}
 		s.goroutines++
+		s.lastID, s.lastLine, s.lastComplete = s.g.ID, s.g.Line, s.g.CreatedBy.Func != "" || s.g.ID == 1 || s.g.StackUnavailable
 		return true
 	}
 }
@@ -368,6 +386,10 @@ func (s *Scanner) readBody() {
 			if !s.SkipArgs {
 				f.Args = string(args)
 			}
+			if len(g.Frames) == MaxFrames {
+				s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("goroutine %d has more than %d frames: not a dump written by the Go runtime", g.ID, MaxFrames)}
+				return
+			}
 			g.Frames = append(g.Frames, f)
 			last = &g.Frames[len(g.Frames)-1]
 			expectFile = true
@@ -414,11 +436,24 @@ func (s *Scanner) intern(b []byte) string {
 	v, ok := s.names[string(b)]
 	if !ok {
 		v = string(b)
-		s.names[v] = v
+		// A real binary has some tens of thousands of functions; a dump
+		// naming more is hostile, and is read without interning the rest
+		// so that memory stays bounded.
+		if len(s.names) < maxInterned {
+			s.names[v] = v
+		}
 	}
 	*slot = v
 	return v
 }
+
+// maxInterned bounds the interned names.
+const maxInterned = 1 << 18
+
+// MaxFrames is the most frames a goroutine may have: the runtime prints at
+// most 100 (50 innermost and 50 outermost, then "...N frames elided...";
+// runtime/traceback.go tracebackInnerFrames, tracebackOuterFrames).
+const MaxFrames = 1024
 
 // parseHeader reads "goroutine 33855 [select, 2 minutes]:" and the
 // variants of runtime/traceback.go goroutineheader: " gp=... m=... mp=..."

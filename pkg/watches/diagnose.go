@@ -123,6 +123,12 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 	info.DumpFormat = d.Format
 	info.Goroutines = d.Goroutines
 	info.Notes = append(info.Notes, d.Notes...)
+	for _, w := range d.Warnings {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s", s.Name, w))
+	}
+	if m := cur.Metrics; m != nil && m.Goroutines != nil && d.Goroutines > 0 && float64(d.Goroutines) < 0.5**m.Goroutines {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the goroutine dump holds %d goroutines but go_goroutines said %.0f: the dump may be truncated, or from another process", s.Name, d.Goroutines, *m.Goroutines))
+	}
 	addMetricsInfo(&info, cur.Metrics)
 	for _, w := range d.Watchers {
 		info.Watchers++

@@ -97,6 +97,9 @@ type Dump struct {
 	HasParentIDs bool `json:"hasParentIDs"`
 	// Notes say what could not be read or linked.
 	Notes []string `json:"notes,omitempty"`
+	// Warnings are what a reader must see in any output: skipped lines, a
+	// dump that looks truncated.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Aggregated reports whether the dump carries counts, not goroutines.
@@ -117,7 +120,10 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 		d.Notes = append(d.Notes, "the dump was written by Go < 1.21: \"created by\" lines name no parent goroutine, so watchers cannot be linked to their handlers, APF goroutines or connections")
 	}
 	if stats.SkippedLines > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("%d unknown lines skipped (first at line %d: %s)", stats.SkippedLines, stats.Skipped[0].Line, stats.Skipped[0].Reason))
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%d unknown lines skipped in the goroutine dump (first at line %d: %s)", stats.SkippedLines, stats.Skipped[0].Line, stats.Skipped[0].Reason))
+	}
+	if stats.Truncated != "" {
+		d.Warnings = append(d.Warnings, stats.Truncated)
 	}
 	for _, wg := range c.watchers {
 		w := wg.watcher()
@@ -194,7 +200,7 @@ func FromAggregated(a *stacks.Aggregated, format string) *Dump {
 	d.TopFuncs = topFuncs(tops, 10)
 	d.Notes = append(d.Notes, fmt.Sprintf("a %s dump carries no goroutine ids and no waits: watchers are counted per phase, but whether one is stuck cannot be decided from this format; capture /debug/pprof/goroutine?debug=2", format))
 	if a.SkippedLines > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("%d unknown lines skipped (first at line %d: %s)", a.SkippedLines, a.Skipped[0].Line, a.Skipped[0].Reason))
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%d unknown lines skipped in the goroutine dump (first at line %d: %s)", a.SkippedLines, a.Skipped[0].Line, a.Skipped[0].Reason))
 	}
 	return d
 }
