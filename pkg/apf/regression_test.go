@@ -41,3 +41,21 @@ func TestBugCommaSpaceLost(t *testing.T) {
 		t.Errorf("BUG: values with \", \" (-want +got):\n%s\ndump:\n%s", diff, dump)
 	}
 }
+
+// TestUserNameWithCommaAndSlash: a user name holding ", /" splits so that
+// the cell before the path is a known verb.
+func TestUserNameWithCommaAndSlash(t *testing.T) {
+	dump := "PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime, InitialSeats, FinalSeats, AdditionalLatency, StartTime, UserName, Verb, APIPath, Namespace, Name, APIVersion, Resource, SubResource\n" +
+		"global-default, global-default, 1, -1, x,y,/z, 2026-11-29T10:22:03Z, 1, 0, 0s, 2026-11-29T10:22:03Z, x,y,/z, watch, /api/v1/pods, , , v1, pods, \n"
+	rs, err := ParseRequests(strings.NewReader(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Requests) != 1 {
+		t.Fatalf("requests = %+v, skipped %+v", rs.Requests, rs.Skipped)
+	}
+	r := rs.Requests[0]
+	if r.User != "x,y,/z" || r.Verb != "watch" || r.Path != "/api/v1/pods" || r.FlowDistinguisher != "x,y,/z" {
+		t.Errorf("user %q verb %q path %q distinguisher %q", r.User, r.Verb, r.Path, r.FlowDistinguisher)
+	}
+}

@@ -137,6 +137,13 @@ func parseRequestRow(cells, raw, base []string, idx map[string]int, details bool
 	return req, ""
 }
 
+// knownVerbs are the request verbs the API server records
+// (k8s.io/apiserver pkg/endpoints/request/requestinfo.go).
+var knownVerbs = map[string]bool{
+	"get": true, "list": true, "watch": true, "create": true, "update": true, "patch": true,
+	"delete": true, "deletecollection": true, "proxy": true,
+}
+
 // recoverCommas rebuilds the cells of a row in which FlowDistingsher,
 // UserName or APIPath held commas. cells are trimmed, raw are not: a value
 // is rebuilt from its raw pieces and trimmed once, since the tabwriter's
@@ -179,11 +186,18 @@ func recoverCommas(cells, raw, base []string, idx map[string]int, details bool) 
 	tail := rest[len(rest)-5:] // Namespace, Name, APIVersion, Resource, SubResource
 	mid := rest[:len(rest)-5]  // UserName..., Verb, APIPath...
 	midEnd := restAt + len(mid)
+	// The verb is the cell before the path; prefer a split where it is a
+	// known verb, since a user name may hold ", /".
 	k := -1
 	for i := 2; i < len(mid); i++ {
-		if strings.HasPrefix(mid[i], "/") {
+		if strings.HasPrefix(mid[i], "/") && knownVerbs[mid[i-1]] {
 			k = i
 			break
+		}
+	}
+	for i := 2; k < 0 && i < len(mid); i++ {
+		if strings.HasPrefix(mid[i], "/") {
+			k = i
 		}
 	}
 	if k < 0 {

@@ -92,12 +92,21 @@ func (g *gzipErrReader) Read(p []byte) (int, error) {
 }
 
 func detect(br *bufio.Reader) (Kind, error) {
+	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
+		// A UTF-8 byte order mark, as some editors write: skip it.
+		if _, err := br.Discard(3); err != nil {
+			return "", err
+		}
+	}
 	head, err := br.Peek(peekSize)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return "", err
 	}
 	if len(head) == 0 {
 		return "", errors.New("empty input")
+	}
+	if len(head) >= 2 && (head[0] == 0xff && head[1] == 0xfe || head[0] == 0xfe && head[1] == 0xff) {
+		return "", fmt.Errorf("%w: UTF-16 text; convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)", ErrUnknownKind)
 	}
 	text := bytes.TrimLeft(head, " \t\r\n")
 	switch {

@@ -171,3 +171,71 @@ func FuzzReadManifest(f *testing.F) {
 		}
 	})
 }
+
+func TestLoadNamedFilesAreOneCapture(t *testing.T) {
+	dump, apfDump := golden.Fixture("t2", "goroutine-debug2.txt"), golden.Fixture("t2", "apf-requests.txt")
+	other := t.TempDir()
+	b, err := os.ReadFile(apfDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(other, "apf.txt")
+	os.WriteFile(copied, b, 0o644)
+	for name, args := range map[string][]string{
+		"same directory":        {dump, apfDump},
+		"different directories": {dump, copied},
+	} {
+		l, err := Load(args, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(l.Captures) != 1 || l.Captures[0].Dump == nil || l.Captures[0].Requests == nil {
+			t.Errorf("%s: %d captures; want one holding the dump and the APF requests", name, len(l.Captures))
+		}
+	}
+	f, err := os.Open(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l, err := Load([]string{"-", apfDump}, Options{Stdin: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Captures) != 1 || l.Captures[0].Dump == nil || l.Captures[0].Requests == nil || l.Captures[0].Name != "command line" {
+		t.Errorf("stdin and a file: %d captures named %q", len(l.Captures), l.Captures[0].Name)
+	}
+}
+
+func TestLoadSymlinksAndBOM(t *testing.T) {
+	dir := t.TempDir()
+	target, err := filepath.Abs(filepath.Dir(golden.Fixture("t2", "x")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load([]string{filepath.Join(dir, "link")}, Options{})
+	if err != nil {
+		t.Fatalf("a link to a capture directory: %v", err)
+	}
+	if len(l.Captures) != 1 || l.Captures[0].Dump == nil {
+		t.Fatalf("captures = %d", len(l.Captures))
+	}
+	b, err := os.ReadFile(golden.Fixture("t2", "apf-requests.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bom := filepath.Join(dir, "bom.txt")
+	os.WriteFile(bom, append([]byte{0xef, 0xbb, 0xbf}, b...), 0o644)
+	l, err = Load([]string{bom}, Options{})
+	if err != nil || l.Captures[0].Requests == nil {
+		t.Errorf("APF dump with a UTF-8 BOM: %v", err)
+	}
+	u16 := filepath.Join(dir, "u16.txt")
+	os.WriteFile(u16, []byte{0xff, 0xfe, 'g', 0, 'o', 0}, 0o644)
+	if _, err := Load([]string{u16}, Options{}); err == nil || !strings.Contains(err.Error(), "UTF-16") {
+		t.Errorf("UTF-16 input: %v", err)
+	}
+}

@@ -43,9 +43,13 @@ type Capture struct {
 	MetricsSample *metrics.Sample
 	Version       string
 
-	files map[Kind]string
-	notes []string
+	files    map[Kind]string
+	notes    []string
+	warnings []string
 }
+
+// Warnings are what reading the capture's inputs skipped.
+func (c *Capture) Warnings() []string { return c.warnings }
 
 // Files lists the capture's inputs by kind.
 func (c *Capture) Files() map[Kind]string { return c.files }
@@ -74,18 +78,31 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 	l := &Loaded{}
 	byDir := map[string]*Capture{}
 	var order []string
-	capture := func(dir string) *Capture {
-		if c, ok := byDir[dir]; ok {
+	capture := func(key, name string) *Capture {
+		if c, ok := byDir[key]; ok {
 			return c
 		}
-		c := NewCapture(dir, "", time.Time{}, "")
-		byDir[dir] = c
-		order = append(order, dir)
+		c := NewCapture(name, "", time.Time{}, "")
+		byDir[key] = c
+		order = append(order, key)
 		return c
 	}
+	// The files named on the command line, and stdin, are one capture: the
+	// user put them together.
+	const explicitKey = "\x00explicit"
+	explicitName := ""
 	var manifests []string
 	stdinUsed := false
+	given := map[string]bool{}
 	for _, p := range paths {
+		if p != "-" {
+			clean := filepath.Clean(p)
+			if given[clean] {
+				l.Warnings = append(l.Warnings, fmt.Sprintf("%q given twice: read once", p))
+				continue
+			}
+			given[clean] = true
+		}
 		if p == "-" {
 			if stdinUsed {
 				return nil, errors.New("\"-\" (stdin) given twice")
@@ -94,7 +111,8 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 			if opts.Stdin == nil {
 				return nil, errors.New("\"-\": no standard input")
 			}
-			if err := loadReader(capture("-"), "-", "<stdin>", opts.Stdin, &manifests); err != nil {
+			explicitName = mergeName(explicitName, "-")
+			if err := loadReader(capture(explicitKey, ""), "-", "<stdin>", opts.Stdin, &manifests); err != nil {
 				return nil, err
 			}
 			continue
@@ -104,28 +122,52 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 			return nil, fmt.Errorf("reading %q: %w", p, unwrapPathErr(err))
 		}
 		if !st.IsDir() {
-			if err := loadFile(capture(filepath.Dir(p)), p, &manifests); err != nil {
+			explicitName = mergeName(explicitName, filepath.Dir(p))
+			if err := loadFile(capture(explicitKey, ""), p, &manifests); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		// A symlink to a directory is read as the directory it names.
+		root, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading %q: %w", p, unwrapPathErr(err))
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			shown := filepath.Join(p, strings.TrimPrefix(path, root))
 			if err != nil {
-				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", path, unwrapPathErr(err)))
+				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", shown, unwrapPathErr(err)))
 				if d != nil && d.IsDir() {
 					return fs.SkipDir
 				}
 				return nil
 			}
-			if d.IsDir() || !d.Type().IsRegular() {
-				if !d.IsDir() {
-					l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: not a regular file", path))
-				}
+			if d.IsDir() {
 				return nil
 			}
-			err = loadFile(capture(filepath.Dir(path)), path, &manifests)
+			if d.Type()&fs.ModeSymlink != 0 {
+				// Files behind links are read; linked directories are not
+				// followed (no loops).
+				st, err := os.Stat(path)
+				switch {
+				case err != nil:
+					l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", shown, unwrapPathErr(err)))
+					return nil
+				case st.IsDir():
+					l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: a link to a directory is not followed; name it on the command line", shown))
+					return nil
+				case !st.Mode().IsRegular():
+					l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: not a regular file", shown))
+					return nil
+				}
+			} else if !d.Type().IsRegular() {
+				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: not a regular file", shown))
+				return nil
+			}
+			dir := filepath.Dir(shown)
+			err = loadFile(capture(dir, dir), path, &manifests)
 			if errors.Is(err, ErrUnknownKind) {
-				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", path, errors.Unwrap(err)))
+				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", shown, errors.Unwrap(err)))
 				return nil
 			}
 			return err
@@ -133,6 +175,9 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if c, ok := byDir[explicitKey]; ok {
+		c.Name = explicitName
 	}
 	for _, dir := range order {
 		c := byDir[dir]
@@ -151,8 +196,22 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 			return nil, err
 		}
 	}
+	var unkeyed []*Capture
+	for _, c := range l.Captures {
+		l.Warnings = append(l.Warnings, c.Warnings()...)
+		if c.Instance == "" && c.Dump != nil && (c.Metrics == nil || math.IsNaN(c.Metrics.ProcessStartTime)) {
+			unkeyed = append(unkeyed, c)
+		}
+	}
+	if len(unkeyed) > 1 {
+		l.Warnings = append(l.Warnings, fmt.Sprintf("%s carry no process_start_time_seconds (no /metrics): each is read as an API server of its own; add each capture's metrics.txt to read captures of one process as samples", captureNames(unkeyed)))
+	}
 	if len(l.Captures) == 0 {
-		return nil, fmt.Errorf("no goroutine dump, APF dump or metrics found in %s", strings.Join(quoteAll(paths), ", "))
+		msg := fmt.Sprintf("no goroutine dump, APF dump or metrics found in %s", strings.Join(quoteAll(paths), ", "))
+		if len(l.Warnings) > 0 {
+			msg += " (" + strings.Join(l.Warnings, "; ") + ")"
+		}
+		return nil, errors.New(msg)
 	}
 	if !opts.CapturedAt.IsZero() {
 		if len(l.Captures) > 1 {
@@ -161,6 +220,18 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 		l.Captures[0].CapturedAt, l.Captures[0].CapturedAtSource = opts.CapturedAt, "--captured-at"
 	}
 	return l, nil
+}
+
+// mergeName names the capture of the files given on the command line: their
+// directory when they share one.
+func mergeName(cur, dir string) string {
+	switch {
+	case cur == "":
+		return dir
+	case cur == dir:
+		return cur
+	}
+	return "command line"
 }
 
 func quoteAll(ss []string) []string {
@@ -278,11 +349,14 @@ func (c *Capture) Read(kind Kind, name string, r io.Reader) error {
 		}
 		c.Requests = rq
 	case KindAPFLevels:
-		lv, _, err := apf.ParsePriorityLevels(r)
+		lv, skipped, err := apf.ParsePriorityLevels(r)
 		if err != nil {
 			return wrap(err)
 		}
 		c.Levels = lv
+		if len(skipped) > 0 {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: %d rows skipped (first at line %d: %s)", name, len(skipped), skipped[0].Line, skipped[0].Reason))
+		}
 	case KindMetrics:
 		s, err := metrics.Parse(r, name)
 		if err != nil {
@@ -397,18 +471,16 @@ func applyManifest(l *Loaded, path string) error {
 			if c.Version == "" {
 				c.Version = inst.Version
 			}
-			if c.CapturedAtSource != "--captured-at" {
-				c.CapturedAt, c.CapturedAtSource = s.CapturedAt, "manifest"
-				for _, fi := range s.Fetches {
-					if fi.Kind == KindGoroutineDebug2 && fi.Error == "" {
-						c.CapturedAt = fi.StartedAt
-						if fi.ServerDate != nil {
-							c.CapturedAt, c.CapturedAtSource = *fi.ServerDate, "manifest (server Date header)"
-						}
+			c.CapturedAt, c.CapturedAtSource = s.CapturedAt, "manifest"
+			for _, fi := range s.Fetches {
+				if fi.Kind == KindGoroutineDebug2 && fi.Error == "" {
+					c.CapturedAt = fi.StartedAt
+					if fi.ServerDate != nil {
+						c.CapturedAt, c.CapturedAtSource = *fi.ServerDate, "manifest (server Date header)"
 					}
-					if fi.Error != "" {
-						l.Warnings = append(l.Warnings, fmt.Sprintf("%s: %s %s: %s", inst.Name, s.Dir, fi.Path, fi.Error))
-					}
+				}
+				if fi.Error != "" {
+					l.Warnings = append(l.Warnings, fmt.Sprintf("%s: %s %s: %s", inst.Name, s.Dir, fi.Path, fi.Error))
 				}
 			}
 		}
@@ -442,7 +514,7 @@ func (l *Loaded) Groups() []Group {
 		case c.Instance != "":
 			key = "instance:" + c.manifest + "\x00" + c.Instance
 		case c.Metrics != nil && !math.IsNaN(c.Metrics.ProcessStartTime) && c.Metrics.ProcessStartTime > 0:
-			key = fmt.Sprintf("process:%s:%f", c.Version, c.Metrics.ProcessStartTime)
+			key = fmt.Sprintf("process:%f", c.Metrics.ProcessStartTime)
 			same = true
 		}
 		g, ok := byKey[key]

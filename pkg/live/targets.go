@@ -57,6 +57,7 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 				cp.Version = ir.Version
 			}
 			l.Captures = append(l.Captures, cp)
+			l.Warnings = append(l.Warnings, cp.Warnings()...)
 		}
 	}
 	return l
