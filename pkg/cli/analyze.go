@@ -115,7 +115,22 @@ func (o *AnalyzeOptions) Run() error {
 	}
 	r := watches.Diagnose(loaded.Servers(), watches.Options{})
 	r.Warnings = append(loaded.Warnings, r.Warnings...)
-	return writeReport(o.Out, r, o.format, o.failOn)
+	if err := writeReport(o.Out, r, o.format, o.failOn); err != nil {
+		return err
+	}
+	return errNothingDiagnosed(r)
+}
+
+// errNothingDiagnosed fails a run in which no API server had a goroutine
+// dump: its report says nothing about stuck watches, which must not pass
+// for an all clear.
+func errNothingDiagnosed(r *watches.Report) error {
+	for _, a := range r.APIServers {
+		if a.DumpFormat != "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("no goroutine dump among the inputs: nothing was diagnosed (capture /debug/pprof/goroutine?debug=2; kubectl watch-doctor metrics reads /metrics alone)")
 }
 
 // writeReport renders r and turns findings at or above failOn into the

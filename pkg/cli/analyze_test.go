@@ -143,6 +143,18 @@ func TestAnalyzeInputForms(t *testing.T) {
 	}
 }
 
+// TestAnalyzeWithoutAnyDumpIsNotAllClear: metrics or APF dumps alone are
+// reported, but the run fails: nothing about stuck watches was decided.
+func TestAnalyzeWithoutAnyDumpIsNotAllClear(t *testing.T) {
+	code, out, errOut := run(t, nil, "analyze", filepath.Join(golden.Fixture("t2"), "metrics.txt"), filepath.Join(golden.Fixture("t2"), "apf-requests.txt"))
+	if code != ExitError || !strings.Contains(errOut, "no goroutine dump among the inputs: nothing was diagnosed") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "nothing diagnosed: no goroutine dump") {
+		t.Errorf("report:\n%s", out)
+	}
+}
+
 func TestAnalyzeErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
@@ -173,6 +185,7 @@ func TestAnalyzeErrors(t *testing.T) {
 		{"bad captured-at", []string{"analyze", golden.Fixture("t2"), "--captured-at", "yesterday"}, `invalid --captured-at "yesterday"`},
 		{"captured-at with two captures", []string{"analyze", golden.Fixture("t1"), golden.Fixture("t2"), "--captured-at", "2026-11-29T10:24:32Z"}, "--captured-at applies to a single capture"},
 		{"no args", []string{"analyze"}, "requires at least 1 arg"},
+		{"bad flag points to help", []string{"analyze", "--bogus"}, "unknown flag: --bogus\nSee 'kubectl watch-doctor analyze --help' for usage."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -101,7 +101,7 @@ func (o *DiagnoseOptions) Validate() error { return o.LiveOptions.validate() }
 // Run samples the cluster, diagnoses and writes the report.
 func (o *DiagnoseOptions) Run() error {
 	var progress io.Writer = o.ErrOut
-	if o.format.Structured() && !o.Verbose {
+	if o.format.Structured() && o.Verbose == 0 {
 		progress = nil
 	}
 	cfg, err := o.config(progress)

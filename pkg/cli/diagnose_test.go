@@ -72,8 +72,9 @@ func TestDiagnoseTwoSamplesPinned(t *testing.T) {
 		}
 	}
 	// Instance a: t1 then t2. The stuck watcher showed no minutes in t1 and
-	// 2 in t2: stuck. Instance b served t2 twice: the same waits in both
-	// samples 70 s apart, so nothing progressed: stuck too.
+	// 2 in t2: stuck. Instance b served t2 twice, with t2's own Date header,
+	// so the interval reads as 0: with no interval known only a wait that
+	// went down proves progress, and the 2-minute wait alone makes it stuck.
 	stuck := map[string]int{}
 	for _, f := range r.Findings {
 		if f.Type == "StuckInitialEvents" {
@@ -85,6 +86,17 @@ func TestDiagnoseTwoSamplesPinned(t *testing.T) {
 	}
 	if stuck["slow-informer"] != 2 || len(stuck) != 1 {
 		t.Errorf("stuck findings by user = %v, want slow-informer on both instances", stuck)
+	}
+}
+
+func TestVerboseTakesALevelAsKubectlUsersTypeIt(t *testing.T) {
+	a := fakeapiserver.Start(t, golden.Fixture("t2"))
+	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
+	for _, v := range []string{"-v", "-v=6", "--verbose"} {
+		_, _, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", a.Address(), "--samples", "1", "-o", "json", v)
+		if !strings.Contains(errOut, "sample 1/1: "+a.Address()) {
+			t.Errorf("%s: no progress on stderr: %q", v, errOut)
+		}
 	}
 }
 

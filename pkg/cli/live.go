@@ -31,7 +31,7 @@ type LiveOptions struct {
 	Interval      time.Duration
 	MaxGoroutines int
 	Force         bool
-	Verbose       bool
+	Verbose       int
 
 	// Clock is injected by tests; nil means the real clock.
 	Clock clock.Clock
@@ -58,7 +58,14 @@ func (o *LiveOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&o.Interval, "interval", o.Interval, "time between samples; over a minute, so a stuck watch shows a longer wait")
 	cmd.Flags().IntVar(&o.MaxGoroutines, "max-goroutines", o.MaxGoroutines, "refuse the goroutine dump (it stops the world in the API server) of an instance running more goroutines than this, unless --force")
 	cmd.Flags().BoolVar(&o.Force, "force", o.Force, "take goroutine dumps even above --max-goroutines")
-	cmd.Flags().BoolVarP(&o.Verbose, "verbose", "v", o.Verbose, "print progress on stderr even with -o json|yaml")
+	addVerboseFlag(cmd, &o.Verbose)
+}
+
+// addVerboseFlag adds -v: bare, or with a level as kubectl users type it
+// (-v=6); any level above 0 prints progress even with -o json|yaml.
+func addVerboseFlag(cmd *cobra.Command, p *int) {
+	cmd.Flags().IntVarP(p, "verbose", "v", *p, "print progress on stderr even with -o json|yaml (-v, or -v=N with N > 0)")
+	cmd.Flags().Lookup("verbose").NoOptDefVal = "1"
 }
 
 func (o *LiveOptions) validate() error {

@@ -34,7 +34,7 @@ type MetricsOptions struct {
 	APIServers  []string
 	Interval    time.Duration
 	Output      string
-	Verbose     bool
+	Verbose     int
 	Paths       []string
 
 	Clock  clock.Clock
@@ -86,7 +86,7 @@ Metrics a release does not expose are listed, never shown as zero.
 	o.ConfigFlags.AddFlags(cmd.Flags())
 	cmd.Flags().StringArrayVar(&o.APIServers, "apiserver", o.APIServers, "read this API server instance (HOST[:PORT], repeatable) instead of discovering them")
 	cmd.Flags().DurationVar(&o.Interval, "interval", o.Interval, "take a second sample this much later and show rates per second (live only; 0: one sample)")
-	cmd.Flags().BoolVarP(&o.Verbose, "verbose", "v", o.Verbose, "print progress on stderr even with -o json|yaml")
+	addVerboseFlag(cmd, &o.Verbose)
 	addOutputFlag(cmd, &o.Output)
 	return cmd
 }
@@ -140,7 +140,7 @@ func (o *MetricsOptions) Run() error {
 
 func (o *MetricsOptions) live() (metrics.Report, []string, error) {
 	var progress io.Writer = o.ErrOut
-	if o.format.Structured() && !o.Verbose {
+	if o.format.Structured() && o.Verbose == 0 {
 		progress = nil
 	}
 	lo := LiveOptions{ConfigFlags: o.ConfigFlags, APIServers: o.APIServers, Samples: 1, Clock: o.Clock}

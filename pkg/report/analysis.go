@@ -17,7 +17,7 @@ func RenderReport(w io.Writer, r *watches.Report, f Format) error {
 	case FormatTable, FormatWide:
 		return renderReportTable(w, r, f == FormatWide)
 	}
-	return fmt.Errorf("unsupported format %q", f)
+	return fmt.Errorf("unsupported format %q: use one of table, wide, json, yaml", f)
 }
 
 func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
@@ -77,7 +77,9 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 			fmt.Fprintf(ew, "%s: watchers by phase (a %s dump cannot tell stuck from slow)\n", a.Name, a.DumpFormat)
 			t := NewTable(ew, "phase", "in sendWatchCacheEvent", "goroutines")
 			for _, pc := range a.PhaseCounts {
-				_ = t.Append(string(pc.Phase), strconv.FormatBool(pc.InSend), strconv.Itoa(pc.Count))
+				if err := t.Append(string(pc.Phase), strconv.FormatBool(pc.InSend), strconv.Itoa(pc.Count)); err != nil {
+					return err
+				}
 			}
 			if err := t.Render(); err != nil {
 				return err
@@ -106,7 +108,9 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 			if multi {
 				row = append([]string{p.APIServer}, row...)
 			}
-			_ = t.Append(row...)
+			if err := t.Append(row...); err != nil {
+				return err
+			}
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -162,7 +166,15 @@ func summaryLine(r *watches.Report) string {
 			undecidable++
 		}
 	}
+	dumps := 0
+	for _, a := range r.APIServers {
+		if a.DumpFormat != "" {
+			dumps++
+		}
+	}
 	switch {
+	case dumps == 0:
+		parts = append(parts, "nothing diagnosed: no goroutine dump")
 	case s.StuckWatches > 0:
 		seats := fmt.Sprintf("%d APF seat(s) held", s.StuckSeats)
 		switch {
