@@ -91,12 +91,12 @@ type Stats struct {
 	CreatedBy    int `json:"createdBy"`
 	WithParentID int `json:"withParentID"`
 	// SkippedLines counts lines left out; Skipped keeps the first few.
-	SkippedLines int       `json:"skippedLines"`
+	SkippedLines int `json:"skippedLines"`
 	// Truncated is set when the input ended cleanly at a line boundary but
 	// its last goroutine looks cut: it has no "created by" line, which the
 	// runtime prints for every goroutine but goroutine 1.
-	Truncated string `json:"truncated,omitempty"`
-	Skipped      []Skipped `json:"skipped,omitempty"`
+	Truncated string    `json:"truncated,omitempty"`
+	Skipped   []Skipped `json:"skipped,omitempty"`
 }
 
 // HasParentIDs reports whether the dump names parent goroutines. Dumps
