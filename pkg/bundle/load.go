@@ -32,6 +32,9 @@ type Capture struct {
 	CapturedAtSource string
 	// Instance and Manifest are set for captures of a collect bundle.
 	Instance string
+	// Mixed says why the capture's inputs may come from different API
+	// server processes; empty when they come from one.
+	Mixed    string
 	manifest string
 
 	Dump     *watches.Dump
@@ -472,6 +475,7 @@ func applyManifest(l *Loaded, path string) error {
 				c.Version = inst.Version
 			}
 			c.CapturedAt, c.CapturedAtSource = s.CapturedAt, "manifest"
+			c.Mixed = s.Mixed
 			for _, fi := range s.Fetches {
 				if fi.Kind == KindGoroutineDebug2 && fi.Error == "" {
 					c.CapturedAt = fi.StartedAt
@@ -643,7 +647,7 @@ func serverName(cs []*Capture) string {
 }
 
 func (c *Capture) sample() watches.Sample {
-	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels}
+	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels, Mixed: c.Mixed}
 	if m := c.Metrics; m != nil {
 		mc := &watches.MetricsContext{Levels: map[string]watches.LevelSeats{}}
 		num := func(v float64) *float64 {

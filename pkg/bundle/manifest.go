@@ -46,6 +46,9 @@ type Sample struct {
 	Dir        string      `json:"dir"`
 	CapturedAt time.Time   `json:"capturedAt"`
 	Fetches    []FetchInfo `json:"fetches"`
+	// Mixed says why the sample's fetches may come from different API
+	// server processes (read through a load balancer); empty when not.
+	Mixed string `json:"mixed,omitempty"`
 }
 
 // FetchInfo is one fetch of a sample.

@@ -35,15 +35,14 @@ func (b *bookmarkBuckets) addLocked(w *cacheWatcher) bool {
 	return true
 }
 
-// popExpiredLocked removes and returns every bucket that is due.
-func (b *bookmarkBuckets) popExpiredLocked() [][]*cacheWatcher {
-	current := int64(b.clock.Since(b.created) / time.Second)
-	out := make([][]*cacheWatcher, 0, 2)
-	for ; b.startID <= current; b.startID++ {
-		if ws, ok := b.buckets[b.startID]; ok {
-			delete(b.buckets, b.startID)
-			out = append(out, ws)
-		}
+// popExpiredLocked removes the watchers of every bucket that is due and
+// returns them, earliest bucket first.
+func (b *bookmarkBuckets) popExpiredLocked() []*cacheWatcher {
+	due := int64(b.clock.Since(b.created) / time.Second)
+	var out []*cacheWatcher
+	for ; b.startID <= due; b.startID++ {
+		out = append(out, b.buckets[b.startID]...)
+		delete(b.buckets, b.startID)
 	}
 	return out
 }

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
+
+	"github.com/watch-doctor/watch-doctor/pkg/cacher/park"
 )
 
 // Bookmark states of a watcher (upstream cache_watcher.go:39-51):
@@ -48,10 +50,17 @@ const (
 //	      │  patched: no successful send for StallTimeout
 //	      └────────────────────────────────────────────────────────────────────────────────────► exit
 //
-// Thread safety: stopped and drainInputBuffer are guarded by the Cacher
-// lock (stopLocked, setDrainInputBufferLocked); state by stateMu; the
-// counters and park are atomics read by Quiescent; everything else is set
-// before the goroutine starts and never changed.
+// Thread safety: stopped, doneClosed and drainInputBuffer are guarded by
+// the Cacher lock (stopLocked, setDrainInputBufferLocked). state is guarded
+// by stateMu once the watcher is published, i.e. registered in the Cacher's
+// index under the Cacher lock; setBookmarkAfterResourceVersion writes it,
+// and bookmarkAfterResourceVersion, without stateMu, under that lock right
+// before the registration, which is what makes them visible to the
+// dispatcher (it only finds the watcher through the index, under the same
+// lock); bookmarkAfterResourceVersion never changes after. The counters,
+// park and the atomics below are read by Quiescent and Info from any
+// goroutine; everything else is set before the goroutine starts and never
+// changed.
 type cacheWatcher struct {
 	input  chan *watchCacheEvent
 	result chan watch.Event
@@ -68,6 +77,7 @@ type cacheWatcher struct {
 	counters            *counters
 
 	stopped          bool
+	doneClosed       bool
 	drainInputBuffer bool
 
 	bookmarkAfterResourceVersion uint64
@@ -78,7 +88,7 @@ type cacheWatcher struct {
 	// what keeps the snapshot reachable.
 	iv atomic.Pointer[interval]
 
-	park          parking
+	park          park.Spot[cacheWatcher]
 	sendAttempts  atomic.Int64
 	sendAbandoned atomic.Int64
 	puts          atomic.Int64
@@ -103,19 +113,26 @@ func (c *cacheWatcher) ResultChan() <-chan watch.Event { return c.result }
 // cache_watcher.go:132).
 func (c *cacheWatcher) Stop() { c.forget(false) }
 
-// stopLocked closes the watcher's channels; the Cacher lock must be held
-// (upstream cache_watcher.go:137-156). In drain mode done stays open, so a
-// goroutine blocked on result stays blocked until the request ends.
+// stopLocked ends the watcher: input is closed on the first call, done on
+// the first call made without drain mode. So a watcher forgotten in drain
+// mode keeps done open (its goroutine, blocked on result, stays blocked
+// until the request ends), and a later Stop of the request closes it
+// (upstream cache_watcher.go:137-156). The Cacher lock must be held.
 func (c *cacheWatcher) stopLocked() {
 	if !c.stopped {
 		c.stopped = true
-		if !c.drainInputBuffer {
-			close(c.done)
-		}
 		c.inputClosed.Store(true)
 		close(c.input)
 	}
-	if !c.drainInputBuffer && !isClosed(c.done) {
+	if !c.drainInputBuffer {
+		c.closeDoneLocked()
+	}
+}
+
+// closeDoneLocked closes done once. The Cacher lock must be held.
+func (c *cacheWatcher) closeDoneLocked() {
+	if !c.doneClosed {
+		c.doneClosed = true
 		close(c.done)
 	}
 }
@@ -143,8 +160,9 @@ func (c *cacheWatcher) nonblockingAdd(e *watchCacheEvent) bool {
 // add offers e, waiting on timer when the input channel is full; a watcher
 // it cannot feed is forgotten, draining if it holds the bookmark its client
 // waits for (upstream cache_watcher.go:180-231). A nil timer means the
-// budget is spent: no waiting. dp is the dispatcher's parking.
-func (c *cacheWatcher) add(e *watchCacheEvent, timer clock.Timer, deadline time.Time, dp *parking) bool {
+// budget is spent: no waiting. timer and deadline are on the Cacher's
+// budget clock; dp is the dispatcher's parking spot.
+func (c *cacheWatcher) add(e *watchCacheEvent, timer clock.Timer, deadline time.Time, dp *park.Spot[cacheWatcher]) bool {
 	if c.nonblockingAdd(e) {
 		return true
 	}
@@ -161,13 +179,13 @@ func (c *cacheWatcher) add(e *watchCacheEvent, timer clock.Timer, deadline time.
 		return false
 	}
 	c.puts.Add(1)
-	dp.set(parkInputRoom, deadline, c)
+	dp.Set(parkInputRoom, deadline, c)
 	select {
 	case c.input <- e:
-		dp.set(parkRunning, time.Time{}, nil)
+		dp.Set(park.Running, time.Time{}, nil)
 		return true
 	case <-timer.C():
-		dp.set(parkRunning, time.Time{}, nil)
+		dp.Set(park.Running, time.Time{}, nil)
 		c.putsAbandoned.Add(1)
 		closeFunc()
 		return false
@@ -227,7 +245,9 @@ func (c *cacheWatcher) markBookmarkAfterRvSent(e *watchCacheEvent) {
 }
 
 // setBookmarkAfterResourceVersion: 0 means the client waits for no
-// particular bookmark (upstream cache_watcher.go:332-339).
+// particular bookmark (upstream cache_watcher.go:332-339). Called once,
+// under the Cacher lock, before the watcher is registered: see the
+// thread-safety note of cacheWatcher for why state needs no stateMu here.
 func (c *cacheWatcher) setBookmarkAfterResourceVersion(rv uint64) {
 	c.state = bookmarkWaiting
 	if rv == 0 {
@@ -305,18 +325,18 @@ func (c *cacheWatcher) sendWatchCacheEvent(e *watchCacheEvent, stallDeadline tim
 		defer t.Stop()
 		stallC = t.C()
 	}
-	c.park.set(parkResult, stallDeadline, nil)
+	c.park.Set(parkResult, stallDeadline, nil)
 	select {
 	case c.result <- *ev:
-		c.park.set(parkRunning, time.Time{}, nil)
+		c.park.Set(park.Running, time.Time{}, nil)
 		c.sentOne(e)
 		return sendOK
 	case <-c.done:
-		c.park.set(parkRunning, time.Time{}, nil)
+		c.park.Set(park.Running, time.Time{}, nil)
 		c.sendAbandoned.Add(1)
 		return sendDone
 	case <-stallC:
-		c.park.set(parkRunning, time.Time{}, nil)
+		c.park.Set(park.Running, time.Time{}, nil)
 		c.sendAbandoned.Add(1)
 		return sendStalled
 	}
@@ -373,7 +393,7 @@ func (c *cacheWatcher) processInterval(ctx context.Context, iv *interval, resour
 			break
 		}
 		if c.sendWatchCacheEvent(e, c.stallDeadline()) == sendStalled {
-			c.stop(initEvents)
+			c.endStalled(initEvents)
 			return
 		}
 		if e.ResourceVersion > resourceVersion {
@@ -385,19 +405,20 @@ func (c *cacheWatcher) processInterval(ctx context.Context, iv *interval, resour
 	c.iv.Store(nil)
 	if iv.endBookmark != nil {
 		if c.sendWatchCacheEvent(iv.endBookmark, c.stallDeadline()) == sendStalled {
-			c.stop(0)
+			c.endStalled(0)
 			return
 		}
 	}
 	c.process(ctx, resourceVersion)
 }
 
-// stop ends a watcher that made no progress for StallTimeout: counted,
-// initialized for APF (its seats are released: the request handler may
-// itself stay blocked writing to the client, so waiting for the handler to
-// return would keep them), and left to the deferred Stop, which forgets it
-// and closes done, and close(result).
-func (c *cacheWatcher) stop(initEvents int64) {
+// endStalled records the end of a watcher that made no progress for
+// StallTimeout: counted, initialized for APF (its seats are released: the
+// request handler may itself stay blocked writing to the client, so waiting
+// for the handler to return would keep them). processInterval then returns
+// and its deferred Stop forgets the watcher (closing done) and closes
+// result.
+func (c *cacheWatcher) endStalled(initEvents int64) {
 	c.counters.initEvents.Add(initEvents)
 	c.counters.stalled.Add(1)
 	c.stalled.Store(true)
@@ -411,10 +432,10 @@ func (c *cacheWatcher) process(ctx context.Context, resourceVersion uint64) {
 	c.phase.Store(PhaseStreaming)
 	c.initialized()
 	for {
-		c.park.set(parkInput, time.Time{}, nil)
+		c.park.Set(parkInput, time.Time{}, nil)
 		select {
 		case e, ok := <-c.input:
-			c.park.set(parkRunning, time.Time{}, nil)
+			c.park.Set(park.Running, time.Time{}, nil)
 			if !ok {
 				return
 			}
@@ -423,7 +444,7 @@ func (c *cacheWatcher) process(ctx context.Context, resourceVersion uint64) {
 				c.sendWatchCacheEvent(e, time.Time{})
 			}
 		case <-ctx.Done():
-			c.park.set(parkRunning, time.Time{}, nil)
+			c.park.Set(park.Running, time.Time{}, nil)
 			return
 		}
 	}
@@ -432,7 +453,7 @@ func (c *cacheWatcher) process(ctx context.Context, resourceVersion uint64) {
 func (c *cacheWatcher) exited() {
 	c.iv.Store(nil)
 	c.phase.Store(PhaseDone)
-	c.park.set(parkExited, time.Time{}, nil)
+	c.park.Set(park.Exited, time.Time{}, nil)
 	if c.exitHook != nil {
 		c.exitHook(c)
 	}

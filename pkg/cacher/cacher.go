@@ -11,25 +11,56 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
+
+	"github.com/watch-doctor/watch-doctor/pkg/cacher/park"
 )
 
 // incomingBufferSize is the dispatcher's queue (upstream cacher.go:407).
 const incomingBufferSize = 100
 
+// bookmarkPeriod is how often the dispatcher hands due watchers a bookmark.
+// Upstream draws each wait anew from [1s, 1.25s) (wait.Jitter(time.Second,
+// 0.25), cacher.go:906 and :948); this is the middle of that range. On a
+// clock stepped in ticks, upstream's timer fires at the first tick at or
+// after the draw, and re-arms from there: with 1 s ticks at every second
+// second, whatever the draw. Whenever no multiple of the tick falls strictly
+// between 1 s and 1.25 s, every draw gives the same tick, and so does 1.125
+// s (ticks of 250 ms or more all qualify); with shorter ticks such as 100 ms
+// upstream itself is not deterministic.
+const bookmarkPeriod = 1125 * time.Millisecond
+
 // ErrBackpressure is returned by Apply when the dispatcher's queue is full.
 // Upstream the reflector blocks there; a driver on a fake clock settles the
-// cache (which may mean stepping the clock to the budget deadline) and
-// applies again.
+// cache (which may mean stepping the budget clock to the budget deadline)
+// and applies again.
 var ErrBackpressure = errors.New("dispatcher queue full")
+
+// ErrStopped is returned by Apply once the Cacher is stopped: its
+// dispatcher takes nothing any more, so retrying is pointless.
+var ErrStopped = errors.New("cacher stopped")
 
 // Config configures a Cacher. A plain value.
 type Config struct {
 	// Resource names the cached resource in counters and messages, e.g.
 	// "pods".
 	Resource string
-	// Clock drives every timer and timestamp; a fake clock makes an hour of
-	// replay take milliseconds. Default: the real clock.
+	// Clock drives every timer and timestamp but the dispatcher's budget; a
+	// fake clock makes an hour of replay take milliseconds. Default: the
+	// real clock.
 	Clock clock.WithTicker
+	// BudgetClock drives the dispatcher's time budget and its timer
+	// (time_budget.go): how long the dispatcher waits for a watcher whose
+	// input is full. Upstream measures it on the real clock
+	// (time_budget.go:62) while everything else runs on Clock, so waiting
+	// out the budget takes no time on Clock. Default: the real clock.
+	BudgetClock clock.WithTicker
+	// IndexedTrigger names the field upstream's IndexerFuncs index watchers
+	// by (kube-apiserver's pods: "spec.nodeName"); "" for none. It only
+	// changes channel sizes here: a watch of a resource with a trigger that
+	// does not select on it (every watch of this package, which has no field
+	// selectors) gets up to 1000 slots instead of 100
+	// (watch_cache_history.go:173-211).
+	IndexedTrigger string
 	// EventsHistoryWindow is the history's freshness window, at least
 	// DefaultEventFreshDuration (the default).
 	EventsHistoryWindow time.Duration
@@ -138,19 +169,25 @@ func (s *watcherSet) remove(w *cacheWatcher) {
 // Cacher, cacher.go:264). Apply feeds it the resource's changes in order;
 // a dispatcher goroutine hands each to the watchers whose scope it touches.
 //
-// Safe for concurrent use. The embedded lock guards the watcher index, the
+// Thread safety: Watch, Counters, Quiescent, BudgetDeadline,
+// BlockedWatchers and Stop are safe for concurrent use; Apply is meant for
+// one caller (see there). The embedded lock guards the watcher index, the
 // bookmark buckets and the dispatching state (methods ending in Locked);
-// the dispatcher owns lastProcessedRV and the dispatch buffers.
+// applyMu serializes Apply; the dispatcher goroutine owns lastProcessedRV
+// and the dispatch buffers; liveMu guards live.
 type Cacher struct {
 	sync.Mutex
 
-	resource     string
-	clock        clock.WithTicker
-	stallTimeout time.Duration
-	watchCache   *watchCache
-	budget       *timeBudget
-	counters     counters
+	resource       string
+	clock          clock.WithTicker
+	budgetClock    clock.WithTicker
+	stallTimeout   time.Duration
+	indexedTrigger bool
+	watchCache     *watchCache
+	budget         *timeBudget
+	counters       counters
 
+	applyMu  sync.Mutex
 	incoming chan *watchCacheEvent
 	injected atomic.Int64
 	consumed atomic.Int64
@@ -165,7 +202,7 @@ type Cacher struct {
 	lastProcessedRV uint64
 	watchersBuffer  []*cacheWatcher
 	blockedWatchers []*cacheWatcher
-	dispatchPark    parking
+	dispatchPark    park.Spot[cacheWatcher]
 
 	liveMu sync.Mutex
 	live   []*cacheWatcher
@@ -180,6 +217,9 @@ func New(cfg Config) (*Cacher, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	if cfg.BudgetClock == nil {
+		cfg.BudgetClock = clock.RealClock{}
+	}
 	if cfg.EventsHistoryWindow == 0 {
 		cfg.EventsHistoryWindow = DefaultEventFreshDuration
 	}
@@ -192,9 +232,11 @@ func New(cfg Config) (*Cacher, error) {
 	c := &Cacher{
 		resource:        cfg.Resource,
 		clock:           cfg.Clock,
+		budgetClock:     cfg.BudgetClock,
 		stallTimeout:    cfg.StallTimeout,
+		indexedTrigger:  cfg.IndexedTrigger != "",
 		watchCache:      newWatchCache(cfg.Clock, cfg.EventsHistoryWindow),
-		budget:          newTimeBudget(cfg.Clock),
+		budget:          newTimeBudget(cfg.BudgetClock),
 		incoming:        make(chan *watchCacheEvent, incomingBufferSize),
 		watchers:        map[string]*watcherSet{},
 		bookmarks:       newBookmarkBuckets(cfg.Clock, defaultBookmarkFrequency),
@@ -202,21 +244,32 @@ func New(cfg Config) (*Cacher, error) {
 		stopCh:          make(chan struct{}),
 	}
 	c.watchCache.replace(cfg.Initial, cfg.InitialResourceVersion)
-	c.dispatchPark.set(parkRunning, time.Time{}, nil)
 	c.wg.Add(1)
 	go c.dispatchEvents()
 	return c, nil
 }
 
-// Resource is the name given in Config.
-func (c *Cacher) Resource() string { return c.resource }
-
 // Apply records one change of the resource and queues it for dispatch
 // (upstream watchCache.processEvent then Cacher.processEvent,
-// watch_cache.go:211 and cacher.go:896). Changes must come in resource
-// version order. It does not block: with the queue full it returns
-// ErrBackpressure and changes nothing.
+// watch_cache.go:211 and cacher.go:896). It does not block: with the queue
+// full it returns ErrBackpressure and changes nothing; once the Cacher is
+// stopped it returns ErrStopped.
+//
+// Apply is meant for a single caller, like upstream's reflector: changes
+// must come in resource version order, which only one producer can
+// guarantee. A lock serializes calls all the same, so that two callers can
+// neither both find the last free slot of the queue and block the second
+// one, nor interleave the recording and the queueing of their changes.
 func (c *Cacher) Apply(t watch.EventType, o *Object) error {
+	c.applyMu.Lock()
+	defer c.applyMu.Unlock()
+	select {
+	case <-c.stopCh:
+		return ErrStopped
+	default:
+	}
+	// Only Apply sends on incoming, under applyMu: room now is room at the
+	// send below.
 	if len(c.incoming) == cap(c.incoming) {
 		return ErrBackpressure
 	}
@@ -228,9 +281,6 @@ func (c *Cacher) Apply(t watch.EventType, o *Object) error {
 	c.incoming <- e
 	return nil
 }
-
-// ResourceVersion is the newest resource version applied.
-func (c *Cacher) ResourceVersion() uint64 { return c.watchCache.resourceVersion() }
 
 // Counters returns the counters now.
 func (c *Cacher) Counters() Counters {
@@ -263,7 +313,7 @@ func (c *Cacher) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
 		requiredRV = c.watchCache.resourceVersion()
 	}
 	deadline, _ := ctx.Deadline()
-	chanSize := c.watchCache.chanSize()
+	chanSize := c.watchCache.chanSize(c.indexedTrigger)
 	ns := opts.Namespace
 	w := &cacheWatcher{
 		input:               make(chan *watchCacheEvent, chanSize),
@@ -281,18 +331,19 @@ func (c *Cacher) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
 		exitHook:            c.removeLive,
 	}
 	w.phase.Store(PhaseInitial)
-	w.park.set(parkRunning, time.Time{}, nil)
 
 	c.watchCache.RLock()
 	defer c.watchCache.RUnlock()
 	if requiredRV > c.watchCache.rv {
+		// What a client reads in the 504 upstream answers (storage
+		// NewTooLargeResourceVersionError), deliberately the same words.
 		return nil, fmt.Errorf("too large resource version: %d, current: %d", requiredRV, c.watchCache.rv)
 	}
 	iv, err := c.watchCache.intervalLocked(requiredRV, opts.SendInitialEvents)
 	if err != nil {
 		return nil, err
 	}
-	if opts.SendInitialEvents != nil && *opts.SendInitialEvents && opts.AllowWatchBookmarks {
+	if listWatch {
 		iv.endBookmark = &watchCacheEvent{Type: watch.Bookmark, ResourceVersion: c.watchCache.rv}
 	}
 	w.iv.Store(iv)
@@ -393,28 +444,25 @@ func (c *Cacher) removeLive(w *cacheWatcher) {
 
 // dispatchEvents is the dispatcher goroutine (upstream cacher.go:904-963):
 // it hands every applied event to the interested watchers and, every
-// second, a bookmark to the watchers that are due one. Upstream jitters the
-// bookmark period between 1 and 1.25 s; it is a fixed second here so that
-// every replay is the same.
+// bookmarkPeriod, a bookmark to the watchers that are due one.
 func (c *Cacher) dispatchEvents() {
 	defer c.wg.Done()
-	defer c.dispatchPark.set(parkExited, time.Time{}, nil)
-	const bookmarkPeriod = time.Second
+	defer c.dispatchPark.Set(park.Exited, time.Time{}, nil)
 	t := c.clock.NewTimer(bookmarkPeriod)
 	defer t.Stop()
 	next := c.clock.Now().Add(bookmarkPeriod)
 	for {
-		c.dispatchPark.set(parkIncoming, next, nil)
+		c.dispatchPark.Set(parkIncoming, next, nil)
 		select {
 		case e := <-c.incoming:
-			c.dispatchPark.set(parkRunning, time.Time{}, nil)
+			c.dispatchPark.Set(park.Running, time.Time{}, nil)
 			if e.Type != watch.Bookmark {
 				c.dispatchEvent(e)
 			}
 			c.lastProcessedRV = e.ResourceVersion
 			c.consumed.Add(1)
 		case <-t.C():
-			c.dispatchPark.set(parkRunning, time.Time{}, nil)
+			c.dispatchPark.Set(park.Running, time.Time{}, nil)
 			t.Reset(bookmarkPeriod)
 			next = c.clock.Now().Add(bookmarkPeriod)
 			c.dispatchEvent(&watchCacheEvent{Type: watch.Bookmark, ResourceVersion: c.lastProcessedRV})
@@ -447,12 +495,12 @@ func (c *Cacher) dispatchEvent(e *watchCacheEvent) {
 	if len(c.blockedWatchers) == 0 {
 		return
 	}
-	start := c.clock.Now()
+	start := c.budgetClock.Now()
 	timeout := c.budget.takeAvailable()
 	var timer clock.Timer
 	var deadline time.Time
 	if timeout > 0 {
-		timer = c.clock.NewTimer(timeout)
+		timer = c.budgetClock.NewTimer(timeout)
 		deadline = start.Add(timeout)
 	}
 	for _, w := range c.blockedWatchers {
@@ -463,7 +511,7 @@ func (c *Cacher) dispatchEvent(e *watchCacheEvent) {
 	if timer != nil {
 		timer.Stop()
 	}
-	c.budget.returnUnused(timeout - c.clock.Since(start))
+	c.budget.returnUnused(timeout - c.budgetClock.Since(start))
 }
 
 // startDispatching fills watchersBuffer with the watchers e concerns: for a
@@ -475,11 +523,9 @@ func (c *Cacher) startDispatching(e *watchCacheEvent) {
 	c.dispatching = true
 	c.watchersBuffer = c.watchersBuffer[:0]
 	if e.Type == watch.Bookmark {
-		for _, ws := range c.bookmarks.popExpiredLocked() {
-			for _, w := range ws {
-				if w.stopped {
-					continue
-				}
+		// Stopped watchers stay in their bucket until it is due.
+		for _, w := range c.bookmarks.popExpiredLocked() {
+			if !w.stopped {
 				c.watchersBuffer = append(c.watchersBuffer, w)
 				c.expiredBookmark = append(c.expiredBookmark, w)
 			}
@@ -530,29 +576,4 @@ func (c *Cacher) Stop() {
 			delete(c.watchers, ns)
 		}
 	})
-}
-
-// Held returns how many distinct objects, and how many bytes of them, the
-// given watches keep reachable through the intervals they are still
-// replaying. Watches sharing a snapshot count it once.
-func Held(ws []Watch) (objects int, bytes int64) {
-	seen := map[*Object]struct{}{}
-	for _, x := range ws {
-		w, ok := x.(*cacheWatcher)
-		if !ok {
-			continue
-		}
-		iv := w.iv.Load()
-		if iv == nil || iv.snap == nil {
-			continue
-		}
-		for _, o := range iv.snap.objects {
-			if _, dup := seen[o]; !dup {
-				seen[o] = struct{}{}
-				objects++
-				bytes += int64(o.Size)
-			}
-		}
-	}
-	return objects, bytes
 }

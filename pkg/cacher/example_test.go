@@ -34,8 +34,13 @@ func Example() {
 		if err != nil {
 			panic(err)
 		}
+		// Wait until every goroutine of the cache is parked; a bug that
+		// keeps one running fails the example instead of hanging it.
 		settle := func() {
-			for !c.Quiescent() {
+			for spins := 0; !c.Quiescent(); spins++ {
+				if spins == 1e7 {
+					panic("the cache did not settle")
+				}
 				runtime.Gosched()
 			}
 		}

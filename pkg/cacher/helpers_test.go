@@ -24,34 +24,38 @@ func objects(ns string, n, size int, first uint64) []*Object {
 	return out
 }
 
-// fixture is a Cacher on a fake clock with helpers that keep it
-// deterministic: every step waits until the cache is quiescent.
+// fixture is a Cacher on a fake clock, with a fake budget clock of its own
+// as a replay gives it, and helpers that keep it deterministic: every step
+// waits until the cache is quiescent.
 type fixture struct {
-	t     *testing.T
-	clock *testingclock.FakeClock
-	c     *Cacher
-	rv    uint64
+	t      *testing.T
+	clock  *testingclock.FakeClock
+	budget *testingclock.FakeClock
+	c      *Cacher
+	rv     uint64
 }
 
 func newFixture(t *testing.T, stall time.Duration, objs []*Object) *fixture {
 	t.Helper()
 	clk := testingclock.NewFakeClock(epoch)
+	budget := testingclock.NewFakeClock(epoch)
 	rv := uint64(1)
 	if len(objs) > 0 {
 		rv = objs[len(objs)-1].ResourceVersion
 	}
-	c, err := New(Config{Resource: "pods", Clock: clk, StallTimeout: stall, Initial: objs, InitialResourceVersion: rv})
+	c, err := New(Config{Resource: "pods", Clock: clk, BudgetClock: budget, StallTimeout: stall, Initial: objs, InitialResourceVersion: rv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, clock: clk, c: c, rv: rv}
+	f := &fixture{t: t, clock: clk, budget: budget, c: c, rv: rv}
 	t.Cleanup(c.Stop)
 	f.settle()
 	return f
 }
 
 // settle waits until every goroutine of the cache is parked, stepping the
-// clock to the dispatcher's budget deadline when that is all it waits for.
+// budget clock to the dispatcher's budget deadline when that is all it
+// waits for. The cache's own clock does not move.
 func (f *fixture) settle() {
 	f.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -60,7 +64,7 @@ func (f *fixture) settle() {
 			runtime.Gosched()
 			if f.c.Quiescent() {
 				if d, ok := f.c.BudgetDeadline(); ok {
-					f.clock.SetTime(d)
+					f.budget.SetTime(d)
 					continue
 				}
 				return
@@ -73,7 +77,8 @@ func (f *fixture) settle() {
 	}
 }
 
-// step moves the clock by d in one-second steps, settling after each.
+// step moves the clock by d in one-second steps, settling after each. The
+// budget clock moves by as much, so that the budget refills as time passes.
 func (f *fixture) step(d time.Duration) {
 	f.t.Helper()
 	end := f.clock.Now().Add(d)
@@ -82,9 +87,18 @@ func (f *fixture) step(d time.Duration) {
 		if next.After(end) {
 			next = end
 		}
+		f.budget.Step(next.Sub(f.clock.Now()))
 		f.clock.SetTime(next)
 		f.settle()
 	}
+}
+
+// advance moves both clocks by d at once and settles.
+func (f *fixture) advance(d time.Duration) {
+	f.t.Helper()
+	f.budget.Step(d)
+	f.clock.Step(d)
+	f.settle()
 }
 
 // update modifies obj at the next resource version.

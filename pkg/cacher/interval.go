@@ -1,6 +1,7 @@
 package cacher
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -10,6 +11,10 @@ import (
 // intervalBufferSize is how many history events an interval copies per
 // visit under the lock (upstream watch_cache_interval.go:298).
 const intervalBufferSize = 100
+
+// errIntervalOverwritten: the ring dropped events an interval had still to
+// copy. Upstream logs it and ends the watch; its client re-lists.
+var errIntervalOverwritten = errors.New("the history dropped events the watch had yet to send")
 
 // interval is the sequence of events one watcher replays before it starts
 // streaming (upstream watchCacheInterval, watch_cache_interval.go:35):
@@ -74,7 +79,7 @@ func (i *interval) Next() (*watchCacheEvent, error) {
 	i.lock.Lock()
 	defer i.lock.Unlock()
 	if !i.hist.validLocked(i.next) {
-		return nil, fmt.Errorf("cache interval invalidated, interval startIndex: %d", i.next)
+		return nil, fmt.Errorf("%w: next event #%d, the ring now starts at #%d", errIntervalOverwritten, i.next, i.hist.start)
 	}
 	i.buf = i.buf[:0]
 	i.bufStart = 0
@@ -86,20 +91,4 @@ func (i *interval) Next() (*watchCacheEvent, error) {
 	i.buf[0] = nil
 	i.bufStart = 1
 	return e, nil
-}
-
-// referenced returns how many objects, and how many bytes of them, the
-// interval keeps reachable: the whole snapshot, or the buffered history
-// events.
-func (i *interval) referenced() (objects int, bytes int64) {
-	if i.snap != nil {
-		return len(i.snap.objects), i.snap.bytes
-	}
-	for _, e := range i.buf[i.bufStart:] {
-		if e != nil && e.Object != nil {
-			objects++
-			bytes += int64(e.Object.Size)
-		}
-	}
-	return objects, bytes
 }

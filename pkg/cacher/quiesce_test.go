@@ -19,7 +19,7 @@ func TestQuiescentAgreesWithGoroutineDump(t *testing.T) {
 		opts := WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(i%2 == 0), AllowWatchBookmarks: true}
 		watchers = append(watchers, f.watch(opts))
 	}
-	buf := make([]byte, 1<<20)
+	var buf []byte
 	checked := 0
 	for round := 0; round < 60; round++ {
 		for i, cs := range watchers {
@@ -32,7 +32,8 @@ func TestQuiescentAgreesWithGoroutineDump(t *testing.T) {
 		if !f.c.Quiescent() {
 			t.Fatal("not quiescent after settle")
 		}
-		dump := buf[:runtime.Stack(buf, true)]
+		var dump []byte
+		dump, buf = allStacks(buf)
 		for _, g := range bytes.Split(dump, []byte("\n\n")) {
 			if !bytes.Contains(g, []byte("pkg/cacher.(*")) {
 				continue
@@ -46,5 +47,19 @@ func TestQuiescentAgreesWithGoroutineDump(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("nothing checked")
+	}
+}
+
+// allStacks returns every goroutine's stack, growing buf until the dump
+// fits (runtime.Stack truncates silently), and the buffer for reuse.
+func allStacks(buf []byte) (dump, reuse []byte) {
+	if len(buf) == 0 {
+		buf = make([]byte, 64<<10)
+	}
+	for {
+		if n := runtime.Stack(buf, true); n < len(buf) {
+			return buf[:n], buf
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

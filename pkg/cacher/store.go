@@ -27,7 +27,6 @@ type store struct {
 type snapshot struct {
 	rv      uint64
 	objects []*Object
-	bytes   int64
 }
 
 func newStore() *store { return &store{byKey: map[string]*Object{}} }
@@ -80,14 +79,7 @@ func (s *store) snapshotLocked() *snapshot {
 	if s.latest == nil {
 		objs := make([]*Object, len(s.sorted))
 		copy(objs, s.sorted)
-		var b int64
-		for _, o := range objs {
-			b += int64(o.Size)
-		}
-		s.latest = &snapshot{rv: s.rv, objects: objs, bytes: b}
+		s.latest = &snapshot{rv: s.rv, objects: objs}
 	}
 	return s.latest
 }
-
-// lenLocked is the number of current objects.
-func (s *store) lenLocked() int { return len(s.sorted) }

@@ -13,6 +13,9 @@ import (
 const (
 	budgetRefreshPerSecond = 50 * time.Millisecond
 	budgetMax              = 100 * time.Millisecond
+
+	// budgetRefillRatio is the budget gained per unit of elapsed time.
+	budgetRefillRatio = float64(budgetRefreshPerSecond) / float64(time.Second)
 )
 
 // timeBudget is the time the dispatcher may spend blocked on slow watchers,
@@ -22,8 +25,10 @@ const (
 //	... wait at most timeout ...
 //	b.returnUnused(timeout - spent)
 //
-// Upstream measures it on the real clock; here it runs on the injected
-// clock, so a replay spends virtual milliseconds, not wall ones.
+// It runs on the Cacher's budget clock (Config.BudgetClock): the real clock
+// by default, as upstream's; a replay gives it a fake clock of its own, so
+// that waiting out the budget neither takes wall time nor moves the clock
+// every other timer of the cache runs on.
 //
 // Safe for concurrent use.
 type timeBudget struct {
@@ -42,20 +47,19 @@ func (b *timeBudget) takeAvailable() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clock.Now()
-	acc := max(now.Sub(b.last).Seconds()*budgetRefreshPerSecond.Seconds(), 0)
-	b.budget = min(b.budget+time.Duration(acc*1e9), budgetMax)
+	if elapsed := now.Sub(b.last); elapsed > 0 {
+		b.budget = min(b.budget+time.Duration(float64(elapsed)*budgetRefillRatio), budgetMax)
+	}
 	b.last = now
 	out := b.budget
 	b.budget = 0
 	return out
 }
 
-// returnUnused gives back what the caller did not spend.
+// returnUnused gives back what the caller did not spend; an overdraft
+// (unused < 0) is forgiven, not charged.
 func (b *timeBudget) returnUnused(unused time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if unused < 0 {
-		return
-	}
-	b.budget = min(b.budget+unused, budgetMax)
+	b.budget = min(b.budget+max(unused, 0), budgetMax)
 }

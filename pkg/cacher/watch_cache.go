@@ -1,6 +1,7 @@
 package cacher
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -17,6 +18,9 @@ const (
 	// cacher.go:74).
 	DefaultEventFreshDuration = defaultBookmarkFrequency + 15*time.Second
 )
+
+// errNotNewer: a change came out of resource version order.
+var errNotNewer = errors.New("change not newer than the cache")
 
 // watchCache is the current state plus the recent history of one resource
 // (upstream watch_cache.go:80), guarded by one RWMutex: writers (replace,
@@ -55,7 +59,7 @@ func (w *watchCache) processEvent(t watch.EventType, o *Object) (*watchCacheEven
 	w.Lock()
 	defer w.Unlock()
 	if o.ResourceVersion <= w.rv {
-		return nil, fmt.Errorf("resource version %d of %q is not newer than the cache's %d", o.ResourceVersion, o.Key(), w.rv)
+		return nil, fmt.Errorf("%w: resource version %d of %q, the cache's %d", errNotNewer, o.ResourceVersion, o.Key(), w.rv)
 	}
 	e := &watchCacheEvent{Type: t, Object: o, ResourceVersion: o.ResourceVersion, RecordTime: w.clock.Now()}
 	if prev, ok := w.store.getLocked(o.Key()); ok {
@@ -67,11 +71,12 @@ func (w *watchCache) processEvent(t watch.EventType, o *Object) (*watchCacheEven
 	return e, nil
 }
 
-// chanSize is the channel size for a new watcher.
-func (w *watchCache) chanSize() int {
+// chanSize is the channel size for a new watcher; indexedTrigger says
+// whether the resource has an indexed trigger.
+func (w *watchCache) chanSize(indexedTrigger bool) int {
 	w.RLock()
 	defer w.RUnlock()
-	return w.history.chanSizeLocked()
+	return w.history.chanSizeLocked(indexedTrigger)
 }
 
 // resourceVersion is the newest resource version the cache has seen.

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -123,7 +124,8 @@ func (o *DiagnoseOptions) Run() error {
 	servers := loaded.Servers()
 	for i := range servers {
 		for _, ir := range res.Instances {
-			if ir.Instance.Name == servers[i].Name {
+			// A restarted instance is named "<instance> (process started ...)".
+			if servers[i].Name == ir.Instance.Name || strings.HasPrefix(servers[i].Name, ir.Instance.Name+" (") {
 				servers[i].Notes = append(servers[i].Notes, ir.Notes...)
 				if !ir.Instance.Pinned {
 					servers[i].Notes = append(servers[i].Notes, "not pinned: read through the kubeconfig host")

@@ -154,6 +154,13 @@ func TestDiagnoseDetectsMixedProcessesThroughLoadBalancer(t *testing.T) {
 	if !strings.Contains(out, "reached different API server processes (process_start_time_seconds 1700000000, then 1800000000)") {
 		t.Errorf("report does not flag the mixed sample:\n%s\nstderr:\n%s", out, errOut)
 	}
+	// The dumps may come from different processes: no match better than
+	// ambiguous.
+	for _, f := range decodeReport(t, out).Findings {
+		if f.Client == nil || f.Client.Match != "ambiguous" {
+			t.Errorf("finding %s on %v: client %+v, want an ambiguous match", f.Type, f.GoroutineIDs, f.Client)
+		}
+	}
 }
 
 func TestDiagnoseErrors(t *testing.T) {

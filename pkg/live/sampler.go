@@ -311,6 +311,7 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 		if !math.IsNaN(start) && !math.IsNaN(again) && start != again {
 			note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers; pin instances with --apiserver", n, start, again)
 			ir.Notes = append(ir.Notes, note)
+			sample.Mixed = note
 			cfg.progress("%s: %s", inst.Name, note)
 		}
 	}

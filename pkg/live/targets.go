@@ -53,6 +53,7 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 				}
 			}
 			cp.CapturedAt, cp.CapturedAtSource = s.CapturedAt, source
+			cp.Mixed = s.Mixed
 			if cp.Version == "" {
 				cp.Version = ir.Version
 			}

@@ -33,7 +33,8 @@ type Backend interface {
 	// clk drives all of the backend's time.
 	Start(resources []ResourceState, clk *testingclock.FakeClock) error
 	// Apply applies one change. An error wrapping cacher.ErrBackpressure asks
-	// the driver to settle and apply it again.
+	// the driver to settle and apply it again; any other error, such as
+	// cacher.ErrStopped, ends the replay.
 	Apply(resource string, t watch.EventType, o *cacher.Object) error
 	// Watch opens a watch from the calling goroutine, which is the request
 	// handler's: the watcher goroutine it starts is its child.
@@ -41,8 +42,9 @@ type Backend interface {
 	// Inspect tells what an event is on the wire.
 	Inspect(ev watch.Event) EventInfo
 	// Settle returns once every goroutine of the backend is parked and
-	// others() holds, stepping clk within the tick where only a clock
-	// deadline (the dispatcher's budget) stands in the way.
+	// others() holds. It never moves clk: a wait on the dispatcher's time
+	// budget runs out on a clock of the backend's own (upstream's real
+	// clock, Ours' budget clock).
 	Settle(ctx context.Context, others func() bool) error
 	// Alive reports whether the watcher goroutine serving w still runs.
 	// Valid after Settle.
@@ -59,14 +61,22 @@ type Backend interface {
 	Stop()
 }
 
-// ResourceState is a resource's initial objects.
+// ResourceState is a resource's initial objects and how its cache is
+// configured. A plain value; Objects are shared, not copied, and must not
+// be modified.
 type ResourceState struct {
 	Name            string
 	Objects         []*cacher.Object
 	ResourceVersion uint64
+	// IndexedTrigger is Resource.IndexedTrigger: the field the cache
+	// indexes watchers by, "" for none.
+	IndexedTrigger string
 }
 
-// WatchRequest is one client's watch request.
+// WatchRequest is one client's watch request. A plain value, except the
+// counter and the function it points to, which the handler goroutine and
+// the backend use concurrently: Received is an atomic, OnInitialized must
+// be safe for concurrent use.
 type WatchRequest struct {
 	Resource            string
 	Namespace           string
@@ -79,7 +89,7 @@ type WatchRequest struct {
 	OnInitialized func()
 }
 
-// EventInfo is what the transport needs to know of an event.
+// EventInfo is what the transport needs to know of an event. A plain value.
 type EventInfo struct {
 	// Bytes is the event's size on the wire; 0 for bookmarks, whose size
 	// the transport model sets.

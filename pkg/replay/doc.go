@@ -10,9 +10,12 @@
 //
 // Run drives every backend the same way, one tick at a time:
 //
-//	clients connect or leave ─► the tick's updates ─► clients read, in rounds:
-//	each read returns HTTP/2 credit, the handler writes more, the watcher
-//	sends more ─► observe ─► the fake clock steps to the next tick
+//	clients connect or leave ─► clients read ─► for each of the tick's
+//	updates: the update, then clients read ─► observe ─► the fake clock
+//	steps to the next tick
+//
+// where "clients read" goes in rounds: each read returns HTTP/2 credit, the
+// handler writes more, the watcher sends more, until no read returns any.
 //
 // and waits between steps until every goroutine involved is parked (see
 // Backend.Settle), so that a replay is deterministic. Each client is served

@@ -19,9 +19,16 @@ import (
 // Epoch is the virtual time every replay starts at.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// maxRoundsPerTick bounds the read rounds of one tick (each round lets
-// clients read what arrived since the last and the server write more).
+// maxRoundsPerTick bounds the read rounds of one read phase (each round
+// lets clients read what arrived since the last and the server write
+// more).
 const maxRoundsPerTick = 1 << 20
+
+// maxBackpressureRetries bounds how often one change is retried after
+// ErrBackpressure; each retry follows a Settle, after which the dispatcher
+// has taken at least one queued change, so the queue (100) drains long
+// before.
+const maxBackpressureRetries = 1000
 
 // Options tunes a replay.
 type Options struct {
@@ -153,6 +160,29 @@ func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *
 		return nil, nil, err
 	}
 
+	// readAll lets every client read what its model allows, in rounds: each
+	// round's reads return credit, with which the handlers write more, until
+	// a round returns none.
+	readAll := func(t time.Duration) error {
+		for round := 0; ; round++ {
+			if round > maxRoundsPerTick {
+				return fmt.Errorf("reads at %v did not converge", t)
+			}
+			progressed := false
+			for _, r := range runs {
+				if r.h != nil && r.read(t) {
+					progressed = true
+				}
+			}
+			if !progressed {
+				return nil
+			}
+			if err := settle(); err != nil {
+				return err
+			}
+		}
+	}
+
 	tick := sc.Tick.Duration
 	steps := int(sc.Duration.Duration / tick)
 	var series []int
@@ -185,45 +215,34 @@ func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *
 				return nil, nil, err
 			}
 		}
-		// 2. The tick's changes.
-		if k < steps {
-			changes := w.changesAt(t, tick)
-			for _, ch := range changes {
-				if err := apply(b, ch, settle); err != nil {
-					return nil, nil, err
-				}
-			}
-			if len(changes) > 0 {
-				if err := settle(); err != nil {
-					return nil, nil, err
-				}
-			}
-		}
-		// 3. Clients read; what they read lets the server write more.
+		// 2. Clients read, then each of the tick's changes arrives and the
+		// clients read again: a client that keeps up is never handed more
+		// than one change between two of its reads, as when changes are
+		// spread over the tick. Paced clients get their tick's allowance
+		// first.
 		for _, r := range runs {
 			if r.h != nil && r.model.Kind == ModelPaced {
 				per := r.model.Rate * tick.Seconds()
 				r.tokens = math.Min(r.tokens+per, per+1)
 			}
 		}
-		for round := 0; ; round++ {
-			if round > maxRoundsPerTick {
-				return nil, nil, fmt.Errorf("tick at %v did not converge", t)
-			}
-			progressed := false
-			for _, r := range runs {
-				if r.h != nil && r.read(t) {
-					progressed = true
+		if err := readAll(t); err != nil {
+			return nil, nil, err
+		}
+		if k < steps {
+			for _, ch := range w.changesAt(t, tick) {
+				if err := apply(b, ch, settle); err != nil {
+					return nil, nil, err
+				}
+				if err := settle(); err != nil {
+					return nil, nil, err
+				}
+				if err := readAll(t); err != nil {
+					return nil, nil, err
 				}
 			}
-			if !progressed {
-				break
-			}
-			if err := settle(); err != nil {
-				return nil, nil, err
-			}
 		}
-		// 4. Observe.
+		// 3. Observe.
 		for _, r := range runs {
 			if r.h != nil && r.stoppedAt == nil && r.disconnectedAt == nil && r.h.end != endWatchError {
 				if r.h.done() && (r.h.end == endTimeout) {
@@ -242,7 +261,7 @@ func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *
 		if k == steps {
 			break
 		}
-		// 5. Time passes.
+		// 4. Time passes.
 		clk.SetTime(Epoch.Add(t + tick))
 		if err := settle(); err != nil {
 			return nil, nil, err
@@ -252,14 +271,19 @@ func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *
 	return col, series, err
 }
 
+// apply applies one change, settling and retrying while the backend's
+// dispatcher queue is full. Any other error (cacher.ErrStopped among them)
+// is final.
 func apply(b Backend, ch change, settle func() error) error {
-	for {
+	for retry := 0; ; retry++ {
 		err := b.Apply(ch.resource, ch.typ, ch.obj)
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if !errors.Is(err, cacher.ErrBackpressure) {
+		case !errors.Is(err, cacher.ErrBackpressure):
 			return fmt.Errorf("applying %s of %s: %w", ch.typ, ch.obj.Key(), err)
+		case retry == maxBackpressureRetries:
+			return fmt.Errorf("applying %s of %s: the dispatcher queue stayed full after %d settles (this is a bug in the replay)", ch.typ, ch.obj.Key(), retry)
 		}
 		if err := settle(); err != nil {
 			return err
@@ -555,35 +579,6 @@ func verdictOf(res *Result) Verdict {
 		v.Summary += "; WARNING: our unpatched cacher disagrees with upstream (see notes)"
 	}
 	return v
-}
-
-// CompareColumns lists the differences that matter between two columns:
-// per-client outcomes and the blocked goroutine count.
-func CompareColumns(a, b *Column) []string {
-	var out []string
-	if a.BlockedGoroutines != b.BlockedGoroutines {
-		out = append(out, fmt.Sprintf("blocked goroutines: %d in %s, %d in %s", a.BlockedGoroutines, a.Name, b.BlockedGoroutines, b.Name))
-	}
-	if len(a.Clients) != len(b.Clients) {
-		return append(out, fmt.Sprintf("%d clients in %s, %d in %s", len(a.Clients), a.Name, len(b.Clients), b.Name))
-	}
-	for i := range a.Clients {
-		x, y := a.Clients[i], b.Clients[i]
-		if x.Outcome != y.Outcome {
-			out = append(out, fmt.Sprintf("%s: %s in %s, %s in %s", x.Name, describe(x), a.Name, describe(y), b.Name))
-		}
-	}
-	return out
-}
-
-func describe(c ClientResult) string {
-	switch c.Outcome {
-	case OutcomeStopped:
-		return fmt.Sprintf("stopped at t=%ss", formatFloat(*c.StoppedAtSeconds))
-	case OutcomeDisconnected:
-		return fmt.Sprintf("disconnected at t=%ss", formatFloat(*c.DisconnectedAtSeconds))
-	}
-	return string(c.Outcome)
 }
 
 func plural(n int, one, many string) string {

@@ -11,6 +11,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
+
+	"github.com/watch-doctor/watch-doctor/pkg/cacher/park"
 )
 
 // requestContext is a watch request's context: Done closes when the client
@@ -27,34 +29,15 @@ type requestContext struct {
 
 func (c *requestContext) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
 
-// hpark is a handler's published wait state; see pkg/cacher's parking for
-// the protocol (a seqlock written by the goroutine around each select).
-// Safe for concurrent use: one writer, any readers.
-type hpark struct {
-	seq      atomic.Uint64
-	kind     atomic.Int32
-	deadline atomic.Int64
-}
-
-type hkind int32
-
+// The waits of a handler goroutine, published through park.Spot.
 const (
-	hRunning hkind = iota
-	hWaitEvent
+	// hWaitEvent: on the result channel (and the request's end and its
+	// timeout, whose deadline is on the replay clock).
+	hWaitEvent park.Kind = iota + 1
+	// hWaitCredit: in a write, on flow-control credit (and the request's
+	// end).
 	hWaitCredit
-	hExited
 )
-
-func (p *hpark) set(k hkind, deadline time.Time) {
-	p.seq.Add(1)
-	p.kind.Store(int32(k))
-	d := int64(0)
-	if !deadline.IsZero() {
-		d = deadline.UnixNano()
-	}
-	p.deadline.Store(d)
-	p.seq.Add(1)
-}
 
 // endReason is why a handler returned.
 type endReason int
@@ -95,7 +78,7 @@ type handler struct {
 	w        watch.Interface
 	gid      int64
 	received atomic.Int64
-	park     hpark
+	park     park.Spot[struct{}]
 	exited   chan struct{}
 
 	end    endReason
@@ -114,7 +97,7 @@ func (h *handler) serve(started chan<- error) {
 	defer close(h.exited)
 	defer func() {
 		h.endAt = h.clock.Now()
-		h.park.set(hExited, time.Time{})
+		h.park.Set(park.Exited, time.Time{}, nil)
 	}()
 	h.gid = GoroutineID()
 	w, err := h.backend.Watch(h.ctx, h.req)
@@ -137,10 +120,10 @@ func (h *handler) serve(started chan<- error) {
 		deadline = h.clock.Now().Add(h.timeout)
 	}
 	for {
-		h.park.set(hWaitEvent, deadline)
+		h.park.Set(hWaitEvent, deadline, nil)
 		select {
 		case ev, ok := <-w.ResultChan():
-			h.park.set(hRunning, time.Time{})
+			h.park.Set(park.Running, time.Time{}, nil)
 			if !ok {
 				h.closed.Store(true)
 				h.end = endResultClosed
@@ -158,11 +141,11 @@ func (h *handler) serve(started chan<- error) {
 			default:
 			}
 		case <-h.ctx.Done():
-			h.park.set(hRunning, time.Time{})
+			h.park.Set(park.Running, time.Time{}, nil)
 			h.end = endDisconnected
 			return
 		case <-timeoutC:
-			h.park.set(hRunning, time.Time{})
+			h.park.Set(park.Running, time.Time{}, nil)
 			h.end = endTimeout
 			return
 		}
@@ -184,12 +167,12 @@ func (h *handler) write(ev watch.Event) bool {
 	for !s.writeSomeLocked(e) {
 		h.blockedInWrite = true
 		s.mu.Unlock()
-		h.park.set(hWaitCredit, time.Time{})
+		h.park.Set(hWaitCredit, time.Time{}, nil)
 		select {
 		case <-s.credit:
-			h.park.set(hRunning, time.Time{})
+			h.park.Set(park.Running, time.Time{}, nil)
 		case <-h.ctx.Done():
-			h.park.set(hRunning, time.Time{})
+			h.park.Set(park.Running, time.Time{}, nil)
 			s.mu.Lock()
 			h.blockedInWrite = false
 			s.mu.Unlock()
@@ -206,16 +189,14 @@ func (h *handler) write(ev watch.Event) bool {
 // driver, the watcher or the clock can wake it. alive says whether its
 // watcher goroutine still runs (a closed result channel wakes it).
 func (h *handler) quiescent(now time.Time, alive func(watch.Interface) bool) bool {
-	s1 := h.park.seq.Load()
-	if s1%2 == 1 {
+	v, ok := h.park.Read()
+	if !ok {
 		return false
 	}
-	k := hkind(h.park.kind.Load())
-	d := h.park.deadline.Load()
-	switch k {
-	case hExited:
+	switch v.Kind {
+	case park.Exited:
 	case hWaitEvent:
-		if len(h.w.ResultChan()) > 0 || h.ctx.Err() != nil || due(d, now) || !alive(h.w) {
+		if len(h.w.ResultChan()) > 0 || h.ctx.Err() != nil || v.Due(now) || !alive(h.w) {
 			return false
 		}
 	case hWaitCredit:
@@ -228,10 +209,8 @@ func (h *handler) quiescent(now time.Time, alive func(watch.Interface) bool) boo
 	default:
 		return false
 	}
-	return h.park.seq.Load() == s1
+	return h.park.Unchanged(v)
 }
-
-func due(deadline int64, now time.Time) bool { return deadline != 0 && now.UnixNano() >= deadline }
 
 func (h *handler) done() bool {
 	select {

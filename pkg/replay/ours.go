@@ -20,13 +20,23 @@ const settleTimeout = 30 * time.Second
 // Ours is a column served by this repository's pkg/cacher: "unpatched"
 // with StallTimeout 0, "patched" with the scenario's stall timeout.
 //
+// The caches run on the replay clock, except the dispatcher's time budget,
+// which runs on a fake clock of its own (budget), as upstream's runs on the
+// real clock: waiting out the budget moves the budget clock, never the
+// replay clock. The budget clock follows the replay clock's progress (so
+// the budget refills with virtual time, 50 ms per second) plus the budget
+// waits, so it runs ahead of the replay clock by the time spent waiting.
+//
 // Not safe for concurrent use except Watch and Inspect (Backend).
 type Ours struct {
 	name         string
 	stallTimeout time.Duration
 	clock        *testingclock.FakeClock
-	caches       map[string]*cacher.Cacher
-	order        []string
+	budget       *testingclock.FakeClock
+	// synced is the replay clock time the budget clock last followed.
+	synced time.Time
+	caches map[string]*cacher.Cacher
+	order  []string
 }
 
 // NewOurs returns a column of pkg/cacher; stallTimeout 0 is the unpatched
@@ -41,11 +51,15 @@ func (o *Ours) Name() string { return o.name }
 // Start implements Backend.
 func (o *Ours) Start(resources []ResourceState, clk *testingclock.FakeClock) error {
 	o.clock = clk
+	o.budget = testingclock.NewFakeClock(clk.Now())
+	o.synced = clk.Now()
 	o.caches = map[string]*cacher.Cacher{}
 	for _, r := range resources {
 		c, err := cacher.New(cacher.Config{
 			Resource:               r.Name,
 			Clock:                  clk,
+			BudgetClock:            o.budget,
+			IndexedTrigger:         r.IndexedTrigger,
 			StallTimeout:           o.stallTimeout,
 			Initial:                r.Objects,
 			InitialResourceVersion: r.ResourceVersion,
@@ -66,7 +80,18 @@ func (o *Ours) Apply(resource string, t watch.EventType, obj *cacher.Object) err
 	if !ok {
 		return fmt.Errorf("unknown resource %q", resource)
 	}
+	o.followReplayClock()
 	return c.Apply(t, obj)
+}
+
+// followReplayClock moves the budget clock by as much as the replay clock
+// moved since the last call. The driver only moves the replay clock
+// forward, between a Settle and the next.
+func (o *Ours) followReplayClock() {
+	if now := o.clock.Now(); now.After(o.synced) {
+		o.budget.Step(now.Sub(o.synced))
+		o.synced = now
+	}
 }
 
 // Watch implements Backend.
@@ -98,8 +123,17 @@ func (o *Ours) Inspect(ev watch.Event) EventInfo {
 }
 
 // Settle implements Backend with the caches' own accounting
-// (cacher.Quiescent), which is exact and cheap: no goroutine dump.
+// (cacher.Quiescent), which is exact and cheap: no goroutine dump. A
+// dispatcher that waits for nothing but its budget deadline gets there by
+// a step of the budget clock; the replay clock stays where it is.
+//
+// While goroutines still run it yields, and after a hundred yields sleeps
+// a few microseconds between checks: the goroutines it waits for are
+// runnable, not waiting on anything this loop could signal, and the sleep
+// only keeps it from starving them on few cores. settleTimeout bounds the
+// whole wait.
 func (o *Ours) Settle(ctx context.Context, others func() bool) error {
+	o.followReplayClock()
 	start := time.Now()
 	for spins := 0; ; spins++ {
 		if o.quiescent() && others() {
@@ -108,7 +142,7 @@ func (o *Ours) Settle(ctx context.Context, others func() bool) error {
 				stepped := false
 				for _, name := range o.order {
 					if d, ok := o.caches[name].BudgetDeadline(); ok {
-						o.clock.SetTime(d)
+						o.budget.SetTime(d)
 						stepped = true
 						break
 					}

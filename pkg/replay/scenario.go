@@ -55,7 +55,19 @@ type Resource struct {
 	Name    string         `json:"name"`
 	Objects []ObjectGroup  `json:"objects"`
 	Updates []UpdateStream `json:"updates,omitempty"`
+	// IndexedTrigger is the field the watch cache indexes watchers by, as
+	// kube-apiserver does for pods ("spec.nodeName"); "" (the default) for
+	// none. Clients here cannot select on it, so it only raises the cap of
+	// every watch's channels from 100 to 1000 slots (upstream
+	// watch_cache_history.go:173-211; a watch that did select on it would
+	// get 10).
+	IndexedTrigger string `json:"indexedTrigger,omitempty"`
 }
+
+// IndexedTriggerNodeName is the one indexed trigger a scenario can give a
+// resource: kube-apiserver's pods index watchers by spec.nodeName
+// (kubernetes pkg/registry/core/pod/storage/storage.go:96, TriggerFunc).
+const IndexedTriggerNodeName = "spec.nodeName"
 
 // ObjectGroup is Count objects of one namespace, each Bytes on the wire.
 type ObjectGroup struct {
@@ -266,6 +278,9 @@ func (s *Scenario) complete() error {
 			return fmt.Errorf("scenario %q: resource %q listed twice", s.Name, r.Name)
 		}
 		seen[r.Name] = true
+		if r.IndexedTrigger != "" && r.IndexedTrigger != IndexedTriggerNodeName {
+			return fmt.Errorf("scenario %q: resource %q: unsupported indexedTrigger %q: use %q or leave it out", s.Name, r.Name, r.IndexedTrigger, IndexedTriggerNodeName)
+		}
 		for _, g := range r.Objects {
 			if g.Namespace != "" && !nameRE.MatchString(g.Namespace) {
 				return fmt.Errorf("scenario %q: resource %q: invalid namespace %q", s.Name, r.Name, g.Namespace)

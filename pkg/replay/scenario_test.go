@@ -25,6 +25,7 @@ func TestParseScenarioFiles(t *testing.T) {
 		{"invalid-no-clients.yaml", `no clients`},
 		{"invalid-updates-without-objects.yaml", `no objects to update in namespace "other"`},
 		{"invalid-initial-events.yaml", `unsupported initialEvents "all": use one of watch-list, legacy-rv0, none`},
+		{"invalid-indexed-trigger.yaml", `unsupported indexedTrigger "metadata.name": use "spec.nodeName" or leave it out`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -23,6 +23,7 @@ type world struct {
 
 type worldResource struct {
 	name    string
+	trigger string
 	objects []*objectLife
 	byNS    map[string][]*objectLife
 	rv      uint64
@@ -48,7 +49,7 @@ type updateStream struct {
 func newWorld(s *Scenario) *world {
 	w := &world{byName: map[string]*worldResource{}}
 	for _, r := range s.Resources {
-		wr := &worldResource{name: r.Name, byNS: map[string][]*objectLife{}, rv: firstResourceVersion - 1}
+		wr := &worldResource{name: r.Name, trigger: r.IndexedTrigger, byNS: map[string][]*objectLife{}, rv: firstResourceVersion - 1}
 		for _, g := range r.Objects {
 			for i := 0; i < g.Count; i++ {
 				wr.rv++
@@ -88,7 +89,7 @@ func (w *world) initial() []ResourceState {
 		for i, o := range r.objects {
 			objs[i] = o.current
 		}
-		out = append(out, ResourceState{Name: r.name, Objects: objs, ResourceVersion: r.rv})
+		out = append(out, ResourceState{Name: r.name, Objects: objs, ResourceVersion: r.rv, IndexedTrigger: r.trigger})
 	}
 	return out
 }

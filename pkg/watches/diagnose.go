@@ -21,6 +21,10 @@ type Sample struct {
 	Requests   *apf.Requests
 	Levels     []apf.PriorityLevel
 	Metrics    *MetricsContext
+	// Mixed says why the sample's dumps may come from different
+	// processes (read through a load balancer): clients are then matched
+	// as ambiguous at best.
+	Mixed string
 }
 
 // MetricsContext is what the diagnosis uses of /metrics.
@@ -176,7 +180,10 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		incomplete = fmt.Sprintf("the APF dump lists %d executing watch requests for %d initial-phase watchers (it was taken after the goroutine dump)", len(reqs), len(watchersToMatch))
 	}
 	if cur.Requests != nil {
-		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, parentIDs: d.HasParentIDs}
+		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, parentIDs: d.HasParentIDs, mixed: cur.Mixed}
+		if cur.Mixed != "" {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s; clients are matched as ambiguous at best", s.Name, cur.Mixed))
+		}
 		res := matchClients(in)
 		applyMatches(findings, in, res)
 		for i, rq := range reqs {

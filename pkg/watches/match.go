@@ -33,6 +33,9 @@ type matchInput struct {
 	// row): a pair is then at best likely.
 	incomplete string
 	parentIDs  bool
+	// mixed: the goroutine dump and the APF dump may come from different
+	// processes; nothing better than ambiguous can be claimed.
+	mixed string
 }
 
 // matchResult is the attribution of each watcher (by index).
@@ -89,7 +92,8 @@ func matchClients(in matchInput) matchResult {
 
 	// Forced pairs.
 	taken := make([]bool, nr)
-	if in.details {
+	trusted := in.details && in.mixed == ""
+	if trusted {
 		forced := forcedPairs(cand, nr, nw*edges <= exactSearchBudget)
 		for i, j := range forced {
 			if j < 0 {
@@ -153,7 +157,7 @@ func matchClients(in matchInput) matchResult {
 		rs := append([]int(nil), g.rs...)
 		sort.Slice(ws, func(a, b int) bool { return orderKey(in.watchers[ws[a]]) < orderKey(in.watchers[ws[b]]) })
 		sort.Slice(rs, func(a, b int) bool { return in.reqs[rs[a]].ArriveTime.Before(in.reqs[rs[b]].ArriveTime) })
-		ordered := in.details && in.parentIDs && len(ws) == len(rs) && len(ws) > 1
+		ordered := trusted && in.parentIDs && len(ws) == len(rs) && len(ws) > 1
 		for k := 0; ordered && k < len(ws); k++ {
 			ordered = fits(in.watchers[ws[k]], in.reqs[rs[k]])
 		}
@@ -173,6 +177,8 @@ func matchClients(in matchInput) matchResult {
 				}
 			}
 			switch {
+			case in.mixed != "":
+				res.why[i] = fmt.Sprintf("the goroutine dump and the APF dump may come from different API server processes: %d executing watch requests could be this watch's", len(res.candidates[i]))
 			case !in.details:
 				res.why[i] = fmt.Sprintf("the APF dump was taken without includeRequestDetails=1: %d executing requests could be this watch's", len(res.candidates[i]))
 			case len(ws) != len(rs):

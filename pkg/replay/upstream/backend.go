@@ -7,9 +7,12 @@
 // ones as pkg/cacher does, so the column settles by reading goroutine
 // dumps of the process with watch-doctor's analyzer: the replay waits until
 // no goroutine of the cacher, of MemStore or of the replay's handlers is
-// running or runnable, and none is waiting out the dispatcher's time budget,
+// running or runnable, none is waiting out the dispatcher's time budget,
 // which upstream measures on the real clock (time_budget.go:62) and which
-// is at most 100 ms.
+// is at most 100 ms, and the dispatcher is past its start-up poll (a 10 ms
+// wall-clock wait for the first list, cacher.go:915). Those two are the
+// only waits on the real clock; everything else runs on the replay's fake
+// clock.
 package upstream
 
 import (
@@ -24,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +43,6 @@ import (
 	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
 	etcdfeature "k8s.io/apiserver/pkg/storage/feature"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
-	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
@@ -59,7 +62,9 @@ const settleTimeout = 30 * time.Second
 var runs atomic.Int64
 
 // Backend is the upstream column. Not safe for concurrent use, except
-// Watch and Inspect (replay.Backend).
+// Watch, Inspect, Alive and BlockedNow (replay.Backend): mu guards parents
+// and lastView, which handler goroutines and the driver share; the rest is
+// the driver's.
 type Backend struct {
 	clock  *testingclock.FakeClock
 	group  string
@@ -73,7 +78,8 @@ type Backend struct {
 	dumper replay.StackDumper
 }
 
-// resourceCache is one resource's store and cacher; set up by Start.
+// resourceCache is one resource's store and cacher, set up by Start and
+// not changed after; both are safe for concurrent use.
 type resourceCache struct {
 	store  *MemStore
 	cacher *cacherstorage.Cacher
@@ -89,38 +95,62 @@ func New() *Backend {
 // Name implements replay.Backend.
 func (b *Backend) Name() string { return replay.ColumnUpstream }
 
-var setupOnce sync.Once
+var (
+	setupOnce sync.Once
+	setupErr  error
+)
 
 // setup registers the cacher's metrics (they count nothing until
 // registered) and tells the cacher that its storage supports progress
 // requests, which a watch-list request needs (cacher.go:576): the support
-// checker asks the etcd endpoints for their version, so it gets an
-// endpoint that answers with a current one.
-func setup() {
+// checker asks the etcd endpoints for their version from a goroutine of
+// its own, so it gets an endpoint that answers with a current one and
+// signals the question. Once per process.
+func setup() error {
 	setupOnce.Do(func() {
 		cachermetrics.Register()
-		etcdfeature.DefaultFeatureSupportChecker.CheckClient(context.Background(), versionOnly{}, storage.RequestWatchProgress)
+		asked := make(chan struct{})
+		etcdfeature.DefaultFeatureSupportChecker.CheckClient(context.Background(), versionOnly{asked: asked}, storage.RequestWatchProgress)
+		timeout := time.NewTimer(settleTimeout)
+		defer timeout.Stop()
+		select {
+		case <-asked:
+		case <-timeout.C:
+			setupErr = errors.New("the storage feature check never asked for the storage version")
+			return
+		}
+		// The checker records the answer right after Status returns, under
+		// its own lock, which Supports takes: a few yields at most. The
+		// bound only turns a broken checker into an error.
+		for i := 0; !etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress); i++ {
+			if i == 1e6 {
+				setupErr = errors.New("the cacher's storage feature check did not pass: watch-list requests would fail")
+				return
+			}
+			goruntime.Gosched()
+		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for !etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	return setupErr
 }
 
-// versionOnly is the part of an etcd client the feature checker uses.
-// Stateless.
-type versionOnly struct{}
+// versionOnly is the part of an etcd client the feature checker uses: one
+// endpoint, answering with an etcd version that supports progress
+// requests. It closes asked at the first question. Safe for concurrent
+// use.
+type versionOnly struct{ asked chan struct{} }
+
+var askedOnce sync.Once
 
 func (versionOnly) Endpoints() []string { return []string{"memstore"} }
-func (versionOnly) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
+func (v versionOnly) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
+	askedOnce.Do(func() { close(v.asked) })
 	return &clientv3.StatusResponse{Version: "3.6.0"}, nil
 }
 
 // Start implements replay.Backend.
 func (b *Backend) Start(resources []replay.ResourceState, clk *testingclock.FakeClock) error {
-	setup()
-	if !etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress) {
-		return errors.New("the cacher's storage feature check did not pass: watch-list requests would fail")
+	if err := setup(); err != nil {
+		return err
 	}
 	b.clock = clk
 	b.caches = map[string]*resourceCache{}
@@ -140,7 +170,12 @@ func (b *Backend) Start(resources []replay.ResourceState, clk *testingclock.Fake
 				return fmt.Errorf("storing %s: got resource version %s, want %d", o.Key(), out.ResourceVersion, o.ResourceVersion)
 			}
 		}
+		indexers, err := indexerFuncs(r.IndexedTrigger)
+		if err != nil {
+			return fmt.Errorf("resource %q: %w", r.Name, err)
+		}
 		c, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
+			IndexerFuncs:        indexers,
 			Storage:             st,
 			Versioner:           storage.APIObjectVersioner{},
 			GroupResource:       schema.GroupResource{Group: b.group, Resource: r.Name},
@@ -158,15 +193,34 @@ func (b *Backend) Start(resources []replay.ResourceState, clk *testingclock.Fake
 		}
 		b.caches[r.Name] = &resourceCache{store: st, cacher: c}
 		b.order = append(b.order, r.Name)
-		deadline := time.Now().Add(settleTimeout)
-		for !c.Ready() {
-			if time.Now().After(deadline) {
-				return fmt.Errorf("the upstream cacher of %q did not get ready", r.Name)
-			}
-			time.Sleep(time.Millisecond)
+		// Ready once the reflector's first list is in; the dispatcher may
+		// still be in its start-up poll, which Settle waits out (busy).
+		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+		err = c.Wait(ctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("the upstream cacher of %q did not get ready: %w", r.Name, err)
 		}
 	}
 	return nil
+}
+
+// indexerFuncs returns the IndexerFuncs of a resource with the given
+// indexed trigger, as kube-apiserver's pod storage sets them
+// (pkg/registry/core/pod/storage/storage.go:96): nil for none.
+func indexerFuncs(trigger string) (storage.IndexerFuncs, error) {
+	switch trigger {
+	case "":
+		return nil, nil
+	case replay.IndexedTriggerNodeName:
+		return storage.IndexerFuncs{trigger: func(obj runtime.Object) string {
+			if p, ok := obj.(*example.Pod); ok {
+				return p.Spec.NodeName
+			}
+			return ""
+		}}, nil
+	}
+	return nil, fmt.Errorf("unsupported indexed trigger %q: use %q", trigger, replay.IndexedTriggerNodeName)
 }
 
 func toPod(o *cacher.Object) *example.Pod {
@@ -288,18 +342,33 @@ func busy(g *stacks.Goroutine) bool {
 	case "running", "runnable", "syscall", "sleep", "preempted":
 		return true
 	}
+	dispatcher, polling := false, false
 	for _, f := range g.Frames {
+		switch {
 		// The dispatcher waiting out its real-time budget on a full watcher
 		// (cache_watcher.go:224): it acts when the budget runs out.
-		if strings.HasSuffix(f.Func, "cacher.(*cacheWatcher).add") {
+		case strings.HasSuffix(f.Func, "cacher.(*cacheWatcher).add"):
 			return true
+		case strings.HasSuffix(f.Func, "cacher.(*Cacher).dispatchEvents"):
+			dispatcher = true
+		case strings.HasPrefix(f.Func, "k8s.io/apimachinery/pkg/util/wait."):
+			polling = true
 		}
 	}
-	return false
+	// The dispatcher in its start-up poll for the first list's resource
+	// version (cacher.go:915, every 10 ms of wall time): it enters its
+	// loop, bookmark timer armed, without outside help.
+	return dispatcher && polling
 }
 
 // Settle implements replay.Backend by polling goroutine dumps until two in
 // a row show every relevant goroutine parked and others() holds.
+//
+// This is a poll, not a wait on a signal: k8s.io/apiserver's goroutines
+// publish nothing this package could wait on. It yields between the first
+// dumps and then sleeps up to a millisecond between dumps, so as not to
+// starve the goroutines it waits for on few cores, and gives up after
+// settleTimeout of wall time with the goroutines still busy.
 func (b *Backend) Settle(ctx context.Context, others func() bool) error {
 	self := goroutineID()
 	start := time.Now()
@@ -383,20 +452,36 @@ func (b *Backend) Dump() ([]byte, func(string) string, error) {
 	return d, nil, err
 }
 
-// Counters implements replay.Backend from the cacher's metrics.
+// Counters implements replay.Backend from the cacher's metrics, read
+// directly from the registered collectors.
 func (b *Backend) Counters() []cacher.Counters {
 	out := make([]cacher.Counters, 0, len(b.order))
 	for _, name := range b.order {
 		c := cacher.Counters{Resource: name}
-		if v, err := testutil.GetCounterMetricValue(cachermetrics.TerminatedWatchersCounter.WithLabelValues(b.group, name)); err == nil {
+		if v, ok := counterValue(cachermetrics.TerminatedWatchersCounter.WithLabelValues(b.group, name)); ok {
 			c.TerminatedWatchers = int64(v)
 		}
-		if v, err := testutil.GetCounterMetricValue(cachermetrics.InitCounter.WithLabelValues(b.group, name)); err == nil {
+		if v, ok := counterValue(cachermetrics.InitCounter.WithLabelValues(b.group, name)); ok {
 			c.InitEvents = int64(v)
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// counterValue reads a counter through the prometheus Metric it wraps
+// (component-base hands out the client_golang counter once registered, a
+// no-op before).
+func counterValue(m any) (float64, bool) {
+	w, ok := m.(interface{ Write(*dto.Metric) error })
+	if !ok {
+		return 0, false
+	}
+	var pb dto.Metric
+	if err := w.Write(&pb); err != nil || pb.Counter == nil {
+		return 0, false
+	}
+	return pb.Counter.GetValue(), true
 }
 
 // Stop implements replay.Backend.
