@@ -407,7 +407,7 @@ func rank(k Kind) int {
 // only what the diagnosis needs.
 func ReadDebug2(r io.Reader) (*watches.Dump, error) {
 	sc := stacks.NewScanner(r)
-	sc.SkipArgs = true
+	sc.SkipArgs, sc.KeepArgs = true, watches.KeepArgs
 	c := watches.NewCollector()
 	for sc.Next() {
 		c.Add(sc.Goroutine())

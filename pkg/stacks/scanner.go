@@ -33,6 +33,9 @@ type Scanner struct {
 	// SkipArgs, set before the first Next, leaves Frame.Args empty, which
 	// saves one allocation per frame when the caller needs no arguments.
 	SkipArgs bool
+	// KeepArgs, with SkipArgs, names the functions whose arguments are
+	// kept anyway (the caller needs a few frames' arguments).
+	KeepArgs func(fn string) bool
 
 	r    *bufio.Reader
 	line int // number of the last line read
@@ -383,7 +386,7 @@ func (s *Scanner) readBody() {
 				continue
 			}
 			f := Frame{Func: s.intern(fn)}
-			if !s.SkipArgs {
+			if !s.SkipArgs || (s.KeepArgs != nil && s.KeepArgs(f.Func)) {
 				f.Args = string(args)
 			}
 			if len(g.Frames) == MaxFrames {

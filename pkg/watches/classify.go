@@ -101,7 +101,14 @@ type watcherG struct {
 	goroutineRef
 	Phase  Phase
 	InSend bool // sendWatchCacheEvent is the innermost non-runtime frame
+	// Receiver and Event are the arguments of sendWatchCacheEvent: the
+	// *cacheWatcher and the *watchCacheEvent being sent.
+	Receiver, Event string
 }
+
+// KeepArgs names the frames whose arguments the diagnosis reads: pass it
+// as stacks.Scanner.KeepArgs with SkipArgs set.
+func KeepArgs(fn string) bool { return is(fn, fnSendWatchCacheEvent) }
 
 type handlerG struct {
 	goroutineRef
@@ -227,6 +234,7 @@ func (wg watcherG) watcher() Watcher {
 	return Watcher{
 		GoroutineID: wg.ID, Phase: wg.Phase, InSend: wg.InSend,
 		Blocked: wg.InSend && isWaitState(wg.State), State: wg.State, WaitMinutes: wg.WaitMinutes,
+		CacheWatcher: wg.Receiver, Event: wg.Event,
 	}
 }
 
@@ -263,8 +271,29 @@ func classifyWatcher(ref goroutineRef, frames []stacks.Frame) watcherG {
 			break
 		}
 	}
-	w.InSend = is(stacks.TopFunc(frames), fnSendWatchCacheEvent)
+	for _, f := range frames {
+		if is(f.Func, fnSendWatchCacheEvent) {
+			w.InSend = is(stacks.TopFunc(frames), fnSendWatchCacheEvent)
+			w.Receiver, w.Event = twoArgs(f.Args)
+			break
+		}
+	}
 	return w
+}
+
+// twoArgs returns the first two words of a frame's argument text
+// ("0x24b5d9022270, 0x24b5dce786e0"); pointers the runtime could only
+// guess at are printed with a trailing '?' and are dropped.
+func twoArgs(args string) (a, b string) {
+	first, rest, _ := strings.Cut(args, ", ")
+	second, _, _ := strings.Cut(rest, ", ")
+	clean := func(s string) string {
+		if !strings.HasPrefix(s, "0x") || strings.HasSuffix(s, "?") {
+			return ""
+		}
+		return s
+	}
+	return clean(first), clean(second)
 }
 
 // isWaitState reports whether a goroutine state means parked (as opposed

@@ -77,11 +77,12 @@ func TestCollectorVendoredHTTP1AndSystemTraceback(t *testing.T) {
 	d := collect(t, dumpHTTP1Vendored)
 	want := []Watcher{
 		{GoroutineID: 10, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 3,
+			CacheWatcher: "0x1", Event: "0x2",
 			Handler:        &Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: HandlerClientNotReading, ConnGoroutineID: 9, ConnInDump: true},
 			APFGoroutineID: 11},
 		{GoroutineID: 12, Phase: PhaseStreaming, State: "select"},
 		// GOTRACEBACK=system: runtime frames shown, runtime.goexit last.
-		{GoroutineID: 13, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 4},
+		{GoroutineID: 13, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 4, CacheWatcher: "0x1", Event: "0x2"},
 	}
 	if diff := cmp.Diff(want, d.Watchers); diff != "" {
 		t.Errorf("watchers (-want +got):\n%s", diff)

@@ -276,39 +276,64 @@ func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*Fin
 }
 
 // judgeInitial decides stuck versus slow for a blocked initial-phase
-// watcher. The runtime resets a goroutine's wait whenever it runs
-// (runtime/proc.go execute: gp.waitsince = 0) and starts counting at the
-// first GC that sees it parked (runtime/mgcmark.go markroot), so:
-//   - a wait of N >= 1 minutes proves no send for at least N minutes;
-//   - between two samples, a wait that went down proves a send in between;
-//   - with the interval known to be at least M whole minutes (capture
-//     times, less their slack), a watcher blocked throughout whose wait was
-//     already counted (W1 >= 1) shows W2 >= W1 + M; less means it sent
-//     something in between and blocked again.
+// watcher.
 //
-// Without capture times the interval is unknown and only the second rule
-// applies.
+// The wait the runtime prints is approximate: it resets whenever the
+// goroutine runs (runtime/proc.go execute: gp.waitsince = 0) and, once a
+// garbage collection sees the goroutine parked, counts from the end of the
+// collection before that one (runtime/mgcmark.go markroot sets waitsince to
+// work.tstart, which mgc.go gcMark sets at each mark termination). A fresh
+// block can therefore print "1 minutes": the wait overstates by up to one
+// interval between collections (at most about forcegcperiod, 2 minutes,
+// runtime/proc.go), and a single sample cannot be sure.
+//
+// Two samples decide by the event: sendWatchCacheEvent's arguments are
+// the watcher and the *watchCacheEvent being sent. Blocked on the same
+// event in both samples, the watcher sent nothing in between (the event
+// stays referenced while it waits, so its address cannot be reused); on
+// another event, it made progress. Without the arguments (a dump read
+// without them), a wait that went down, or grew less than the interval's
+// whole minutes, proves progress.
 func judgeInitial(f *Finding, w Watcher, before map[int64]Watcher, twoSamples bool, interval, slack time.Duration) {
 	p, seen := before[w.GoroutineID]
 	seenBlocked := seen && p.Phase == PhaseInitial && p.Blocked
+	pointers := seenBlocked && p.Event != "" && w.Event != ""
+	sameEvent := pointers && p.Event == w.Event && p.CacheWatcher == w.CacheWatcher
 	minutes := -1 // whole minutes surely between the samples; -1 unknown
 	if interval > 0 {
 		minutes = max(int((interval-2*slack)/time.Minute), 0)
 	}
 	waitFell := seenBlocked && w.WaitMinutes < p.WaitMinutes
 	notContinuous := seenBlocked && minutes > 0 && p.WaitMinutes >= 1 && w.WaitMinutes < p.WaitMinutes+minutes
+	progressed := (pointers && !sameEvent) || (!pointers && (waitFell || notContinuous))
 	between := "between the samples"
 	if interval > 0 {
 		between = fmt.Sprintf("over %s", roundDuration(interval))
 	}
+	proven := interval > 0 && interval-2*slack >= time.Minute
 	switch {
-	case w.WaitMinutes >= 1 && (waitFell || notContinuous):
+	case progressed && pointers:
+		f.Type, f.Severity = SlowInitialEvents, SeverityInfo
+		f.Message = fmt.Sprintf("replaying initial events and progressing: it sent events %s (it now waits on another event)", between)
+		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in both samples on different events (%s, then %s)", w.GoroutineID, p.Event, w.Event))
+	case progressed && w.WaitMinutes >= 1:
 		f.Type, f.Severity = SlowInitialEvents, SeverityWarning
-		f.Message = fmt.Sprintf("replaying initial events, progressing but with long stalls: blocked %s in the first sample and %s in the second, so it sent events %s; a stall of a minute or more is past the 30 s bound of the proposed fix, which would have cut this client", minutesText(p.WaitMinutes), minutesText(w.WaitMinutes), between)
+		f.Message = fmt.Sprintf("replaying initial events and progressing, maybe with long stalls: the runtime reported it blocked %s in the first sample and %s in the second, so it sent events %s", minutesText(p.WaitMinutes), minutesText(w.WaitMinutes), between)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in both samples, wait %d -> %d minutes %s: not continuous", w.GoroutineID, p.WaitMinutes, w.WaitMinutes, between))
+	case progressed:
+		f.Type, f.Severity = SlowInitialEvents, SeverityInfo
+		f.Message = fmt.Sprintf("replaying initial events and progressing: the runtime reported it blocked %s in the first sample, under a minute now", minutesText(p.WaitMinutes))
+	case sameEvent && (w.WaitMinutes >= 1 || proven):
+		f.Type, f.Severity = StuckInitialEvents, SeverityCritical
+		f.Message = fmt.Sprintf("stuck replaying initial events: blocked on the same event in both samples, %s apart, so it sent nothing in between (the runtime reports a wait of %s); past the 30 s no-progress bound of the proposed fix (kubernetes PR 141899), and nothing frees it before the request ends", strings.TrimPrefix(between, "over "), minutesText(w.WaitMinutes))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked on the same event %s in both samples %s", w.GoroutineID, w.Event, between))
+	case sameEvent:
+		f.Type, f.Severity = SlowInitialEvents, SeverityWarning
+		f.Message = fmt.Sprintf("replaying initial events: blocked on the same event in both samples only %s apart, and the runtime reports under a minute: no progress between them, but take samples more than a minute apart to decide", strings.TrimPrefix(between, "over "))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked on the same event %s in both samples %s", w.GoroutineID, w.Event, between))
 	case w.WaitMinutes >= 1:
 		f.Type, f.Severity = StuckInitialEvents, SeverityCritical
-		f.Message = fmt.Sprintf("stuck replaying initial events: blocked sending for %s, past the 30 s no-progress bound of the proposed fix (kubernetes PR 141899); nothing frees it before the request ends", minutesText(w.WaitMinutes))
+		f.Message = fmt.Sprintf("stuck replaying initial events: the runtime reports it blocked sending for %s, past the 30 s no-progress bound of the proposed fix (kubernetes PR 141899); nothing frees it before the request ends. The runtime counts a wait from the garbage collection before the one that saw it blocked, so a fresh block can read a minute long: a second sample confirms", minutesText(w.WaitMinutes))
 		if seenBlocked {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in the initial phase in both samples, wait %d -> %d minutes %s", w.GoroutineID, p.WaitMinutes, w.WaitMinutes, between))
 		}
@@ -317,9 +342,6 @@ func judgeInitial(f *Finding, w Watcher, before map[int64]Watcher, twoSamples bo
 		switch {
 		case !twoSamples:
 			f.Message = "replaying initial events, blocked sending for under a minute: may be a slow client still progressing; a second sample decides (diagnose samples twice; or analyze two captures of the same server)"
-		case waitFell:
-			f.Message = fmt.Sprintf("replaying initial events and progressing: blocked %s in the first sample, under a minute now", minutesText(p.WaitMinutes))
-			f.Severity = SeverityInfo
 		case seen && !seenBlocked:
 			f.Message = "replaying initial events and progressing: it was not blocked in the first sample; blocked under a minute now"
 			f.Severity = SeverityInfo
@@ -327,7 +349,7 @@ func judgeInitial(f *Finding, w Watcher, before map[int64]Watcher, twoSamples bo
 			f.Message = fmt.Sprintf("replaying initial events and progressing: blocked in both samples %s apart yet never for a full minute", roundDuration(interval))
 			f.Severity = SeverityInfo
 		case seenBlocked:
-			f.Message = fmt.Sprintf("replaying initial events, blocked under a minute in both samples (%s): not proven stuck; the runtime counts a wait from the first GC that sees it, so samples more than three minutes apart decide", strings.TrimPrefix(between, "over "))
+			f.Message = fmt.Sprintf("replaying initial events, blocked under a minute in both samples (%s): not proven stuck; samples more than a minute apart decide", strings.TrimPrefix(between, "over "))
 		default:
 			f.Message = "replaying initial events, blocked sending for under a minute; it started after the first sample"
 		}

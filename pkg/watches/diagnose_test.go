@@ -325,3 +325,37 @@ func TestTwoSampleRuleAllowsForCaptureSlack(t *testing.T) {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
 }
+
+// TestTwoSamplesDecidedByTheEventBeingSent: the runtime's wait overstates
+// a fresh block by up to a GC interval, so the event the watcher is stuck
+// on decides.
+func TestTwoSamplesDecidedByTheEventBeingSent(t *testing.T) {
+	with := func(w Watcher, event string) Watcher {
+		w.CacheWatcher, w.Event = "0xc000a0", event
+		return w
+	}
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+		w1, w2   Watcher
+		want     verdict
+	}{
+		{"same event a minute and more apart: stuck although the runtime shows no minute", 90 * time.Second,
+			with(initialWatcher(1000, 0), "0xe1"), with(initialWatcher(1000, 0), "0xe1"), verdict{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}},
+		{"same event, wait grew: stuck", 70 * time.Second,
+			with(initialWatcher(1000, 0), "0xe1"), with(initialWatcher(1000, 1), "0xe1"), verdict{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}},
+		{"same event only 15 s apart: not decided", 15 * time.Second,
+			with(initialWatcher(1000, 0), "0xe1"), with(initialWatcher(1000, 0), "0xe1"), verdict{ID: 1000, Type: SlowInitialEvents, Severity: SeverityWarning}},
+		{"another event although the runtime shows a minute: progressing", 70 * time.Second,
+			with(initialWatcher(1000, 1), "0xe1"), with(initialWatcher(1000, 1), "0xe2"), verdict{ID: 1000, Type: SlowInitialEvents, Severity: SeverityInfo}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s1, s2 := sample(t0, []Watcher{tc.w1}), sample(t0.Add(tc.interval), []Watcher{tc.w2})
+			s1.Requests, s2.Requests = nil, nil
+			r := Diagnose([]Server{{Name: "s", Samples: []Sample{s1, s2}}}, Options{CaptureSlack: 5 * time.Second})
+			if diff := cmp.Diff([]verdict{tc.want}, verdicts(r)); diff != "" {
+				t.Errorf("verdicts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -19,6 +19,13 @@ type Watcher struct {
 	Blocked     bool   `json:"blocked"`
 	State       string `json:"state"`
 	WaitMinutes int    `json:"waitMinutes,omitempty"`
+	// CacheWatcher and Event are the addresses sendWatchCacheEvent was
+	// called with (the *cacheWatcher and the *watchCacheEvent being sent),
+	// when the dump printed them. A watcher blocked on the same event in
+	// two samples sent nothing in between: the event stays referenced
+	// while it waits, so its address cannot be reused.
+	CacheWatcher string `json:"cacheWatcher,omitempty"`
+	Event        string `json:"event,omitempty"`
 	// Handler is the request's handler goroutine (the parent that ran
 	// (*Cacher).Watch); nil when the dump does not name parents or the
 	// parent is not in it.

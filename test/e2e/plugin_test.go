@@ -79,23 +79,38 @@ var stuckOnce struct {
 
 // stuckForAMinute waits, once per suite, until the real API server shows
 // slow-informer's watcher blocked for a full minute ("[select, 1
-// minutes]"), so the plugin sees a real wait, not a simulated one.
+// minutes]"), so the plugin sees a real wait, not a simulated one. The
+// runtime counts a wait from the collection before the one that saw the
+// goroutine blocked, so a progressing watcher can print a minute for a
+// moment: the same goroutine must show it in polls at least 10 s apart.
 func stuckForAMinute(t *testing.T, r *reproEnv) {
 	t.Helper()
 	stuckOnce.Do(func() {
 		admin := clientsetFor(t, r.cluster, cluster.UserAdmin).Discovery().RESTClient()
-		ctx, cancel := context.WithDeadline(context.Background(), r.clientsStarted.Add(5*time.Minute))
+		ctx, cancel := context.WithDeadline(context.Background(), r.clientsStarted.Add(6*time.Minute))
 		defer cancel()
+		since := map[int]time.Time{}
 		stuckOnce.err = wait.PollUntilContextCancel(ctx, 5*time.Second, true, func(ctx context.Context) (bool, error) {
 			gs, err := goroutines(ctx, admin)
 			if err != nil {
 				return false, err
 			}
+			now := time.Now()
+			seen := map[int]time.Time{}
 			for _, g := range probe.InitialEventsSenders(gs) {
-				if g.WaitMinutes >= 1 {
+				if g.WaitMinutes < 1 {
+					continue
+				}
+				first, ok := since[g.ID]
+				if !ok {
+					first = now
+				}
+				seen[g.ID] = first
+				if now.Sub(first) >= 10*time.Second {
 					return true, nil
 				}
 			}
+			since = seen
 			return false, nil
 		})
 	})
@@ -214,7 +229,7 @@ func TestPluginFallsBackWhenInstancesAreUnreachable(t *testing.T) {
 	r := sharedRepro(t)
 	stuckForAMinute(t, r)
 	publishUnreachableEndpointSlice(t, r.cluster)
-	res := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "diagnose", "--samples", "1", "-o", "json")
+	res := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "diagnose", "--interval", pluginInterval, "-o", "json")
 	if res.ExitCode != 1 {
 		t.Fatalf("exit %d, want 1\nstderr:\n%s", res.ExitCode, res.Stderr)
 	}
