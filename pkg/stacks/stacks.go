@@ -44,11 +44,15 @@ type Goroutine struct {
 	// State is the wait reason or status without decorations: "select",
 	// "chan receive", "IO wait", "running", "sync.Cond.Wait", ...
 	State string `json:"state"`
-	// WaitMinutes is how long the goroutine has been blocked, in whole
-	// minutes. The runtime prints it only from 1 minute on and counts from
-	// the first garbage collection that saw the goroutine blocked
-	// (runtime/mgcmark.go, markroot: waitsince = work.tstart), so it is a
-	// lower bound and 0 means "under a minute, or not known".
+	// WaitMinutes is the wait the runtime printed ("N minutes"), 0 when it
+	// printed none (it does only from 1 minute on). It is approximate: it
+	// resets whenever the goroutine runs, and once a garbage collection sees
+	// the goroutine parked it counts from the end of the collection before
+	// that one (runtime/mgcmark.go markroot: waitsince = work.tstart, set at
+	// each mark termination in mgc.go gcMark). A fresh block can thus print
+	// "1 minutes": the value overstates by up to one interval between
+	// collections, and a long block not yet seen by a collection prints
+	// nothing.
 	WaitMinutes int `json:"waitMinutes,omitempty"`
 	// LockedToThread is set for goroutines wired to their OS thread.
 	LockedToThread bool `json:"lockedToThread,omitempty"`

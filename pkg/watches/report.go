@@ -114,7 +114,12 @@ type Finding struct {
 	Severity  string `json:"severity"`
 	APIServer string `json:"apiserver"`
 	Phase     Phase  `json:"phase"`
-	// BlockedMinutes is a lower bound; absent when unknown.
+	// BlockedMinutes is the wait the Go runtime printed for the watcher
+	// goroutine, in whole minutes; absent when unknown. The runtime counts
+	// from the collection before the one that saw the goroutine blocked, so
+	// it can overstate a fresh block by up to one GC interval (see
+	// stacks.Goroutine.WaitMinutes); two samples decide by the event being
+	// sent.
 	BlockedMinutes *int    `json:"blockedMinutes,omitempty"`
 	GoroutineIDs   []int64 `json:"goroutineIDs"`
 	// Client is absent when no request could be attributed.
