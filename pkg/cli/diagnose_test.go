@@ -112,7 +112,7 @@ func TestDiagnoseProgressOnStderr(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	if !strings.Contains(out, "StuckInitialEvents   slow-informer") {
+	if !strings.Contains(out, "StuckInitialEvents   critical   slow-informer") {
 		t.Errorf("table lacks the stuck client:\n%s", out)
 	}
 }

@@ -24,7 +24,7 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 	ew := &errWriter{w: w}
 	multi := len(r.APIServers) > 1
 	if len(r.Findings) > 0 {
-		headers := []string{"finding", "client", "verb+path", "phase", "blocked", "seats", "goroutines", "match"}
+		headers := []string{"finding", "severity", "client", "verb+path", "phase", "blocked", "seats", "goroutines", "match"}
 		if multi {
 			headers = append([]string{"apiserver"}, headers...)
 		}
@@ -45,7 +45,7 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 				}
 				match = c.Match
 			}
-			row := []string{f.Type, client, orDash(verbPath), string(f.Phase), blockedText(f.BlockedMinutes), orDash(seats), strconv.Itoa(len(f.GoroutineIDs)), orDash(match)}
+			row := []string{f.Type, f.Severity, client, orDash(verbPath), string(f.Phase), blockedText(f.BlockedMinutes), orDash(seats), strconv.Itoa(len(f.GoroutineIDs)), orDash(match)}
 			if multi {
 				row = append([]string{f.APIServer}, row...)
 			}
