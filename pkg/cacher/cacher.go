@@ -24,9 +24,9 @@ const incomingBufferSize = 100
 // clock stepped in ticks, upstream's timer fires at the first tick at or
 // after the draw, and re-arms from there: with 1 s ticks at every second
 // second, whatever the draw. Whenever no multiple of the tick falls strictly
-// between 1 s and 1.25 s, every draw gives the same tick, and so does 1.125
-// s (ticks of 250 ms or more all qualify); with shorter ticks such as 100 ms
-// upstream itself is not deterministic.
+// between 1 s and 1.25 s (ticks of 250 ms, 500 ms, 1 s, 2 s...), every draw
+// gives the same tick, and so does 1.125 s; with other ticks (100 ms,
+// 300 ms...) upstream itself is not deterministic.
 const bookmarkPeriod = 1125 * time.Millisecond
 
 // ErrBackpressure is returned by Apply when the dispatcher's queue is full.

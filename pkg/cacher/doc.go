@@ -14,9 +14,12 @@
 // cache_watcher.go (cacheWatcher), watch_cache.go (store + history under one
 // lock), store.go, history.go, interval.go, bookmarks.go, time_budget.go.
 // quiesce.go is ours: it lets a driver that steps a fake clock know when
-// every goroutine of the cache is parked, so that a replay is deterministic.
+// every goroutine of the cache is parked, so that a replay is deterministic;
+// the goroutines publish their waits through package park.
 //
-// All time goes through the injected k8s.io/utils/clock. Goroutine entry
+// All time goes through injected k8s.io/utils/clocks: Config.Clock for
+// everything but the dispatcher's time budget, which runs on
+// Config.BudgetClock as upstream's runs on the real clock. Goroutine entry
 // points and blocking functions carry upstream's names
 // ((*cacheWatcher).processInterval, (*cacheWatcher).sendWatchCacheEvent,
 // (*cacheWatcher).process, (*Cacher).dispatchEvents), so a goroutine dump of

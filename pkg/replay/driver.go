@@ -215,11 +215,14 @@ func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *
 				return nil, nil, err
 			}
 		}
-		// 2. Clients read, then each of the tick's changes arrives and the
-		// clients read again: a client that keeps up is never handed more
-		// than one change between two of its reads, as when changes are
-		// spread over the tick. Paced clients get their tick's allowance
-		// first.
+		// 2. Clients read; then the tick's changes arrive one at a time, and
+		// whenever a client that would read has its handler blocked on
+		// flow-control credit, the clients read before the next change;
+		// then they read once more. So a client that keeps up never finds
+		// its watcher's channels filled by changes that came between two of
+		// its reads, as when the changes are spread over the tick (its
+		// handler, while it has credit, drains them as they come). Paced
+		// clients get their tick's allowance first.
 		for _, r := range runs {
 			if r.h != nil && r.model.Kind == ModelPaced {
 				per := r.model.Rate * tick.Seconds()
@@ -230,13 +233,21 @@ func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *
 			return nil, nil, err
 		}
 		if k < steps {
-			for _, ch := range w.changesAt(t, tick) {
+			changes := w.changesAt(t, tick)
+			for _, ch := range changes {
 				if err := apply(b, ch, settle); err != nil {
 					return nil, nil, err
 				}
 				if err := settle(); err != nil {
 					return nil, nil, err
 				}
+				if readerStarved(runs) {
+					if err := readAll(t); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
+			if len(changes) > 0 {
 				if err := readAll(t); err != nil {
 					return nil, nil, err
 				}
@@ -336,6 +347,44 @@ func startClient(sc *Scenario, b Backend, clk *testingclock.FakeClock, r *client
 	return nil
 }
 
+// readerStarved reports whether some client would read now while its
+// handler waits for flow-control credit: only such a client can see its
+// watcher's channels fill up if changes keep coming before it reads.
+// Valid after a settle.
+func readerStarved(runs []*clientRun) bool {
+	for _, r := range runs {
+		if r.h == nil || r.h.done() || r.allowance() == 0 {
+			continue
+		}
+		if _, blocked := r.h.writeState(); blocked && r.h.st.readable() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// allowance is how many events the client's model lets it read now.
+func (r *clientRun) allowance() int {
+	switch r.model.Kind {
+	case ModelPaced:
+		return int(r.tokens)
+	case ModelStopsAfter:
+		limit := int64(r.model.Events)
+		if r.model.AfterInitialEvents {
+			limit = int64(r.expected)
+			if r.wantEnd {
+				limit++
+			}
+		}
+		return int(max(limit-r.taken, 0))
+	case ModelDisconnectsAfter:
+		if r.disconnectedAt != nil {
+			return 0
+		}
+	}
+	return math.MaxInt32
+}
+
 // read lets the client's application read what its model allows now and
 // reports whether that returned credit to the server (which may then
 // write more).
@@ -347,25 +396,7 @@ func (r *clientRun) read(t time.Duration) bool {
 	st.mu.Lock()
 	before := st.windowUpdates
 	st.mu.Unlock()
-	allow := math.MaxInt32
-	switch r.model.Kind {
-	case ModelPaced:
-		allow = int(r.tokens)
-	case ModelStopsAfter:
-		limit := int64(r.model.Events)
-		if r.model.AfterInitialEvents {
-			limit = int64(r.expected)
-			if r.wantEnd {
-				limit++
-			}
-		}
-		allow = int(max(limit-r.taken, 0))
-	case ModelDisconnectsAfter:
-		if r.disconnectedAt != nil {
-			allow = 0
-		}
-	}
-	got := st.consume(allow)
+	got := st.consume(r.allowance())
 	for _, e := range got {
 		r.taken++
 		if r.model.Kind == ModelPaced {

@@ -56,6 +56,9 @@ func TestMustShow(t *testing.T) {
 		scenario    string
 		want        []outcome
 		wantBlocked map[string]int
+		// wantTerminated counts the watchers the dispatcher closed, when
+		// the README says how many.
+		wantTerminated map[string]int64
 	}{{
 		scenario: "issue-131721",
 		want: []outcome{
@@ -96,6 +99,31 @@ func TestMustShow(t *testing.T) {
 			{"healthy", ColumnPatched, OutcomeCompleted, 0},
 		},
 		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPatched: 0},
+	}, {
+		// The stalled listers fill their input while they hold the
+		// bookmark their client waits for: the dispatcher closes them
+		// gracefully (5 terminated), done stays open and their goroutines
+		// stay blocked unpatched; patched stops all 5, 30 s after their
+		// last send. Every healthy lister completes.
+		scenario: "issue-137631",
+		want: []outcome{
+			{"lister-1", ColumnUnpatched, OutcomeCompleted, 0},
+			{"lister-1", ColumnPatched, OutcomeCompleted, 0},
+			{"lister-45", ColumnUnpatched, OutcomeCompleted, 0},
+			{"lister-45", ColumnPatched, OutcomeCompleted, 0},
+			{"stalled-lister-1", ColumnUnpatched, OutcomeBlocked, 0},
+			{"stalled-lister-1", ColumnPatched, OutcomeStopped, 30},
+			{"stalled-lister-2", ColumnUnpatched, OutcomeBlocked, 0},
+			{"stalled-lister-2", ColumnPatched, OutcomeStopped, 30},
+			{"stalled-lister-3", ColumnUnpatched, OutcomeBlocked, 0},
+			{"stalled-lister-3", ColumnPatched, OutcomeStopped, 30},
+			{"stalled-lister-4", ColumnUnpatched, OutcomeBlocked, 0},
+			{"stalled-lister-4", ColumnPatched, OutcomeStopped, 30},
+			{"stalled-lister-5", ColumnUnpatched, OutcomeBlocked, 0},
+			{"stalled-lister-5", ColumnPatched, OutcomeStopped, 30},
+		},
+		wantBlocked:    map[string]int{ColumnUnpatched: 5, ColumnPatched: 0},
+		wantTerminated: map[string]int64{ColumnUnpatched: 5, ColumnPatched: 5},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
@@ -109,9 +137,15 @@ func TestMustShow(t *testing.T) {
 			}
 			var got []outcome
 			blocked := map[string]int{}
+			terminated := map[string]int64{}
+			for _, col := range res.Columns {
+				blocked[col.Name] = col.BlockedGoroutines
+				for _, c := range col.Counters {
+					terminated[col.Name] += c.TerminatedWatchers
+				}
+			}
 			for _, w := range tt.want {
 				for _, col := range res.Columns {
-					blocked[col.Name] = col.BlockedGoroutines
 					if col.Name != w.Column {
 						continue
 					}
@@ -131,6 +165,11 @@ func TestMustShow(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantBlocked, blocked); diff != "" {
 				t.Errorf("blocked goroutines at the end (-want +got):\n%s", diff)
+			}
+			if tt.wantTerminated != nil {
+				if diff := cmp.Diff(tt.wantTerminated, terminated); diff != "" {
+					t.Errorf("watchers closed by the dispatcher (-want +got):\n%s", diff)
+				}
 			}
 		})
 	}

@@ -127,11 +127,10 @@ func (o *Ours) Inspect(ev watch.Event) EventInfo {
 // dispatcher that waits for nothing but its budget deadline gets there by
 // a step of the budget clock; the replay clock stays where it is.
 //
-// While goroutines still run it yields, and after a hundred yields sleeps
-// a few microseconds between checks: the goroutines it waits for are
-// runnable, not waiting on anything this loop could signal, and the sleep
-// only keeps it from starving them on few cores. settleTimeout bounds the
-// whole wait.
+// While goroutines still run it yields to them between checks (they are
+// runnable, not waiting on anything this loop could signal); it never
+// sleeps. settleTimeout bounds the whole wait in wall time, to turn a
+// replay bug into an error instead of a hang.
 func (o *Ours) Settle(ctx context.Context, others func() bool) error {
 	o.followReplayClock()
 	start := time.Now()
@@ -156,14 +155,10 @@ func (o *Ours) Settle(ctx context.Context, others func() bool) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if spins > 100 {
-			if time.Since(start) > settleTimeout {
-				return errors.New("the cache did not settle: a goroutine kept running (this is a bug in the replay)")
-			}
-			time.Sleep(time.Duration(min(spins, 1000)) * time.Microsecond / 10)
-		} else {
-			runtime.Gosched()
+		if spins%1024 == 1023 && time.Since(start) > settleTimeout {
+			return errors.New("the cache did not settle: a goroutine kept running (this is a bug in the replay)")
 		}
+		runtime.Gosched()
 	}
 }
 

@@ -38,8 +38,8 @@ type Scenario struct {
 	Description string `json:"description,omitempty"`
 	// Duration is how much virtual time the replay covers.
 	Duration Duration `json:"duration"`
-	// Tick is the virtual time step; client reads and updates are applied
-	// once per tick. Default 1s.
+	// Tick is the virtual time step: clients connect and the tick's updates
+	// arrive once per tick, clients read between them. Default 1s.
 	Tick Duration `json:"tick,omitempty"`
 	// StallTimeout is the patched column's timeout. Default 30s.
 	StallTimeout *Duration `json:"stallTimeout,omitempty"`

@@ -336,10 +336,31 @@ func relevant(g *stacks.Goroutine) bool {
 	return rel(g.CreatedBy.Func)
 }
 
+// parkedStates are the goroutine states of a wait only another goroutine
+// (or a timer) can end: channel operations and sync primitives. Every
+// other state may end on its own: running, runnable, syscall, sleep,
+// preempted, and the runtime's own waits such as "GC assist wait", in
+// which a goroutine that allocates during a garbage collection pauses
+// (under the race detector and a loaded machine, for long enough to span
+// two dumps).
+var parkedStates = map[string]bool{
+	"chan receive":            true,
+	"chan send":               true,
+	"chan receive (nil chan)": true,
+	"chan send (nil chan)":    true,
+	"select":                  true,
+	"select (no cases)":       true,
+	"sync.Cond.Wait":          true,
+	"sync.Mutex.Lock":         true,
+	"sync.RWMutex.RLock":      true,
+	"sync.RWMutex.Lock":       true,
+	"sync.WaitGroup.Wait":     true,
+	"semacquire":              true,
+}
+
 // busy reports whether a goroutine may still act without outside help.
 func busy(g *stacks.Goroutine) bool {
-	switch g.State {
-	case "running", "runnable", "syscall", "sleep", "preempted":
+	if !parkedStates[g.State] {
 		return true
 	}
 	dispatcher, polling := false, false
@@ -362,7 +383,8 @@ func busy(g *stacks.Goroutine) bool {
 }
 
 // Settle implements replay.Backend by polling goroutine dumps until two in
-// a row show every relevant goroutine parked and others() holds.
+// a row, a yield apart, show every relevant goroutine parked on a channel
+// or a lock (parkedStates) and others() holds.
 //
 // This is a poll, not a wait on a signal: k8s.io/apiserver's goroutines
 // publish nothing this package could wait on. It yields between the first
@@ -404,6 +426,10 @@ func (b *Backend) Settle(ctx context.Context, others func() bool) error {
 			if quiet == 2 {
 				return nil
 			}
+			// Let the scheduler run what a dump cannot show as runnable
+			// yet (a timer that expired during the dump) before the dump
+			// that confirms.
+			goruntime.Gosched()
 			continue
 		}
 		quiet = 0

@@ -9,35 +9,41 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
 )
 
-// TestDifferential is the fidelity suite: every built-in scenario is
-// replayed through k8s.io/apiserver's cacher (upstream) and through
-// pkg/cacher with the patch off (unpatched), with the same clients, changes
-// and transport, and the two must agree on every client's outcome (and its
-// stop time) and on the goroutines left blocked, read from a goroutine
-// dump by pkg/watches. A difference fails with both outcomes printed.
+// TestDifferential is the fidelity suite: every built-in scenario, and a
+// matrix of small generated ones, is replayed through k8s.io/apiserver's
+// cacher (upstream) and through pkg/cacher with the patch off
+// (unpatched), with the same clients, changes and transport, and the two
+// columns must agree on everything replay.CompareColumns compares: every
+// client's outcome, stop or disconnect time, events and bookmarks
+// received, initial-events time, last progress, window updates and APF
+// seat-seconds; the goroutines left, the bytes they hold, the APF
+// seat-seconds and the per-resource counters. There is no exception. A
+// difference fails with both columns printed.
 func TestDifferential(t *testing.T) {
-	scenarios, clients := 0, 0
+	var cases []*replay.Scenario
 	for _, name := range replay.BuiltinNames() {
-		t.Run(name, func(t *testing.T) {
-			sc, err := replay.Builtin(name)
-			if err != nil {
-				t.Fatal(err)
-			}
+		sc, err := replay.Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, sc)
+	}
+	matrix, err := matrixScenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, matrix...)
+	scenarios, clients := 0, 0
+	for _, sc := range cases {
+		t.Run(sc.Name, func(t *testing.T) {
 			res, err := replay.Run(context.Background(), sc, []replay.Backend{New(), replay.NewOurs(replay.ColumnUnpatched, 0)}, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			up, un := &res.Columns[0], &res.Columns[1]
-			diffs := replay.CompareColumns(up, un)
-			for i := range up.Clients {
-				a, b := up.Clients[i], un.Clients[i]
-				if a.Outcome == b.Outcome && !sameStop(a, b) {
-					diffs = append(diffs, fmt.Sprintf("%s: stopped at t=%v upstream, t=%v unpatched", a.Name, *a.StoppedAtSeconds, *b.StoppedAtSeconds))
-				}
-			}
-			if len(diffs) > 0 {
+			if diffs := replay.CompareColumns(up, un); len(diffs) > 0 {
 				t.Errorf("upstream and unpatched differ on %s:\n  %s\nupstream:\n%s\nunpatched:\n%s",
-					name, strings.Join(diffs, "\n  "), describeColumn(up), describeColumn(un))
+					sc.Name, strings.Join(diffs, "\n  "), describeColumn(up), describeColumn(un))
 			}
 			scenarios++
 			clients += len(up.Clients)
@@ -46,22 +52,69 @@ func TestDifferential(t *testing.T) {
 	t.Logf("differential suite: %d scenarios, %d clients compared between upstream and unpatched", scenarios, clients)
 }
 
-func sameStop(a, b replay.ClientResult) bool {
-	if a.StoppedAtSeconds == nil || b.StoppedAtSeconds == nil {
-		return a.StoppedAtSeconds == nil && b.StoppedAtSeconds == nil
+// matrixScenarios are small scenarios around the decisions the two caches
+// must take alike: a client that stops reading in its initial events is
+// closed by the dispatcher outright, or gracefully if the bookmark it waits
+// for reached its input first, which depends on when it started relative to
+// the bookmark timer (start 0-3 s), on how fast its input fills (2, 6, 20
+// updates a second), on the request (watch-list, whose client waits for a
+// bookmark, or legacy resourceVersion=0, whose does not) and on bookmarks
+// being allowed. Next to it, clients that read everything, read at 4 events
+// a second, or stop after their initial events. Objects are few and small,
+// the window 8 KiB, so that the upstream column replays each in a fraction
+// of a second.
+func matrixScenarios() ([]*replay.Scenario, error) {
+	var out []*replay.Scenario
+	for _, start := range []int{0, 1, 2, 3} {
+		for _, rate := range []int{2, 6, 20} {
+			for _, mode := range []string{replay.InitialWatchList, replay.InitialLegacyRV0} {
+				for _, bookmarks := range []bool{true, false} {
+					name := fmt.Sprintf("matrix-start%d-%dps-%s-bookmarks-%v", start, rate, mode, bookmarks)
+					src := fmt.Sprintf(`
+name: %s
+duration: 10s
+transport: {window: 8Ki}
+resources:
+- name: pods
+  objects:
+  - {namespace: ns, count: 30, bytes: 2Ki}
+  - {namespace: other, count: 5, bytes: 2Ki}
+  updates:
+  - {perSecond: %d, namespace: ns}
+clients:
+- {name: stuck, model: stops-after 1, namespace: ns, startAt: %ds, initialEvents: %s, bookmarks: %v}
+- {name: healthy, model: healthy, namespace: ns, startAt: %ds, initialEvents: %s, bookmarks: %v}
+- {name: paced, model: paced 4/s, namespace: ns, startAt: %ds, initialEvents: %s, bookmarks: %v}
+- {name: after-initial, model: stops-after initial-events, startAt: %ds, initialEvents: %s, bookmarks: %v}
+`, name, rate, start, mode, bookmarks, start, mode, bookmarks, start, mode, bookmarks, start, mode, bookmarks)
+					sc, err := replay.Parse(strings.NewReader(src))
+					if err != nil {
+						return nil, fmt.Errorf("%s: %w", name, err)
+					}
+					out = append(out, sc)
+				}
+			}
+		}
 	}
-	return *a.StoppedAtSeconds == *b.StoppedAtSeconds
+	return out, nil
 }
 
 func describeColumn(c *replay.Column) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  blocked goroutines %d, watchers alive %d\n", c.BlockedGoroutines, c.WatcherGoroutines)
+	fmt.Fprintf(&b, "  blocked goroutines %d, watchers alive %d, handlers blocked in write %d, held %d objects (%d bytes), APF %g seat-seconds, counters %+v\n",
+		c.BlockedGoroutines, c.WatcherGoroutines, c.HandlersBlockedInWrite, c.HeldObjects, c.HeldBytes, c.APFSeatSeconds, c.Counters)
 	for _, cl := range c.Clients {
-		fmt.Fprintf(&b, "  %-24s %-12s events %d", cl.Name, cl.Outcome, cl.EventsReceived)
+		fmt.Fprintf(&b, "  %-24s %-12s events %d, bookmarks %d", cl.Name, cl.Outcome, cl.EventsReceived, cl.BookmarksReceived)
 		if cl.StoppedAtSeconds != nil {
-			fmt.Fprintf(&b, " stopped at t=%vs", *cl.StoppedAtSeconds)
+			fmt.Fprintf(&b, ", stopped at t=%vs", *cl.StoppedAtSeconds)
 		}
-		b.WriteString("\n")
+		if cl.InitialDoneAtSeconds != nil {
+			fmt.Fprintf(&b, ", initial events by t=%vs", *cl.InitialDoneAtSeconds)
+		}
+		if cl.LastProgressSeconds != nil {
+			fmt.Fprintf(&b, ", last progress t=%vs", *cl.LastProgressSeconds)
+		}
+		fmt.Fprintf(&b, ", %d window updates, APF %g\n", cl.WindowUpdates, cl.APFSeatSeconds)
 	}
 	return b.String()
 }

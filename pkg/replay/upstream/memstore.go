@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -130,7 +129,7 @@ func (s *MemStore) Create(ctx context.Context, key string, obj, out runtime.Obje
 		return storage.ErrResourceVersionSetOnCreate
 	}
 	if err := s.versioner.PrepareObjectForStorage(obj); err != nil {
-		return fmt.Errorf("PrepareObjectForStorage failed: %w", err)
+		return fmt.Errorf("preparing the object: %w", err)
 	}
 	data, err := runtime.Encode(s.codec, obj)
 	if err != nil {
@@ -183,7 +182,7 @@ func (s *MemStore) Get(ctx context.Context, key string, opts storage.GetOptions,
 	s.mu.Lock()
 	cur, rev := s.kvs[key], s.rev
 	s.mu.Unlock()
-	if err := s.validateMinimumResourceVersion(opts.ResourceVersion, uint64(rev)); err != nil {
+	if err := s.requireRevision(opts.ResourceVersion, uint64(rev)); err != nil {
 		return err
 	}
 	if cur == nil {
@@ -195,12 +194,15 @@ func (s *MemStore) Get(ctx context.Context, key string, opts storage.GetOptions,
 	return s.decode(cur.data, out, cur.modRev)
 }
 
-func (s *MemStore) validateMinimumResourceVersion(min string, actual uint64) error {
+// requireRevision fails a read whose resourceVersion (a minimum, "" for
+// none) is newer than the store's current revision.
+func (s *MemStore) requireRevision(min string, actual uint64) error {
 	if min == "" {
 		return nil
 	}
 	v, err := s.versioner.ParseResourceVersion(min)
 	if err != nil {
+		// The 400 a client reads, deliberately in etcd3's words.
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v", err))
 	}
 	if v > actual {
@@ -247,282 +249,283 @@ func (s *MemStore) stateLocked(rev int64, key string, recursive bool, from strin
 	return keys, state, nil
 }
 
-var errCompacted = errors.New("mvcc: required revision has been compacted")
+// errCompacted: a read at a revision the store has compacted away.
+var errCompacted = errors.New("revision compacted")
 
-// GetList implements storage.Interface, paging as the etcd3 store does
-// (etcd3/store.go GetList, pagedChunks): limit keys per read, doubling,
-// until enough items match.
+// The messages of the 410 Gone a client gets from a list at a compacted
+// revision, deliberately etcd3 store's words: clients, and upstream's
+// storage tests, look for them.
+const (
+	listTooOldMessage                 = "The resourceVersion for the provided list is too old."
+	continueTooOldMessage             = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter."
+	continueTooOldInconsistentMessage = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+)
+
+// GetList implements storage.Interface: the objects under key at the
+// requested revision (the current one by default) that the predicate
+// selects, at most Limit of them with a continue token for the rest, as
+// the etcd3 store pages them. Keys are read in order; a page ends once it
+// holds Limit objects, however many keys the predicate skipped.
 func (s *MemStore) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	keyPrefix, err := s.prepareKey(key, opts.Recursive)
+	prefix, err := s.prepareKey(key, opts.Recursive)
 	if err != nil {
 		return err
 	}
-	listPtr, err := meta.GetItemsPtr(listObj)
-	if err != nil {
-		return err
-	}
-	v, err := conversion.EnforcePtr(listPtr)
-	if err != nil || v.Kind() != reflect.Slice {
-		return fmt.Errorf("need ptr to slice: %v", err)
-	}
-	withRev, continueKey, err := storage.ValidateListOptions(keyPrefix, s.versioner, opts)
+	rev, from, err := storage.ValidateListOptions(prefix, s.versioner, opts)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	current := s.rev
-	keys, state, err := s.stateLocked(withRev, keyPrefix, opts.Recursive, continueKey)
+	keys, state, err := s.stateLocked(rev, prefix, opts.Recursive, from)
 	s.mu.Unlock()
-	if err != nil {
-		if errors.Is(err, errCompacted) {
-			if len(opts.Predicate.Continue) > 0 {
-				tok, terr := storage.EncodeContinue(continueKey, keyPrefix, -1)
-				if terr != nil {
-					return apierrors.NewResourceExpired("the provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
-				}
-				se := apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
-				se.ErrStatus.ListMeta.Continue = tok
-				return se
-			}
-			return apierrors.NewResourceExpired("The resourceVersion for the provided list is too old.")
-		}
-		return err
+	if errors.Is(err, errCompacted) {
+		return compactedListError(opts, from, prefix)
 	}
-	if withRev == 0 {
-		if err := s.validateMinimumResourceVersion(opts.ResourceVersion, uint64(current)); err != nil {
-			return err
-		}
-		withRev = current
-	}
-	elem := v.Type().Elem()
-	newItem := func() runtime.Object { return reflect.New(elem).Interface().(runtime.Object) }
-	paging := opts.Predicate.Limit > 0
-	var lastKey string
-	hasMore := false
-	for i, k := range keys {
-		if paging && int64(v.Len()) >= opts.Predicate.Limit {
-			hasMore = true
-			break
-		}
-		lastKey = k
-		e := state[k]
-		obj := newItem()
-		if err := s.decode(e.data, obj, e.modRev); err != nil {
-			return err
-		}
-		if ok, err := opts.Predicate.Matches(obj); err == nil && ok {
-			v.Set(reflect.Append(v, reflect.ValueOf(obj).Elem()))
-		}
-		_ = i
-	}
-	count := int64(len(keys))
-	cont, remaining, err := storage.PrepareContinueToken(lastKey, keyPrefix, withRev, count, hasMore, opts)
 	if err != nil {
 		return err
 	}
-	if v.IsNil() {
-		v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+	if rev == 0 {
+		if err := s.requireRevision(opts.ResourceVersion, uint64(current)); err != nil {
+			return err
+		}
+		rev = current
 	}
-	return s.versioner.UpdateList(listObj, uint64(withRev), cont, remaining)
+	page, last, more, err := s.page(keys, state, opts.Predicate)
+	if err != nil {
+		return err
+	}
+	if err := meta.SetList(listObj, page); err != nil {
+		return fmt.Errorf("filling the list: %w", err)
+	}
+	token, remaining, err := storage.PrepareContinueToken(last, prefix, rev, int64(len(keys)), more, opts)
+	if err != nil {
+		return err
+	}
+	return s.versioner.UpdateList(listObj, uint64(rev), token, remaining)
 }
 
-// state is one key's value as read for an update or a delete, owned by
-// the call that read it.
-type state struct {
-	obj   runtime.Object
-	data  []byte
-	rev   int64
-	meta  storage.ResponseMeta
-	stale bool
+// page decodes the objects of keys (sorted) the predicate selects, up to
+// its limit; last is the last key looked at, more whether keys remain
+// after it.
+func (s *MemStore) page(keys []string, state map[string]*kv, pred storage.SelectionPredicate) (page []runtime.Object, last string, more bool, err error) {
+	for _, k := range keys {
+		if pred.Limit > 0 && int64(len(page)) == pred.Limit {
+			return page, last, true, nil
+		}
+		last = k
+		obj, err := s.decodeNew(state[k].data, state[k].modRev)
+		if err != nil {
+			return nil, "", false, fmt.Errorf("decoding %s: %w", k, err)
+		}
+		if ok, err := pred.Matches(obj); err == nil && ok {
+			page = append(page, obj)
+		}
+	}
+	return page, last, false, nil
 }
 
-func (s *MemStore) currentState(key string, ignoreNotFound bool) (*state, error) {
+// compactedListError is the 410 Gone of a list at a compacted revision:
+// for a continuation, with a token that goes on from the same key at the
+// current revision when one can be made.
+func compactedListError(opts storage.ListOptions, from, prefix string) error {
+	if opts.Predicate.Continue == "" {
+		return apierrors.NewResourceExpired(listTooOldMessage)
+	}
+	token, err := storage.EncodeContinue(from, prefix, -1)
+	if err != nil {
+		return apierrors.NewResourceExpired(continueTooOldMessage)
+	}
+	gone := apierrors.NewResourceExpired(continueTooOldInconsistentMessage)
+	gone.ErrStatus.ListMeta.Continue = token
+	return gone
+}
+
+// version is one key's value as an update or a delete works on it: the
+// stored one, or the caller's cached copy of it, which may be behind.
+// Owned by the call.
+type version struct {
+	obj  runtime.Object
+	data []byte
+	// rev is the revision that wrote it, 0 for a key that does not exist.
+	rev       int64
+	fromCache bool
+}
+
+func (v *version) responseMeta() storage.ResponseMeta {
+	return storage.ResponseMeta{ResourceVersion: uint64(v.rev)}
+}
+
+// load reads the stored version of key. A missing key is NotFound, or with
+// missingOK an empty object at revision 0.
+func (s *MemStore) load(key string, missingOK bool) (*version, error) {
 	s.mu.Lock()
 	cur := s.kvs[key]
 	s.mu.Unlock()
-	if cur == nil {
-		if !ignoreNotFound {
-			return nil, storage.NewKeyNotFoundError(key, 0)
+	switch {
+	case cur != nil:
+		obj, err := s.decodeNew(cur.data, cur.modRev)
+		if err != nil {
+			return nil, err
 		}
-		obj := s.newFunc()
-		return &state{obj: obj}, nil
+		return &version{obj: obj, data: cur.data, rev: cur.modRev}, nil
+	case missingOK:
+		return &version{obj: s.newFunc()}, nil
 	}
-	obj, err := s.decodeNew(cur.data, cur.modRev)
-	if err != nil {
-		return nil, err
-	}
-	return &state{obj: obj, data: cur.data, rev: cur.modRev, meta: storage.ResponseMeta{ResourceVersion: uint64(cur.modRev)}}, nil
+	return nil, storage.NewKeyNotFoundError(key, 0)
 }
 
-func (s *MemStore) stateFromObject(obj runtime.Object) (*state, error) {
-	rv, err := s.versioner.ObjectResourceVersion(obj)
+// begin returns the version an update or a delete starts from: the caller's
+// cached object if it gave one, encoded as the store would hold it, else
+// the stored version.
+func (s *MemStore) begin(key string, cached runtime.Object, missingOK bool) (*version, error) {
+	if cached == nil {
+		return s.load(key, missingOK)
+	}
+	rv, err := s.versioner.ObjectResourceVersion(cached)
 	if err != nil {
-		return nil, fmt.Errorf("couldn't get resource version: %w", err)
+		return nil, fmt.Errorf("resource version of the cached object: %w", err)
 	}
-	st := &state{obj: obj.DeepCopyObject(), rev: int64(rv), meta: storage.ResponseMeta{ResourceVersion: rv}}
-	if err := s.versioner.PrepareObjectForStorage(st.obj); err != nil {
-		return nil, fmt.Errorf("PrepareObjectForStorage failed: %w", err)
+	obj := cached.DeepCopyObject()
+	if err := s.versioner.PrepareObjectForStorage(obj); err != nil {
+		return nil, fmt.Errorf("preparing the cached object: %w", err)
 	}
-	st.data, err = runtime.Encode(s.codec, st.obj)
+	data, err := runtime.Encode(s.codec, obj)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.versioner.UpdateObject(st.obj, rv); err != nil {
+	if err := s.versioner.UpdateObject(obj, rv); err != nil {
 		return nil, err
 	}
-	st.stale = true
-	return st, nil
+	return &version{obj: obj, data: data, rev: int64(rv), fromCache: true}, nil
 }
 
-// Delete implements storage.Interface (etcd3 conditionalDelete: retry on a
-// stale cached object, optimistic delete at the read revision).
+// recheck handles a check (preconditions, validation, the update itself)
+// that failed with err on v. A cached copy may be behind the store: if the
+// store holds another revision, the check deserves another go on that,
+// which recheck returns. Otherwise the failure stands and recheck returns
+// it.
+func (s *MemStore) recheck(key string, v *version, missingOK bool, err error) (*version, error) {
+	if !v.fromCache {
+		return nil, err
+	}
+	stored, lerr := s.load(key, missingOK)
+	if lerr != nil {
+		return nil, lerr
+	}
+	if stored.rev == v.rev {
+		return nil, err
+	}
+	return stored, nil
+}
+
+// commitLocked writes data (nil: deletes) at a new revision if the key is
+// still at revision expect (0: absent), and returns the new revision.
+func (s *MemStore) commitLocked(key string, expect int64, data []byte) (int64, bool) {
+	cur := s.kvs[key]
+	var at int64
+	if cur != nil {
+		at = cur.modRev
+	}
+	switch {
+	case at != expect:
+		return 0, false
+	case data == nil:
+		return s.deleteLocked(key, cur), true
+	}
+	return s.putLocked(key, data, cur), true
+}
+
+// Delete implements storage.Interface with optimistic concurrency: the
+// preconditions and the validation run on the version the call starts
+// from (a cached copy may have to be replaced by the stored version, see
+// recheck), and the delete commits only if the key is still at that
+// version's revision, else it starts over from the stored version.
 func (s *MemStore) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions, validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
 	key, err := s.prepareKey(key, false)
 	if err != nil {
 		return err
 	}
-	var orig *state
-	current := false
-	if cachedExistingObject != nil {
-		orig, err = s.stateFromObject(cachedExistingObject)
-	} else {
-		orig, err = s.currentState(key, false)
-		current = true
-	}
-	if err != nil {
-		return err
-	}
-	for {
-		if preconditions != nil {
-			if err := preconditions.Check(key, orig.obj); err != nil {
-				if current {
-					return err
-				}
-				cachedRev := orig.rev
-				if orig, err = s.currentState(key, false); err != nil {
-					return err
-				}
-				current = true
-				if cachedRev == orig.rev {
-					return err
-				}
-				continue
-			}
-		}
-		if err := validateDeletion(ctx, orig.obj); err != nil {
-			if current {
-				return err
-			}
-			cachedRev := orig.rev
-			cachedErr := err
-			if orig, err = s.currentState(key, false); err != nil {
-				return err
-			}
-			current = true
-			if cachedRev == orig.rev {
-				return cachedErr
-			}
+	v, err := s.begin(key, cachedExistingObject, false)
+	for err == nil {
+		if cerr := s.checkDelete(ctx, key, v, preconditions, validateDeletion); cerr != nil {
+			v, err = s.recheck(key, v, false, cerr)
 			continue
 		}
 		s.mu.Lock()
-		cur := s.kvs[key]
-		if cur == nil || cur.modRev != orig.rev {
-			s.mu.Unlock()
-			if orig, err = s.currentState(key, false); err != nil {
-				return err
-			}
-			current = true
-			continue
-		}
-		rev := s.deleteLocked(key, cur)
+		rev, ok := s.commitLocked(key, v.rev, nil)
 		s.mu.Unlock()
-		return s.decode(orig.data, out, rev)
+		if ok {
+			return s.decode(v.data, out, rev)
+		}
+		v, err = s.load(key, false)
 	}
+	return err
 }
 
-// GuaranteedUpdate implements storage.Interface (etcd3 GuaranteedUpdate:
-// retry on conflict or on a stale cached object, no write when the update
-// changes nothing).
+func (s *MemStore) checkDelete(ctx context.Context, key string, v *version, preconditions *storage.Preconditions, validate storage.ValidateObjectFunc) error {
+	if err := preconditions.Check(key, v.obj); err != nil {
+		return err
+	}
+	return validate(ctx, v.obj)
+}
+
+// GuaranteedUpdate implements storage.Interface with optimistic
+// concurrency: the preconditions and tryUpdate run on the version the call
+// starts from (a cached copy may have to be replaced by the stored
+// version, see recheck); an update that changes nothing writes nothing
+// (a cached copy must be confirmed by the stored version first); a write
+// commits only if the key is still at that version's revision, else the
+// update starts over from the stored version.
 func (s *MemStore) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool, preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
 	key, err := s.prepareKey(key, false)
 	if err != nil {
 		return err
 	}
 	if _, err := conversion.EnforcePtr(destination); err != nil {
-		return fmt.Errorf("unable to convert output object to pointer: %v", err)
+		return fmt.Errorf("the update's destination: %w", err)
 	}
-	var orig *state
-	current := false
-	if cachedExistingObject != nil {
-		orig, err = s.stateFromObject(cachedExistingObject)
-	} else {
-		orig, err = s.currentState(key, ignoreNotFound)
-		current = true
-	}
-	if err != nil {
-		return err
-	}
-	for {
-		if err := preconditions.Check(key, orig.obj); err != nil {
-			if current {
-				return err
-			}
-			if orig, err = s.currentState(key, ignoreNotFound); err != nil {
-				return err
-			}
-			current = true
+	v, err := s.begin(key, cachedExistingObject, ignoreNotFound)
+	for err == nil {
+		data, uerr := s.propose(key, v, preconditions, tryUpdate)
+		if uerr != nil {
+			v, err = s.recheck(key, v, ignoreNotFound, uerr)
 			continue
 		}
-		ret, _, err := tryUpdate(orig.obj, orig.meta)
-		if err != nil {
-			if current {
-				return err
+		if bytes.Equal(data, v.data) {
+			if !v.fromCache {
+				return s.decode(v.data, destination, v.rev)
 			}
-			cachedRev, cachedErr := orig.rev, err
-			if orig, err = s.currentState(key, ignoreNotFound); err != nil {
-				return err
-			}
-			current = true
-			if cachedRev == orig.rev {
-				return cachedErr
-			}
-			continue
-		}
-		if err := s.versioner.PrepareObjectForStorage(ret); err != nil {
-			return fmt.Errorf("PrepareObjectForStorage failed: %w", err)
-		}
-		data, err := runtime.Encode(s.codec, ret)
-		if err != nil {
-			return err
-		}
-		if !orig.stale && orig.data != nil && bytes.Equal(data, orig.data) {
-			return s.decode(orig.data, destination, orig.rev)
-		}
-		if orig.stale && bytes.Equal(data, orig.data) {
-			fresh, err := s.currentState(key, ignoreNotFound)
-			if err != nil {
-				return err
-			}
-			orig, current = fresh, true
-			if bytes.Equal(data, orig.data) {
-				return s.decode(orig.data, destination, orig.rev)
+			if v, err = s.load(key, ignoreNotFound); err == nil && bytes.Equal(data, v.data) {
+				return s.decode(v.data, destination, v.rev)
 			}
 			continue
 		}
 		s.mu.Lock()
-		cur := s.kvs[key]
-		if (cur == nil && orig.rev != 0) || (cur != nil && cur.modRev != orig.rev) {
-			s.mu.Unlock()
-			if orig, err = s.currentState(key, ignoreNotFound); err != nil {
-				return err
-			}
-			current = true
-			continue
-		}
-		rev := s.putLocked(key, data, cur)
+		rev, ok := s.commitLocked(key, v.rev, data)
 		s.mu.Unlock()
-		return s.decode(data, destination, rev)
+		if ok {
+			return s.decode(data, destination, rev)
+		}
+		v, err = s.load(key, ignoreNotFound)
 	}
+	return err
+}
+
+// propose checks the preconditions on v, runs tryUpdate on it and returns
+// the encoded result.
+func (s *MemStore) propose(key string, v *version, preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc) ([]byte, error) {
+	if err := preconditions.Check(key, v.obj); err != nil {
+		return nil, err
+	}
+	updated, _, err := tryUpdate(v.obj, v.responseMeta())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.versioner.PrepareObjectForStorage(updated); err != nil {
+		return nil, fmt.Errorf("preparing the updated object: %w", err)
+	}
+	return runtime.Encode(s.codec, updated)
 }
 
 // Stats implements storage.Interface.
@@ -647,6 +650,7 @@ func (s *MemStore) Watch(ctx context.Context, key string, opts storage.ListOptio
 		w.startRev = s.rev
 		s.watchers[w] = struct{}{}
 	case int64(rev) < s.compacted:
+		// The 410 a watch client reads, deliberately in etcd3's words.
 		w.enqueue(errorEvent(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rev, s.compacted))))
 	default:
 		w.startRev = int64(rev)

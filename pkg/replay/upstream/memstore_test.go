@@ -64,6 +64,39 @@ func TestUpstreamStorageBehaviour(t *testing.T) {
 		{"ConditionalDelete", func(ctx context.Context, t *testing.T, s *MemStore) {
 			storagetesting.RunTestConditionalDelete(ctx, t, s)
 		}},
+		{"DeleteWithSuggestion", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestDeleteWithSuggestion(ctx, t, s)
+		}},
+		{"DeleteWithSuggestionAndConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestDeleteWithSuggestionAndConflict(ctx, t, s)
+		}},
+		{"DeleteWithConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestDeleteWithConflict(ctx, t, s)
+		}},
+		{"DeleteWithSuggestionOfDeletedObject", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestDeleteWithSuggestionOfDeletedObject(ctx, t, s)
+		}},
+		{"ValidateDeletionWithSuggestion", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestValidateDeletionWithSuggestion(ctx, t, s)
+		}},
+		{"ValidateDeletionWithOnlySuggestionValid", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestValidateDeletionWithOnlySuggestionValid(ctx, t, s)
+		}},
+		{"PreconditionalDeleteWithSuggestion", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestPreconditionalDeleteWithSuggestion(ctx, t, s)
+		}},
+		{"PreconditionalDeleteWithOnlySuggestionPass", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestPreconditionalDeleteWithOnlySuggestionPass(ctx, t, s)
+		}},
+		{"GuaranteedUpdateWithSuggestionAndConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestGuaranteedUpdateWithSuggestionAndConflict(ctx, t, s)
+		}},
+		{"ListPaginationRareObject", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestListPaginationRareObject(ctx, t, s, noCallsValidation)
+		}},
+		{"ListInconsistentContinuation", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestListInconsistentContinuation(ctx, t, s, compaction(s))
+		}},
 		{"GuaranteedUpdateWithConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
 			storagetesting.RunTestGuaranteedUpdateWithConflict(ctx, t, s)
 		}},
