@@ -141,7 +141,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 		for i := range results {
 			res.Notes = append(res.Notes, fmt.Sprintf("instance %s not read directly", results[i].Instance.Name))
 		}
-		insts, clients, results = []Instance{fb}, []*Client{c}, []InstanceResult{{Instance: fb}}
+		clients, results = []*Client{c}, []InstanceResult{{Instance: fb}}
 	}
 	for s := 1; s <= cfg.Samples; s++ {
 		if s > 1 {

@@ -43,7 +43,8 @@ const (
 type endReason int
 
 const (
-	endNone endReason = iota
+	// The zero value: the handler has not returned.
+	_ endReason = iota
 	// endResultClosed: the watcher closed its result channel.
 	endResultClosed
 	// endDisconnected: the client went away.
