@@ -149,7 +149,6 @@ func (o *Ours) Settle(ctx context.Context, others func() bool) error {
 				if !stepped {
 					return nil
 				}
-				continue
 			}
 		}
 		if err := ctx.Err(); err != nil {

@@ -33,6 +33,11 @@ func TestDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases = append(cases, matrix...)
+	edges, err := edgeScenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, edges...)
 	scenarios, clients := 0, 0
 	for _, sc := range cases {
 		t.Run(sc.Name, func(t *testing.T) {
@@ -117,4 +122,44 @@ func describeColumn(c *replay.Column) string {
 		fmt.Fprintf(&b, ", %d window updates, APF %g\n", cl.WindowUpdates, cl.APFSeatSeconds)
 	}
 	return b.String()
+}
+
+// edgeScenarios cover what no built-in scenario and no matrix row does:
+// clients that disconnect (in their initial events, and after them),
+// request timeouts (between two writes, and while blocked in a write,
+// where the handler does not see them), a half-window HTTP/2 client whose
+// input the dispatcher overflows, and ticks of 500 ms and 250 ms, on which
+// upstream's jittered bookmarks still fall on the same ticks in every run.
+func edgeScenarios() ([]*replay.Scenario, error) {
+	clients := `
+clients:
+- {name: leaves-early, model: disconnects-after 2s, namespace: ns}
+- {name: leaves-later, model: disconnects-after 9s, namespace: ns, initialEvents: legacy-rv0}
+- {name: stuck, model: stops-after 1, namespace: ns, transport: {window: 8Ki}}
+- {name: stuck-with-timeout, model: stops-after 1, namespace: ns, timeout: 5s, transport: {window: 8Ki}}
+- {name: healthy-with-timeout, model: healthy, namespace: ns, timeout: 6s}
+- {name: half-window, model: paced 4/s, namespace: ns, transport: {window: 16Ki, refresh: half-window}}
+- {name: paced, model: paced 3/s, startAt: 1s}
+`
+	var out []*replay.Scenario
+	for _, tick := range []string{"1s", "500ms", "250ms"} {
+		src := fmt.Sprintf(`
+name: edges-tick-%s
+duration: 12s
+tick: %s
+resources:
+- name: pods
+  objects:
+  - {namespace: ns, count: 30, bytes: 2Ki}
+  - {namespace: other, count: 5, bytes: 2Ki}
+  updates:
+  - {perSecond: 4, namespace: ns}
+`, tick, tick) + clients
+		sc, err := replay.Parse(strings.NewReader(src))
+		if err != nil {
+			return nil, fmt.Errorf("edges-tick-%s: %w", tick, err)
+		}
+		out = append(out, sc)
+	}
+	return out, nil
 }

@@ -563,8 +563,9 @@ func (s *MemStore) CompactRevision() int64 {
 	return s.compacted
 }
 
-// Compact forgets the history up to rev: reads and watches from before it
-// fail as they do on a compacted etcd.
+// Compact marks the history up to rev compacted: reads and watches from
+// before it fail as they do on a compacted etcd. The entries stay in the
+// log (the replay never compacts; upstream's storage tests do).
 func (s *MemStore) Compact(rev int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
