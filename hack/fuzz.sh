@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of the module for a bounded time each.
-# Usage: hack/fuzz.sh [DURATION]   (default 10s)
+# Runs every fuzz target of the module for a bounded amount each.
+# Usage: hack/fuzz.sh [FUZZTIME]   go test -fuzztime: a count of inputs
+# such as 100000x (the default) or a duration such as 10s
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fuzztime="${1:-10s}"
+fuzztime="${1:-100000x}"
 status=0
 while IFS= read -r file; do
   pkg="./$(dirname "$file")"
