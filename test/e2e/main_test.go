@@ -42,6 +42,11 @@ var suite struct {
 	reproOnce sync.Once
 	repro     *reproEnv
 	reproErr  error
+
+	// The HA cluster and its workload (ha_test.go), also started once.
+	haOnce sync.Once
+	ha     *haEnv
+	haErr  error
 }
 
 func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
@@ -50,6 +55,12 @@ func runSuite(m *testing.M) int {
 	// Missing binaries fail the run (never a skip): a green e2e run must
 	// mean the reproduction was seen on a real API server.
 	if _, _, err := cluster.BinariesFromEnv(); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+		return 1
+	}
+	// Nor does it run on the host's network: only inside the network
+	// namespace of run.sh, where lo is the only interface.
+	if err := cluster.CheckIsolatedNetwork(); err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 		return 1
 	}
@@ -64,6 +75,13 @@ func runSuite(m *testing.M) int {
 
 	if r := suite.repro; r != nil {
 		r.stop()
+	}
+	if h := suite.ha; h != nil {
+		fmt.Fprintf(os.Stderr, "e2e: HA cluster memory at teardown: %s\n", h.cluster.MemoryUsage())
+		if err := h.stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: stop HA cluster: %v\n", err)
+			code = 1
+		}
 	}
 	if c := suite.cluster; c != nil {
 		fmt.Fprintf(os.Stderr, "e2e: memory at teardown: %s\n", c.MemoryUsage())

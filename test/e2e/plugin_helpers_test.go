@@ -33,6 +33,23 @@ type pluginResult struct {
 //	res := runPlugin(t, r.cluster, cluster.UserWatchDoctor, "--output", "json")
 func runPlugin(t *testing.T, c *cluster.Cluster, user string, args ...string) pluginResult {
 	t.Helper()
+	return runPluginWith(t, pluginRun{kubeconfig: c.Kubeconfig(user), user: user}, args...)
+}
+
+// pluginRun says how runPluginWith runs the plugin.
+type pluginRun struct {
+	// kubeconfig is the file KUBECONFIG names; user is for the log.
+	kubeconfig, user string
+	// in, when set, runs the plugin inside that client network.
+	in *cluster.ClientNetwork
+	// onStderr, when set, sees each line of stderr as it is written.
+	onStderr func(line string)
+}
+
+// runPluginWith is runPlugin with a kubeconfig of the caller's choice, in
+// a client network, or watching stderr as it comes.
+func runPluginWith(t *testing.T, run pluginRun, args ...string) pluginResult {
+	t.Helper()
 	bin := os.Getenv(envPluginBin)
 	if bin == "" {
 		t.Fatalf("$%s is not set: build the plugin (make build) and export %s=/path/to/kubectl-watch_doctor, or run `make e2e`",
@@ -41,9 +58,16 @@ func runPlugin(t *testing.T, c *cluster.Cluster, user string, args ...string) pl
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig(user))
+	if run.in != nil {
+		in := run.in.Command(bin, args...)
+		cmd = exec.CommandContext(ctx, in.Path, in.Args[1:]...)
+	}
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+run.kubeconfig)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if run.onStderr != nil {
+		cmd.Stderr = &lineWriter{buf: &stderr, onLine: run.onStderr}
+	}
 	err := cmd.Run()
 	res := pluginResult{Stdout: stdout.String(), Stderr: stderr.String()}
 	var exitErr *exec.ExitError
@@ -53,6 +77,27 @@ func runPlugin(t *testing.T, c *cluster.Cluster, user string, args ...string) pl
 	case err != nil:
 		t.Fatalf("run %s %q: %v\nstderr:\n%s", bin, args, err, res.Stderr)
 	}
-	t.Logf("%s %q as %q: exit %d", bin, args, user, res.ExitCode)
+	t.Logf("%s %q as %q: exit %d", bin, args, run.user, res.ExitCode)
 	return res
+}
+
+// lineWriter keeps what is written and calls onLine for each complete line.
+// exec.Cmd writes to it from one goroutine.
+type lineWriter struct {
+	buf     *bytes.Buffer
+	pending []byte
+	onLine  func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf.Write(p)
+	w.pending = append(w.pending, p...)
+	for {
+		i := bytes.IndexByte(w.pending, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.onLine(string(w.pending[:i]))
+		w.pending = w.pending[i+1:]
+	}
 }

@@ -1,24 +1,86 @@
 #!/usr/bin/env bash
-# Runs the end-to-end tests: builds (or reuses) kube-apiserver and etcd, then
-# runs go test in test/e2e against them. Extra arguments go to go test, e.g.
+# Runs the end-to-end tests. Extra arguments go to go test, e.g.
 #   test/e2e/run.sh -run TestDebugEndpointAccess -v
+#
+# Two phases:
+#   1. setup (network allowed): everything that downloads or builds runs on
+#      the host's network.
+#   2. tests (inside the namespace): run.sh re-enters itself with
+#      `unshare --net`, in a network namespace of its own whose only
+#      interface is lo; every process of the suite (etcd, kube-apiservers,
+#      load balancers, watch clients, the plugin) runs there, so no test
+#      packet can leave the machine. The namespace goes away with its last
+#      process, whatever the exit path: nothing to clean up.
 #
 # Environment:
 #   WATCH_DOCTOR_E2E_CACHE  binary cache root (see hack/build-binaries.sh)
 #   E2E_TIMEOUT             go test -timeout (default 30m)
-#   E2E_PODS, E2E_PACED_INTERVAL, E2E_KEEP
-#                           workload size, paced reader's interval, keep the
-#                           cluster's logs (see README.md)
+#   E2E_PODS, E2E_HA_PODS, E2E_PACED_INTERVAL, E2E_KEEP
+#                           workload sizes, paced reader's interval, keep the
+#                           clusters' logs (see README.md)
 #   WATCH_DOCTOR_BIN        the plugin binary, for the tests that run it
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-
-env_lines="$("${here}/hack/build-binaries.sh")"
-eval "${env_lines}"
-export KUBE_APISERVER_BIN ETCD_BIN
-
 cd "${here}"
-echo "run.sh: KUBE_APISERVER_BIN=${KUBE_APISERVER_BIN} ETCD_BIN=${ETCD_BIN}" >&2
+
+# Set by this script, inside the namespace, to the namespace's identity;
+# TestMain refuses to run without it (cluster.CheckIsolatedNetwork).
+netns_var=WATCH_DOCTOR_E2E_NETNS
+
+# Addresses on the namespace's lo: the load balancer, then the three
+# kube-apiserver instances of the HA cluster (cluster.LBAddress,
+# cluster.InstanceAddresses). TEST-NET-2: they exist only in the namespace.
+lo_addresses=(198.51.100.10 198.51.100.11 198.51.100.12 198.51.100.13)
+
+if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
+  ##########################################################################
+  # setup (network allowed)
+  #
+  # Append here any step that needs the network (package installs,
+  # downloads). Export what the tests need: the environment passes into the
+  # namespace. Nothing after this section can reach the network.
+  ##########################################################################
+
+  # kube-apiserver and etcd, built from the Go module proxy and cached.
+  env_lines="$("${here}/hack/build-binaries.sh")"
+  eval "${env_lines}"
+  export KUBE_APISERVER_BIN ETCD_BIN
+  echo "run.sh: KUBE_APISERVER_BIN=${KUBE_APISERVER_BIN} ETCD_BIN=${ETCD_BIN}" >&2
+
+  # Every module the tests import, and their compiled packages: go vet
+  # type-checks the test files too, so the tests build offline afterwards.
+  go mod download
+  go vet ./...
+
+  for tool in unshare nsenter ip; do
+    command -v "${tool}" >/dev/null || { echo "run.sh: ${tool} is missing: apt-get install -y util-linux iproute2" >&2; exit 1; }
+  done
+
+  ##########################################################################
+  # Enter the namespace: this script again, from the top, in the new
+  # namespace; the next section runs there.
+  ##########################################################################
+  if ! out="$(unshare --net -- true 2>&1)"; then
+    echo "run.sh: cannot create a network namespace (unshare --net): ${out}" >&2
+    echo "run.sh: the e2e tests run only in a network namespace of their own, which needs root (CAP_SYS_ADMIN); they never run on the host's network" >&2
+    exit 1
+  fi
+  export WATCH_DOCTOR_E2E_IN_NETNS=1
+  exec unshare --net -- "${BASH_SOURCE[0]}" "$@"
+fi
+
+##########################################################################
+# tests (inside the namespace)
+##########################################################################
+ip link set lo up
+for a in "${lo_addresses[@]}"; do
+  ip addr add "${a}/32" dev lo
+done
+export "${netns_var}=$(readlink /proc/self/ns/net)"
+echo "run.sh: in network namespace ${!netns_var}: $(ip -brief address show | tr -s ' ' | tr '\n' ';')" >&2
+
+# No module download from here on: a missing one fails at once.
+export GOPROXY=off
 # -count=1: the tests talk to processes the go test cache cannot see.
 exec go test -count=1 -timeout "${E2E_TIMEOUT:-30m}" "$@" ./...

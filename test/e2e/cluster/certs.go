@@ -5,10 +5,15 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
+	"net"
 	"os"
+	"path/filepath"
+	"time"
 )
 
 // writeServiceAccountKeys generates the key pair kube-apiserver signs and
@@ -64,4 +69,76 @@ func extractCA(bundlePath string) ([]byte, error) {
 		return nil, errors.New("no CA certificate in " + bundlePath)
 	}
 	return out, nil
+}
+
+// servingCerts is what writeServingCerts produced: a CA of the run's own and
+// one serving certificate (shared by every instance) it signed.
+type servingCerts struct {
+	caPEM             []byte
+	certFile, keyFile string
+}
+
+// writeServingCerts generates a CA and a serving certificate for every
+// address and name in ips and dnsNames, and writes the certificate and its
+// key into dir (for --tls-cert-file and --tls-private-key-file) next to
+// ca.crt. One certificate covers every instance and the load balancer: a
+// client pinned to an instance verifies it against the load balancer's
+// address, as a real cluster's certificates allow.
+func writeServingCerts(dir string, ips []net.IP, dnsNames []string) (*servingCerts, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate CA key: %w", err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "watch-doctor-e2e-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, fmt.Errorf("create CA certificate: %w", err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate serving key: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:  ips,
+		DNSNames:     dnsNames,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, fmt.Errorf("create serving certificate: %w", err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	sc := &servingCerts{
+		caPEM:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		certFile: filepath.Join(dir, "serving.crt"),
+		keyFile:  filepath.Join(dir, "serving.key"),
+	}
+	if err := os.WriteFile(sc.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(sc.keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return nil, err
+	}
+	return sc, nil
 }

@@ -67,7 +67,13 @@ type Cluster struct {
 	users  map[string]user
 
 	etcd      *process
-	apiserver *process
+	apiserver *process // a single-instance cluster's (Start)
+
+	// An HA cluster's (StartHA): its serving certificates, instances and
+	// load balancer; c.server is the balancer's URL.
+	certs     *servingCerts
+	instances []*Instance
+	lb        *TCPBalancer
 }
 
 // BinariesFromEnv returns the kube-apiserver and etcd paths from
@@ -130,6 +136,12 @@ func StartForTest(t testing.TB, opts Options) *Cluster {
 // them. On error everything started is stopped again and the error carries the
 // tail of the failing process's log.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	return start(ctx, opts, (*Cluster).start)
+}
+
+// start fills in opts' defaults, bounds ctx by StartTimeout and runs how; on
+// error it stops whatever how started.
+func start(ctx context.Context, opts Options, how func(*Cluster, context.Context, Options) error) (*Cluster, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("cluster.Options.Dir is required")
 	}
@@ -159,7 +171,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{dir: opts.Dir, users: users}
-	if err := c.start(ctx, opts); err != nil {
+	if err := how(c, ctx, opts); err != nil {
 		return nil, errors.Join(err, c.Stop())
 	}
 	return c, nil
@@ -183,6 +195,16 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	}
 	opts.Logf("kube-apiserver ready at %s after %v", c.server, time.Since(began).Round(time.Millisecond))
 
+	if err := c.setUpRBAC(ctx, opts); err != nil {
+		return err
+	}
+	opts.Logf("cluster ready (RBAC in effect) after %v; files in %s", time.Since(began).Round(time.Millisecond), c.dir)
+	return nil
+}
+
+// setUpRBAC creates the harness's RBAC objects and waits until the
+// authorizer enforces them.
+func (c *Cluster) setUpRBAC(ctx context.Context, opts Options) error {
 	admin, err := c.Clientset(UserAdmin)
 	if err != nil {
 		return err
@@ -199,7 +221,6 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("RBAC rules not in effect after %v (last error: %v): %w", opts.StartTimeout, lastErr, err)
 	}
-	opts.Logf("cluster ready (RBAC in effect) after %v; files in %s", time.Since(began).Round(time.Millisecond), c.dir)
 	return nil
 }
 
@@ -272,15 +293,43 @@ func etcdHealthy(ctx context.Context, clientURL string) error {
 	return nil
 }
 
-func (c *Cluster) startAPIServer(ctx context.Context, opts Options, etcdURL string) error {
+// commonAPIServerArgs writes the service-account keys and the token file
+// and returns the kube-apiserver flags every instance shares: everything
+// but its addresses, port, serving certificate and endpoint reconciler.
+func (c *Cluster) commonAPIServerArgs(etcdURL string) ([]string, error) {
 	certDir := filepath.Join(c.dir, "certs")
 	saKey := filepath.Join(certDir, "service-account.key")
 	saPub := filepath.Join(certDir, "service-account.pub")
 	if err := writeServiceAccountKeys(saKey, saPub); err != nil {
-		return err
+		return nil, err
 	}
 	tokenFile := filepath.Join(c.dir, "tokens.csv")
 	if err := writeTokenFile(tokenFile, c.users); err != nil {
+		return nil, err
+	}
+	return []string{
+		"--etcd-servers=" + etcdURL,
+		"--token-auth-file=" + tokenFile,
+		"--authorization-mode=RBAC",
+		"--profiling=true",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + saPub,
+		"--service-account-signing-key-file=" + saKey,
+		"--service-cluster-ip-range=" + serviceCIDR,
+	}, nil
+}
+
+// serviceCIDR is --service-cluster-ip-range; the kubernetes Service gets its
+// first address, which the serving certificates of an HA cluster include.
+const (
+	serviceCIDR     = "10.0.0.0/24"
+	kubernetesSvcIP = "10.0.0.1"
+)
+
+func (c *Cluster) startAPIServer(ctx context.Context, opts Options, etcdURL string) error {
+	certDir := filepath.Join(c.dir, "certs")
+	common, err := c.commonAPIServerArgs(etcdURL)
+	if err != nil {
 		return err
 	}
 
@@ -291,25 +340,18 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options, etcdURL stri
 			return err
 		}
 		c.server = "https://127.0.0.1:" + strconv.Itoa(ports[0])
-		args := []string{
+		args := append([]string{
 			"--advertise-address=127.0.0.1",
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(ports[0]),
 			// No cert/key given: the API server generates a self-signed CA
 			// and serving certificate (for 127.0.0.1 and localhost) here.
 			"--cert-dir=" + certDir,
-			"--etcd-servers=" + etcdURL,
-			"--token-auth-file=" + tokenFile,
-			"--authorization-mode=RBAC",
-			"--profiling=true",
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-account-key-file=" + saPub,
-			"--service-account-signing-key-file=" + saKey,
-			"--service-cluster-ip-range=10.0.0.0/24",
 			// The lease endpoint reconciler refuses a loopback advertise
-			// address; there is no Service traffic to route anyway.
+			// address; there is no Service traffic to route anyway. StartHA
+			// runs it, on addresses of their own.
 			"--endpoint-reconciler-type=none",
-		}
+		}, common...)
 		args = append(args, opts.ExtraAPIServerArgs...)
 		p, err := startProcess("kube-apiserver", opts.KubeAPIServerBin, args, filepath.Join(c.dir, "logs", "kube-apiserver.log"))
 		if err != nil {
@@ -347,6 +389,11 @@ func (c *Cluster) writeClientFiles(certDir string) error {
 	if err != nil {
 		return err
 	}
+	return c.writeKubeconfigs(caPEM)
+}
+
+// writeKubeconfigs writes ca.crt and one kubeconfig per user, for c.server.
+func (c *Cluster) writeKubeconfigs(caPEM []byte) error {
 	caFile := filepath.Join(c.dir, "ca.crt")
 	if err := os.WriteFile(caFile, caPEM, 0o644); err != nil {
 		return err
@@ -367,6 +414,10 @@ func (c *Cluster) readyz(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return readyzAt(ctx, cfg)
+}
+
+func readyzAt(ctx context.Context, cfg *rest.Config) error {
 	cfg.Timeout = 5 * time.Second
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -423,6 +474,14 @@ func freePorts(n int) ([]int, error) {
 // after a grace period) and reaps them. Files stay in Dir. Safe to call twice.
 func (c *Cluster) Stop() error {
 	var errs []error
+	if c.lb != nil {
+		errs = append(errs, c.lb.Close())
+	}
+	for _, in := range c.instances {
+		if p := in.process(); p != nil {
+			errs = append(errs, p.stop(15*time.Second))
+		}
+	}
 	if c.apiserver != nil {
 		errs = append(errs, c.apiserver.stop(15*time.Second))
 	}
@@ -435,7 +494,8 @@ func (c *Cluster) Stop() error {
 // Dir is the directory holding the cluster's files.
 func (c *Cluster) Dir() string { return c.dir }
 
-// Server is the API server URL, https://127.0.0.1:PORT.
+// Server is the kubeconfigs' server URL: https://127.0.0.1:PORT, or the load
+// balancer's https://198.51.100.10:PORT for an HA cluster.
 func (c *Cluster) Server() string { return c.server }
 
 // CAFile is the PEM file of the CA that signed the API server's certificate.
@@ -481,7 +541,11 @@ func (c *Cluster) LogFiles() (etcd, apiserver string) {
 // kube-apiserver, for test logs.
 func (c *Cluster) MemoryUsage() string {
 	var parts []string
-	for _, p := range []*process{c.etcd, c.apiserver} {
+	ps := []*process{c.etcd, c.apiserver}
+	for _, in := range c.instances {
+		ps = append(ps, in.process())
+	}
+	for _, p := range ps {
 		if p == nil {
 			continue
 		}

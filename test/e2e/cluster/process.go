@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -78,13 +79,24 @@ func (p *process) stop(grace time.Duration) error {
 	return p.stopErr
 }
 
-// terminate does the work of stop; it runs once, under stopOnce.
+// kill sends SIGKILL to the process group at once, as a crash would end the
+// process, and reaps it. It shares stop's once: whichever comes first wins.
+func (p *process) kill() error {
+	p.stopOnce.Do(func() { p.stopErr = p.terminate(0) })
+	return p.stopErr
+}
+
+// terminate does the work of stop and kill; it runs once, under stopOnce. A
+// zero grace skips SIGTERM.
 func (p *process) terminate(grace time.Duration) error {
 	pgid := p.cmd.Process.Pid // Setpgid: the child leads a group of its own id
 	var errs []error
 	select {
 	case <-p.done:
 	default:
+		if grace == 0 {
+			break
+		}
 		if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 			errs = append(errs, fmt.Errorf("SIGTERM %s: %w", p.name, err))
 		}
@@ -143,4 +155,48 @@ func memoryUsage(pid int) (rss, peak string, err error) {
 		}
 	}
 	return rss, peak, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's start time: 100 on
+// every Linux architecture Go supports (the kernel's ABI fixes it).
+const clockTicks = 100
+
+// processStartTime returns when pid started, in seconds since the epoch,
+// computed as the Prometheus process collector computes
+// process_start_time_seconds (prometheus/procfs: boot time from /proc/stat's
+// btime plus /proc/PID/stat's starttime in clock ticks), so the two compare
+// equal for the same process.
+func processStartTime(pid int) (float64, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: fields count from
+	// the last ')'. starttime is field 22; after ") " come fields 3 and up.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no ')' in %q", pid, stat)
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 20 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command name, want at least 20", pid, len(fields))
+	}
+	ticks, err := strconv.ParseUint(fields[19], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: starttime %q: %w", pid, fields[19], err)
+	}
+	procStat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(procStat), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			btime, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/stat: btime %q: %w", v, err)
+			}
+			return float64(btime) + float64(ticks)/clockTicks, nil
+		}
+	}
+	return 0, errors.New("/proc/stat: no btime line")
 }
