@@ -260,6 +260,7 @@ func TestHADiagnoseReadsEveryInstanceOnItsAddress(t *testing.T) {
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("default/kubernetes EndpointSlices list %v (%v), want the three instances %v", got, err, want)
 	}
+	t.Logf("default/kubernetes EndpointSlices list %v", got)
 
 	rep := haRuns.report
 	var names []string
@@ -452,6 +453,7 @@ func TestHAFallsBackThroughTheLoadBalancer(t *testing.T) {
 	}
 	rep := decode(t, res)
 	checkFallback(rep, lb)
+	t.Logf("through the TCP balancer, warnings:\n%s", strings.Join(rep.Warnings, "\n"))
 	if m := mixedNote.FindString(notes(rep)); m != "" {
 		t.Errorf("through the TCP balancer (one connection, one process): %q", m)
 	}
@@ -500,6 +502,7 @@ func TestHAFallsBackThroughTheLoadBalancer(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no note that sample 1 reached different processes (the balancer sent /metrics to %v):\n%s", backends, notes(rep))
 	}
+	t.Logf("through the HTTP balancer: /metrics went to %v (started %.0f, %.0f); the plugin noted: %s", backends, want[0], want[1], m[0])
 	a, _ := strconv.ParseFloat(m[2], 64)
 	b, _ := strconv.ParseFloat(m[3], 64)
 	if m[1] != "1" || !sameStart(a, want[0], 0.5) || !sameStart(b, want[1], 0.5) {

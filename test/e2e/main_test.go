@@ -2,10 +2,10 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +43,10 @@ var suite struct {
 	repro     *reproEnv
 	reproErr  error
 
+	// warmLog holds what the shared cluster's start in the background
+	// logged (runSuite).
+	warmLog lineLog
+
 	// The HA cluster and its workload (ha_test.go), also started once.
 	haOnce sync.Once
 	ha     *haEnv
@@ -71,7 +75,26 @@ func runSuite(m *testing.M) int {
 	}
 	suite.dir = dir
 
+	// The whole suite: start the shared cluster and its reproduction in
+	// the background now, so their one-minute wait overlaps the HA tests'
+	// (which run first). A -run selection starts what it needs on demand.
+	warmed := make(chan struct{})
+	flag.Parse()
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" {
+		go func() {
+			defer close(warmed)
+			suite.clusterOnce.Do(func() { suite.cluster, suite.clusterErr = startSharedCluster(suite.warmLog.logf) })
+			if suite.clusterErr != nil {
+				return
+			}
+			suite.reproOnce.Do(func() { suite.repro, suite.reproErr = startRepro(suite.warmLog.logf, suite.cluster) })
+		}()
+	} else {
+		close(warmed)
+	}
+
 	code := m.Run()
+	<-warmed
 
 	if r := suite.repro; r != nil {
 		r.stop()
@@ -102,26 +125,49 @@ func runSuite(m *testing.M) int {
 // failed start fails every test that asks for it.
 func sharedCluster(t *testing.T) *cluster.Cluster {
 	t.Helper()
-	first := false
 	suite.clusterOnce.Do(func() {
-		first = true
-		began := time.Now()
-		suite.cluster, suite.clusterErr = cluster.Start(context.Background(), cluster.Options{
-			Dir:  suite.dir,
-			Logf: func(format string, args ...any) { t.Logf("cluster: "+format, args...) },
-		})
-		if suite.clusterErr == nil {
-			t.Logf("cluster started in %v", time.Since(began).Round(time.Millisecond))
-		}
+		suite.cluster, suite.clusterErr = startSharedCluster(func(format string, args ...any) { t.Logf(format, args...) })
 	})
+	suite.warmLog.flush(t)
 	if err := suite.clusterErr; err != nil {
-		if !first {
-			msg, _, _ := strings.Cut(err.Error(), "\n")
-			t.Fatalf("start cluster failed in an earlier test: %s", msg)
-		}
 		t.Fatalf("start cluster: %v", err)
 	}
 	return suite.cluster
+}
+
+func startSharedCluster(logf func(format string, args ...any)) (*cluster.Cluster, error) {
+	began := time.Now()
+	c, err := cluster.Start(context.Background(), cluster.Options{
+		Dir:  suite.dir,
+		Logf: func(format string, args ...any) { logf("cluster: "+format, args...) },
+	})
+	if err == nil {
+		logf("cluster started in %v", time.Since(began).Round(time.Millisecond))
+	}
+	return c, err
+}
+
+// lineLog keeps the lines logged by a start in the background until a test
+// can print them.
+type lineLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lineLog) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, time.Now().Format("15:04:05.000 ")+fmt.Sprintf(format, args...))
+}
+
+// flush logs the kept lines on t, once.
+func (l *lineLog) flush(t *testing.T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		t.Log("(started in the background) " + line)
+	}
+	l.lines = nil
 }
 
 // reproEnv is the issue 131721 reproduction running on the shared cluster.
@@ -149,14 +195,17 @@ func (r *reproEnv) stop() {
 func sharedRepro(t *testing.T) *reproEnv {
 	t.Helper()
 	c := sharedCluster(t)
-	suite.reproOnce.Do(func() { suite.repro, suite.reproErr = startRepro(t, c) })
+	suite.reproOnce.Do(func() {
+		suite.repro, suite.reproErr = startRepro(func(format string, args ...any) { t.Logf(format, args...) }, c)
+	})
+	suite.warmLog.flush(t)
 	if suite.reproErr != nil {
 		t.Fatalf("start reproduction workload: %v", suite.reproErr)
 	}
 	return suite.repro
 }
 
-func startRepro(t *testing.T, c *cluster.Cluster) (*reproEnv, error) {
+func startRepro(logf func(format string, args ...any), c *cluster.Cluster) (*reproEnv, error) {
 	pods := workload.DefaultPodsOptions()
 	if v := os.Getenv(envPods); v != "" {
 		n, err := strconv.Atoi(v)
@@ -189,7 +238,7 @@ func startRepro(t *testing.T, c *cluster.Cluster) (*reproEnv, error) {
 	if err := workload.CreatePods(context.Background(), admin, pods); err != nil {
 		return nil, err
 	}
-	t.Logf("created %d pods of %d B in namespace %q in %v", pods.Count, pods.AnnotationBytes, pods.Namespace,
+	logf("created %d pods of %d B in namespace %q in %v", pods.Count, pods.AnnotationBytes, pods.Namespace,
 		time.Since(began).Round(time.Millisecond))
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -218,6 +267,6 @@ func startRepro(t *testing.T, c *cluster.Cluster) (*reproEnv, error) {
 			return nil, err
 		}
 	}
-	t.Logf("started watchers %s, %s (every %v) and %s", r.slowInformer.Name(), r.pacedReader.Name(), interval, r.healthyClient.Name())
+	logf("started watchers %s, %s (every %v) and %s", r.slowInformer.Name(), r.pacedReader.Name(), interval, r.healthyClient.Name())
 	return r, nil
 }
