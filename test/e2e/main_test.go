@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
+	"github.com/watch-doctor/watch-doctor/test/e2e/probe"
 	"github.com/watch-doctor/watch-doctor/test/e2e/workload"
 )
 
@@ -205,6 +207,26 @@ func sharedRepro(t *testing.T) *reproEnv {
 	return suite.repro
 }
 
+// waitSenderBlocked waits until the API server shows an initial-events
+// sender (slow-informer's) before the next watcher starts. The plugin pairs
+// the two initial-phase watchers with their APF requests by handler
+// goroutine id against arrival time (pkg/watches/match.go), and goroutine ids
+// follow creation only roughly (each P takes them in batches); requests
+// seconds apart, with the API server's own goroutines created in between,
+// keep that order on a loaded machine.
+func waitSenderBlocked(admin rest.Interface) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		gs, err := goroutines(ctx, admin)
+		return err == nil && len(probe.InitialEventsSenders(gs)) == 1, nil
+	})
+	if err != nil {
+		return fmt.Errorf("slow-informer's watcher never blocked sending initial events: %w", err)
+	}
+	return nil
+}
+
 func startRepro(logf func(format string, args ...any), c *cluster.Cluster) (*reproEnv, error) {
 	pods := workload.DefaultPodsOptions()
 	if v := os.Getenv(envPods); v != "" {
@@ -261,6 +283,9 @@ func startRepro(logf func(format string, args ...any), c *cluster.Cluster) (*rep
 		cfg, err := c.RESTConfig(w.user)
 		if err == nil {
 			*w.dst, err = w.start(ctx, cfg)
+		}
+		if err == nil && w.user == cluster.UserSlowInformer {
+			err = waitSenderBlocked(admin.Discovery().RESTClient())
 		}
 		if err != nil {
 			r.stop()

@@ -67,7 +67,7 @@ if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
     exit 1
   fi
   export WATCH_DOCTOR_E2E_IN_NETNS=1
-  exec unshare --net -- "${BASH_SOURCE[0]}" "$@"
+  exec unshare --net -- "${here}/run.sh" "$@"
 fi
 
 ##########################################################################
