@@ -111,15 +111,20 @@ func BinariesFromEnv() (apiserver, etcd string, err error) {
 // does not start.
 func StartForTest(t testing.TB, opts Options) *Cluster {
 	t.Helper()
+	return startForTest(t, opts, Start)
+}
+
+// startForTest runs start with the test's defaults (files in t.TempDir(),
+// logs on t) and stops the cluster on t.Cleanup.
+func startForTest(t testing.TB, opts Options, start func(context.Context, Options) (*Cluster, error)) *Cluster {
+	t.Helper()
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
 	}
 	if opts.Logf == nil {
 		opts.Logf = t.Logf
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, err := Start(ctx, opts)
+	c, err := start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("start cluster: %v", err)
 	}

@@ -18,15 +18,9 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// HAOptions configures StartHA; the fields mean what Options' do.
-type HAOptions struct {
-	Dir                string
-	KubeAPIServerBin   string
-	EtcdBin            string
-	ExtraAPIServerArgs []string
-	StartTimeout       time.Duration
-	Logf               func(format string, args ...any)
-}
+// HAOptions configures StartHA; its fields mean what Options' do
+// (ExtraAPIServerArgs go to every instance).
+type HAOptions Options
 
 // Instance is one kube-apiserver of an HA cluster, bound to and advertising
 // an address of its own on the namespace's lo.
@@ -68,22 +62,7 @@ func (in *Instance) LogFile() string { return in.logPath }
 // does a single-instance one.
 func StartHAForTest(t testing.TB, opts HAOptions) *Cluster {
 	t.Helper()
-	if opts.Dir == "" {
-		opts.Dir = t.TempDir()
-	}
-	if opts.Logf == nil {
-		opts.Logf = t.Logf
-	}
-	c, err := StartHA(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("start HA cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Errorf("stop HA cluster: %v", err)
-		}
-	})
-	return c
+	return startForTest(t, Options(opts), func(ctx context.Context, o Options) (*Cluster, error) { return StartHA(ctx, HAOptions(o)) })
 }
 
 // StartHA starts a highly-available control plane: one etcd on 127.0.0.1,
