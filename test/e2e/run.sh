@@ -53,9 +53,15 @@ if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
   go mod download
   go vet ./...
 
-  for tool in unshare nsenter ip; do
-    command -v "${tool}" >/dev/null || { echo "run.sh: ${tool} is missing: apt-get install -y util-linux iproute2" >&2; exit 1; }
-  done
+  # unshare and nsenter (util-linux), ip (iproute2): the namespaces.
+  missing=()
+  command -v ip >/dev/null || missing+=(iproute2)
+  { command -v unshare && command -v nsenter; } >/dev/null || missing+=(util-linux)
+  if ((${#missing[@]} > 0)); then
+    echo "run.sh: installing ${missing[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
 
   ##########################################################################
   # Enter the namespace: this script again, from the top, in the new
