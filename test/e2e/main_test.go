@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,6 +41,8 @@ var suite struct {
 	clusterOnce sync.Once
 	cluster     *cluster.Cluster
 	clusterErr  error
+	// clusterErrShown: the first test to see clusterErr prints it whole.
+	clusterErrShown sync.Once
 
 	reproOnce sync.Once
 	repro     *reproEnv
@@ -132,6 +135,12 @@ func sharedCluster(t *testing.T) *cluster.Cluster {
 	})
 	suite.warmLog.flush(t)
 	if err := suite.clusterErr; err != nil {
+		first := false
+		suite.clusterErrShown.Do(func() { first = true })
+		if !first {
+			msg, _, _ := strings.Cut(err.Error(), "\n")
+			t.Fatalf("start cluster failed in an earlier test: %s", msg)
+		}
 		t.Fatalf("start cluster: %v", err)
 	}
 	return suite.cluster
