@@ -15,7 +15,7 @@ import (
 // metrics report.
 const (
 	MetricsKind       = "WatchMetrics"
-	MetricsAPIVersion = "watch-doctor/v1alpha1"
+	MetricsAPIVersion = "watchdoctor/v1alpha1"
 )
 
 // RenderMetrics writes the watch metrics of one or more API servers in
