@@ -2,211 +2,11 @@ package metrics
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 )
-
-// Absent reports whether a value of the watch model is absent: the model
-// stores absent values as NaN (never as 0), so a metric the server did not
-// expose cannot pass for a zero. Renderers print NaN as "-" (table) or null
-// (JSON, YAML).
-func Absent(v float64) bool { return math.IsNaN(v) }
-
-var nan = math.NaN()
-
-// Snapshot is the watch model of one sample of one API server. It is a
-// plain value: Extract builds it and nothing changes it afterwards, so it
-// may be read from several goroutines.
-//
-// Every float64 in it is NaN when the metric is absent or does not apply
-// (see Absent). A counter that the release defines but that has no series
-// yet (a counter vector shows nothing until first incremented) is read as 0
-// for the resources it covers, and listed in Missing with that reason.
-type Snapshot struct {
-	Source     string
-	CapturedAt time.Time
-	Version    VersionInfo
-
-	Goroutines          float64
-	ResidentMemoryBytes float64
-	// ProcessStartTime is in seconds since the Unix epoch.
-	ProcessStartTime float64
-
-	// Resources are sorted by group, then resource; rows known only by a
-	// kind (before 1.34, see Resource.Kind) come last.
-	Resources []Resource
-	// PriorityLevels are sorted by name.
-	PriorityLevels []PriorityLevel
-
-	// Missing lists catalog metrics without any series, and why.
-	Missing []Missing
-	// Unknown lists watch families or label sets the catalog does not know.
-	Unknown []Unknown
-	// BlindSpots say what the columns cannot show, with the upstream source.
-	BlindSpots []BlindSpot
-	// Notes carry everything else worth saying: skipped input, version
-	// detection, kinds that could not be matched to a resource.
-	Notes []string
-}
-
-// Resource is the watch state of one API resource.
-type Resource struct {
-	Group    string
-	Resource string
-	// Kind is set only on rows built from a kind-labelled metric (releases
-	// before 1.34) that could not be matched to a resource.
-	Kind string
-
-	// Watchers is the number of WATCH requests being served
-	// (apiserver_longrunning_requests{verb="WATCH"}, summed over version,
-	// scope, subresource and component).
-	Watchers float64
-	// RegisteredWatchers is apiserver_registered_watchers (1.24 and older).
-	RegisteredWatchers float64
-	// InitEvents, TerminatedWatchers, EventsReceived, EventsDispatched and
-	// CacheInitializations are watch cache counters (NaN for resources not
-	// served from the watch cache).
-	InitEvents           float64
-	TerminatedWatchers   float64
-	EventsReceived       float64
-	EventsDispatched     float64
-	CacheInitializations float64
-	// CacheCapacity and CacheResourceVersion are watch cache gauges.
-	CacheCapacity        float64
-	CacheResourceVersion float64
-	// WatchEvents and WatchEventBytes count what watch handlers wrote to
-	// clients (summed over API versions).
-	WatchEvents     float64
-	WatchEventBytes float64
-	// WatchLists and WatchListSeconds are the count and total duration of
-	// completed watch-list requests.
-	WatchLists       float64
-	WatchListSeconds float64
-}
-
-// Key identifies the row: group/resource, or group/Kind=kind.
-func (r Resource) Key() string {
-	if r.Resource == "" && r.Kind != "" {
-		return r.Group + "/Kind=" + r.Kind
-	}
-	return r.Group + "/" + r.Resource
-}
-
-// Name formats the row as kubectl does: "pods", "deployments.apps", or
-// "Kind=Deployment.apps" for a kind-only row.
-func (r Resource) Name() string {
-	n := r.Resource
-	if n == "" {
-		n = "Kind=" + r.Kind
-	}
-	if r.Group != "" {
-		n += "." + r.Group
-	}
-	return n
-}
-
-// Cached reports whether any watch cache metric has a series for the row.
-func (r Resource) Cached() bool {
-	for _, v := range []float64{r.InitEvents, r.TerminatedWatchers, r.EventsReceived, r.EventsDispatched, r.CacheInitializations, r.CacheCapacity, r.CacheResourceVersion} {
-		if !Absent(v) {
-			return true
-		}
-	}
-	return false
-}
-
-// PriorityLevel is the APF state of one priority level.
-type PriorityLevel struct {
-	Name string
-	// ExecutingSeats and ExecutingRequests are summed over flow schemas.
-	// A WATCH counts only while in its initial phase, which is where a stuck
-	// watch stays.
-	ExecutingSeats    float64
-	LimitSeats        float64
-	ExecutingRequests float64
-	// FlowSchemas break the executing figures down, sorted by name.
-	FlowSchemas []FlowSchemaLoad
-}
-
-// FlowSchemaLoad is the executing load of one flow schema in a priority level.
-type FlowSchemaLoad struct {
-	Name              string
-	ExecutingSeats    float64
-	ExecutingRequests float64
-}
-
-// Missing is a catalog metric with no series in the sample.
-type Missing struct {
-	Metric MetricID
-	// Names are the family names looked for.
-	Names  []string
-	Reason string
-	// ReadAsZero is true when the values were taken as 0 (a defined counter
-	// with no series yet).
-	ReadAsZero bool
-}
-
-// Unknown is a family, or a label set of a known family, that the catalog
-// does not describe. Its values were not used unless Reason says otherwise.
-type Unknown struct {
-	Name   string
-	Labels []string
-	Reason string
-}
-
-// BlindSpot says what a column cannot show.
-type BlindSpot struct {
-	Metric MetricID
-	Text   string
-	// Source is the upstream file:line the statement rests on.
-	Source string
-}
-
-// VersionInfo says which release's mapping was used and why.
-type VersionInfo struct {
-	// Release is the release whose names and labels were expected.
-	Release Release
-	// GitVersion is kubernetes_build_info's git_version, when exposed.
-	GitVersion string
-	// From is how Release was found: "given", "kubernetes_build_info",
-	// "metric names and labels" or "assumed".
-	From string
-	// Min and Max bound the releases consistent with the metric names and
-	// labels (zero: unbounded).
-	Min, Max Release
-	// Evidence lists what narrowed Min and Max.
-	Evidence []string
-}
-
-func (v VersionInfo) String() string {
-	switch v.From {
-	case "kubernetes_build_info":
-		return fmt.Sprintf("%s (kubernetes_build_info %s)", v.Release, v.GitVersion)
-	case "given":
-		return fmt.Sprintf("%s (given)", v.Release)
-	case "assumed":
-		return fmt.Sprintf("%s (assumed: no version evidence)", v.Release)
-	}
-	var span string
-	switch {
-	case v.Min == v.Max:
-		span = v.Min.String()
-	case v.Max.IsZero():
-		span = v.Min.String() + " or newer"
-	case v.Min.IsZero():
-		span = v.Max.String() + " or older"
-	default:
-		span = v.Min.String() + " to " + v.Max.String()
-	}
-	if v.Min == v.Max {
-		return fmt.Sprintf("%s (%s)", span, v.From)
-	}
-	return fmt.Sprintf("%s (%s; %s names expected)", span, v.From, v.Release)
-}
 
 // Extract maps a sample to the watch model, detecting the release from
 // kubernetes_build_info or, failing that, from the metric names and labels.
@@ -337,37 +137,29 @@ func (e *extractor) readFamily(m Metric, fam *dto.MetricFamily, vs []Variant) {
 	}
 }
 
-// add accumulates one series value into the row or level it names.
+// add accumulates one series value into the row or level it names, at
+// the place fields maps the metric to.
 func (e *extractor) add(id MetricID, sch Scheme, series *dto.Metric, val seriesVal) {
 	lv := func(n string) string { return labelValue(series, n) }
+	f := fields[id]
 	switch sch {
 	case ByNothing:
 		e.seen[id] = true
-		switch id {
-		case Goroutines:
-			e.snap.Goroutines = addNaN(e.snap.Goroutines, val.v)
-		case ResidentMemory:
-			e.snap.ResidentMemoryBytes = addNaN(e.snap.ResidentMemoryBytes, val.v)
-		case ProcessStartTime:
-			e.snap.ProcessStartTime = addNaN(e.snap.ProcessStartTime, val.v)
+		if f.process != nil {
+			p := f.process(e.snap)
+			*p = addNaN(*p, val.v)
 		}
 		return
 	case ByPriorityLevel:
 		e.seen[id] = true
 		name := lv("priority_level")
-		pl := e.level(name)
-		switch id {
-		case LimitSeats:
-			pl.LimitSeats = addNaN(pl.LimitSeats, val.v)
-		case ExecutingSeats, ExecutingRequests:
-			fs := e.flowSchema(name, lv("flow_schema"))
-			if id == ExecutingSeats {
-				pl.ExecutingSeats = addNaN(pl.ExecutingSeats, val.v)
-				fs.ExecutingSeats = addNaN(fs.ExecutingSeats, val.v)
-			} else {
-				pl.ExecutingRequests = addNaN(pl.ExecutingRequests, val.v)
-				fs.ExecutingRequests = addNaN(fs.ExecutingRequests, val.v)
-			}
+		if f.level != nil {
+			p := f.level(e.level(name))
+			*p = addNaN(*p, val.v)
+		}
+		if f.flowSchema != nil {
+			p := f.flowSchema(e.flowSchema(name, lv("flow_schema")))
+			*p = addNaN(*p, val.v)
 		}
 		return
 	case ByRequest:
@@ -391,32 +183,17 @@ func (e *extractor) add(id MetricID, sch Scheme, series *dto.Metric, val seriesV
 	}
 	e.seen[id] = true
 	r := e.row(k)
-	switch id {
-	case Watchers:
-		r.Watchers = addNaN(r.Watchers, val.v)
-	case RegisteredWatchers:
-		r.RegisteredWatchers = addNaN(r.RegisteredWatchers, val.v)
-	case InitEvents:
-		r.InitEvents = addNaN(r.InitEvents, val.v)
-	case TerminatedWatchers:
-		r.TerminatedWatchers = addNaN(r.TerminatedWatchers, val.v)
-	case WatchEvents:
-		r.WatchEvents = addNaN(r.WatchEvents, val.v)
-	case WatchEventSizes:
-		r.WatchEventBytes = addNaN(r.WatchEventBytes, val.sum)
-	case CacheEventsReceived:
-		r.EventsReceived = addNaN(r.EventsReceived, val.v)
-	case CacheEventsDispatched:
-		r.EventsDispatched = addNaN(r.EventsDispatched, val.v)
-	case CacheResourceVersion:
-		r.CacheResourceVersion = addNaN(r.CacheResourceVersion, val.v)
-	case CacheInitializations:
-		r.CacheInitializations = addNaN(r.CacheInitializations, val.v)
-	case CacheCapacity:
-		r.CacheCapacity = addNaN(r.CacheCapacity, val.v)
-	case WatchListDuration:
-		r.WatchLists = addNaN(r.WatchLists, val.count)
-		r.WatchListSeconds = addNaN(r.WatchListSeconds, val.sum)
+	if f.value != nil {
+		v := val.v
+		if f.valueIsSum {
+			v = val.sum
+		}
+		p := f.value(r)
+		*p = addNaN(*p, v)
+	}
+	if f.sum != nil {
+		p := f.sum(r)
+		*p = addNaN(*p, val.sum)
 	}
 }
 
@@ -523,26 +300,6 @@ func pluralCandidates(kind string) []string {
 	return out
 }
 
-// cacheMetric reports whether a metric covers only the resources served
-// from the watch cache (the others cover every resource).
-func cacheMetric(id MetricID) bool {
-	switch id {
-	case InitEvents, TerminatedWatchers, CacheEventsReceived, CacheEventsDispatched, CacheResourceVersion, CacheInitializations, CacheCapacity:
-		return true
-	}
-	return false
-}
-
-// zeroable metrics read as 0 where they have no series but cover the row:
-// counters, and gauges whose children are created on first use.
-func zeroable(id MetricID) bool {
-	switch id {
-	case CacheCapacity, CacheResourceVersion, RegisteredWatchers, LimitSeats:
-		return false
-	}
-	return true
-}
-
 // fill sets 0 where a metric covers a row but has no series for it, and
 // records Missing metrics.
 func (e *extractor) fill() {
@@ -552,30 +309,27 @@ func (e *extractor) fill() {
 		if !present {
 			e.snap.Missing = append(e.snap.Missing, e.missing(m, defined))
 		}
-		if !zeroable(m.ID) || (!present && !(defined && counterLike(m, e.rel))) {
+		f := fields[m.ID]
+		if f.keepAbsent || (!present && !(defined && counterLike(m, e.rel))) {
 			continue
 		}
 		for _, r := range e.rows {
-			if cacheMetric(m.ID) && !r.Cached() {
+			if f.cacheOnly && !r.Cached() {
 				continue
 			}
 			if r.Resource == "" && m.ID == Watchers {
 				continue
 			}
-			p := fieldOf(r, m.ID)
-			for _, f := range p {
-				if Absent(*f) {
-					*f = 0
+			for _, p := range f.resourceValues(r) {
+				if Absent(*p) {
+					*p = 0
 				}
 			}
 		}
-		if m.ID == ExecutingSeats || m.ID == ExecutingRequests {
+		if f.level != nil {
 			for _, pl := range e.pls {
-				if m.ID == ExecutingSeats && Absent(pl.ExecutingSeats) {
-					pl.ExecutingSeats = 0
-				}
-				if m.ID == ExecutingRequests && Absent(pl.ExecutingRequests) {
-					pl.ExecutingRequests = 0
+				if p := f.level(pl); Absent(*p) {
+					*p = 0
 				}
 			}
 		}
@@ -592,30 +346,6 @@ func counterLike(m Metric, r Release) bool {
 		}
 	}
 	return false
-}
-
-func fieldOf(r *Resource, id MetricID) []*float64 {
-	switch id {
-	case Watchers:
-		return []*float64{&r.Watchers}
-	case InitEvents:
-		return []*float64{&r.InitEvents}
-	case TerminatedWatchers:
-		return []*float64{&r.TerminatedWatchers}
-	case WatchEvents:
-		return []*float64{&r.WatchEvents}
-	case WatchEventSizes:
-		return []*float64{&r.WatchEventBytes}
-	case CacheEventsReceived:
-		return []*float64{&r.EventsReceived}
-	case CacheEventsDispatched:
-		return []*float64{&r.EventsDispatched}
-	case CacheInitializations:
-		return []*float64{&r.CacheInitializations}
-	case WatchListDuration:
-		return []*float64{&r.WatchLists, &r.WatchListSeconds}
-	}
-	return nil
 }
 
 func (e *extractor) missing(m Metric, defined bool) Missing {
@@ -710,118 +440,4 @@ func sortedKeys(rows map[rowKey]*Resource) []rowKey {
 		return a.kind < b.kind
 	})
 	return keys
-}
-
-// seriesVal is the value of one series: v for counters and gauges, sum and
-// count for histograms.
-type seriesVal struct{ v, sum, count float64 }
-
-func typeFits(got dto.MetricType, want string) bool {
-	switch want {
-	case "counter":
-		return got == dto.MetricType_COUNTER || got == dto.MetricType_UNTYPED
-	case "gauge":
-		return got == dto.MetricType_GAUGE || got == dto.MetricType_UNTYPED
-	case "histogram":
-		return got == dto.MetricType_HISTOGRAM || got == dto.MetricType_GAUGE_HISTOGRAM
-	}
-	return false
-}
-
-func seriesValue(m *dto.Metric, want string) (seriesVal, bool) {
-	switch {
-	case m.GetCounter() != nil:
-		return seriesVal{v: m.GetCounter().GetValue()}, true
-	case m.GetGauge() != nil:
-		return seriesVal{v: m.GetGauge().GetValue()}, true
-	case m.GetUntyped() != nil:
-		return seriesVal{v: m.GetUntyped().GetValue()}, true
-	case m.GetHistogram() != nil:
-		h := m.GetHistogram()
-		count := float64(h.GetSampleCount())
-		if h.SampleCountFloat != nil {
-			count = h.GetSampleCountFloat()
-		}
-		return seriesVal{v: count, sum: h.GetSampleSum(), count: count}, true
-	}
-	return seriesVal{}, false
-}
-
-// labelNames returns the series' label names, sorted, without the
-// histogram/summary bucket labels.
-func labelNames(m *dto.Metric) []string {
-	out := make([]string, 0, len(m.GetLabel()))
-	for _, l := range m.GetLabel() {
-		if n := l.GetName(); n != "le" && n != "quantile" {
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func labelValue(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
-}
-
-func matchVariant(vs []Variant, names []string) (Variant, bool) {
-	for _, v := range vs {
-		if sameSet(v.Labels, names) {
-			return v, true
-		}
-	}
-	return Variant{}, false
-}
-
-func sameSet(a, sortedB []string) bool {
-	if len(a) != len(sortedB) {
-		return false
-	}
-	s := append([]string(nil), a...)
-	sort.Strings(s)
-	for i := range s {
-		if s[i] != sortedB[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// sniffScheme reads an unexpected label set as best it can: extra labels
-// are tolerated when the ones the scheme needs are there.
-func sniffScheme(want Scheme, names []string) (Scheme, bool) {
-	has := map[string]bool{}
-	for _, n := range names {
-		has[n] = true
-	}
-	switch want {
-	case ByNothing:
-		return ByNothing, len(names) == 0
-	case ByPriorityLevel:
-		return ByPriorityLevel, has["priority_level"]
-	case ByRequest:
-		return ByRequest, has["verb"] && has["resource"]
-	}
-	switch {
-	case has["group"] && has["resource"]:
-		return ByGroupResource, true
-	case has["resource"] && !has["group"]:
-		return ByResourceString, true
-	case has["kind"]:
-		return ByGroupVersionKind, true
-	}
-	return want, false
-}
-
-// addNaN adds b to a, where an absent (NaN) a counts as 0.
-func addNaN(a, b float64) float64 {
-	if Absent(a) {
-		return b
-	}
-	return a + b
 }

@@ -213,7 +213,7 @@ func contextLines(r *watches.Report) []string {
 		}
 		var parts []string
 		if a.ResidentMemoryBytes > 0 {
-			parts = append(parts, fmt.Sprintf("%.0f MiB resident", a.ResidentMemoryBytes/(1<<20)))
+			parts = append(parts, byteSize(a.ResidentMemoryBytes)+" resident")
 		}
 		for _, rc := range a.WatchersByResource {
 			if rc.Group == "" && resources[rc.Resource] {
@@ -282,13 +282,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // errWriter keeps the first write error so renderers can check once.

@@ -20,7 +20,7 @@ func RenderReplay(w io.Writer, r *replay.Result, f Format) error {
 	}
 	wide := f == FormatWide
 	fmt.Fprintf(w, "SCENARIO %s: %s virtual, stall timeout %s, HTTP/2 window %s with %s refresh unless a client says otherwise\n",
-		r.Scenario, seconds(r.DurationSeconds), seconds(r.StallTimeoutSeconds), bytesIEC(int64(r.Transport.Window)), r.Transport.Refresh)
+		r.Scenario, seconds(r.DurationSeconds), seconds(r.StallTimeoutSeconds), byteSize(float64(r.Transport.Window)), r.Transport.Refresh)
 	if r.Description != "" {
 		fmt.Fprintf(w, "%s\n", r.Description)
 	}
@@ -35,7 +35,7 @@ func RenderReplay(w io.Writer, r *replay.Result, f Format) error {
 		for i, cl := range r.Columns[0].Clients {
 			model := cl.Model
 			if cl.Transport != nil {
-				model += fmt.Sprintf(" (%s, %s window)", cl.Transport.Refresh, bytesIEC(int64(cl.Transport.Window)))
+				model += fmt.Sprintf(" (%s, %s window)", cl.Transport.Refresh, byteSize(float64(cl.Transport.Window)))
 			}
 			row := []string{cl.Name, model, scope(cl.Scope)}
 			for _, c := range r.Columns {
@@ -65,7 +65,7 @@ func RenderReplay(w io.Writer, r *replay.Result, f Format) error {
 			stalled = "-"
 		}
 		if err := ct.Append(c.Name, fmt.Sprint(c.BlockedGoroutines), fmt.Sprint(c.WatcherGoroutines), fmt.Sprint(c.HandlersBlockedInWrite),
-			fmt.Sprint(c.HeldObjects), bytesIEC(c.HeldBytes), number(c.APFSeatSeconds), fmt.Sprint(term), stalled); err != nil {
+			fmt.Sprint(c.HeldObjects), byteSize(float64(c.HeldBytes)), number(c.APFSeatSeconds), fmt.Sprint(term), stalled); err != nil {
 			return err
 		}
 	}
@@ -133,47 +133,6 @@ func cell(c replay.ClientResult, end, stall float64, wide bool) string {
 }
 
 // seconds writes a duration in seconds as Go does ("90s" -> "1m30s").
-func seconds(f float64) string {
-	if f == math.Trunc(f) {
-		d := int64(f)
-		switch {
-		case d >= 3600 && d%60 == 0:
-			return fmt.Sprintf("%dh%dm", d/3600, d%3600/60)
-		case d >= 60:
-			if d%60 == 0 {
-				return fmt.Sprintf("%dm", d/60)
-			}
-			return fmt.Sprintf("%dm%ds", d/60, d%60)
-		}
-		return fmt.Sprintf("%ds", d)
-	}
-	return fmt.Sprintf("%.1fs", f)
-}
-
-func number(f float64) string {
-	if f == math.Trunc(f) {
-		return fmt.Sprintf("%.0f", f)
-	}
-	return fmt.Sprintf("%.1f", f)
-}
-
-// bytesIEC writes a size with a binary unit.
-func bytesIEC(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	v := float64(n) / float64(div)
-	if v == math.Trunc(v) {
-		return fmt.Sprintf("%.0f %ciB", v, "KMGTPE"[exp])
-	}
-	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[exp])
-}
 
 const sparkWidth = 60
 

@@ -1,0 +1,193 @@
+package archtest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/watch-doctor/watch-doctor"
+
+// cliOnly are the modules only pkg/cli may import, directly or not.
+var cliOnly = []string{"github.com/spf13/cobra", "github.com/spf13/pflag", "k8s.io/cli-runtime"}
+
+// viaUpstream are the only packages through which pflag may reach an engine:
+// k8s.io/apiserver's cacher (run by pkg/replay/upstream) needs them.
+var viaUpstream = []string{"k8s.io/component-base/"}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// readLayers reads the ```layers block of docs/architecture.md: one line
+// "N path path ..." per layer.
+func readLayers(r io.Reader) (map[string]int, error) {
+	layers := map[string]int{}
+	in := false
+	s := bufio.NewScanner(r)
+	for line := 1; s.Scan(); line++ {
+		text := strings.TrimSpace(s.Text())
+		switch {
+		case text == "```layers":
+			in = true
+		case in && text == "```":
+			if len(layers) == 0 {
+				return nil, errors.New("the layers block is empty")
+			}
+			return layers, nil
+		case in && text != "":
+			f := strings.Fields(text)
+			n, err := strconv.Atoi(f[0])
+			if err != nil || len(f) < 2 {
+				return nil, errors.New("line " + strconv.Itoa(line) + ": want \"N pkg/a pkg/b ...\", got " + strconv.Quote(text))
+			}
+			for _, p := range f[1:] {
+				layers[module+"/"+p] = n
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("no ```layers block")
+}
+
+func goList(t *testing.T, root string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...")
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func hasPrefix(path string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if path == p || strings.HasPrefix(path, strings.TrimSuffix(p, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImportsFollowTheDrawing fails when a package imports against the
+// layers of docs/architecture.md, when a package under pkg/ is missing from
+// the drawing, or when an engine package reaches cobra, pflag or cli-runtime.
+func TestImportsFollowTheDrawing(t *testing.T) {
+	root := filepath.Join("..", "..")
+	f, err := os.Open(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	layers, err := readLayers(f)
+	if err != nil {
+		t.Fatalf("docs/architecture.md: %v", err)
+	}
+	cli := module + "/pkg/cli"
+	for _, p := range goList(t, root) {
+		if !strings.HasPrefix(p.ImportPath, module+"/pkg/") {
+			continue
+		}
+		layer, drawn := layers[p.ImportPath]
+		if !drawn {
+			t.Errorf("%s is not in the layers block of docs/architecture.md: draw it", p.ImportPath)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module+"/internal/") {
+				t.Errorf("%s imports %s: internal/ is for tests and benchmarks", p.ImportPath, imp)
+			}
+			if l, ours := layers[imp]; ours && l >= layer {
+				t.Errorf("%s (layer %d) imports %s (layer %d): against the drawn direction", p.ImportPath, layer, imp, l)
+			}
+			if p.ImportPath != cli && hasPrefix(imp, cliOnly) {
+				t.Errorf("%s imports %s: only pkg/cli may", p.ImportPath, imp)
+			}
+		}
+		if p.ImportPath == cli {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if !hasPrefix(dep, cliOnly) {
+				continue
+			}
+			if dep == "github.com/spf13/pflag" && reachedOnlyVia(p, dep) {
+				continue
+			}
+			t.Errorf("%s depends on %s: only pkg/cli may", p.ImportPath, dep)
+		}
+	}
+}
+
+// reachedOnlyVia reports whether dep is in p's dependencies only because of
+// a package in viaUpstream (p's own packages do not import it).
+func reachedOnlyVia(p pkg, dep string) bool {
+	for _, imp := range p.Imports {
+		if imp == dep {
+			return false
+		}
+	}
+	for _, d := range p.Deps {
+		if hasPrefix(d, viaUpstream) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestReadLayers(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc string
+		want      map[string]int
+		wantErr   string
+	}{
+		{"ok", "x\n```layers\n1 pkg/a pkg/b\n0 pkg/c\n```\n", map[string]int{module + "/pkg/a": 1, module + "/pkg/b": 1, module + "/pkg/c": 0}, ""},
+		{"no block", "text\n", nil, "no ```layers block"},
+		{"empty", "```layers\n```\n", nil, "empty"},
+		{"bad line", "```layers\nfour pkg/a\n```\n", nil, "line 2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readLayers(strings.NewReader(tt.doc))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+			for k, v := range tt.want {
+				if got[k] != v {
+					t.Errorf("%s: layer %d, want %d", k, got[k], v)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,3 @@
+// Package schematest holds no code: its test generates docs/schemas from the
+// output types and validates every golden document against them.
+package schematest

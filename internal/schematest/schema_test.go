@@ -1,0 +1,275 @@
+package schematest
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/invopop/jsonschema"
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
+	"sigs.k8s.io/yaml"
+
+	"github.com/watch-doctor/watch-doctor/pkg/bundle"
+	"github.com/watch-doctor/watch-doctor/pkg/replay"
+	"github.com/watch-doctor/watch-doctor/pkg/report"
+	"github.com/watch-doctor/watch-doctor/pkg/watches"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/schemas/*.schema.json from the types")
+
+// groupVersion is the one apiVersion of every document.
+const groupVersion = "watchdoctor/v1alpha1"
+
+// documents are the output documents of the tool, by kind.
+var documents = []struct {
+	kind, file string
+	v          any
+}{
+	{watches.KindReport, "report.schema.json", watches.Report{}},
+	{report.MetricsKind, "watchmetrics.schema.json", report.WatchMetricsDoc{}},
+	{"Replay", "replay.schema.json", replay.Result{}},
+	{bundle.ManifestKind, "bundle.schema.json", bundle.Manifest{}},
+}
+
+func root() string { return filepath.Join("..", "..") }
+
+// generate reflects v's type into a JSON Schema (draft 2020-12).
+func generate(kind string, v any) ([]byte, error) {
+	r := &jsonschema.Reflector{
+		// Field names are the json tags; a field without omitempty is
+		// always written, so it is required.
+		RequiredFromJSONSchemaTags: false,
+		Mapper:                     mapType,
+	}
+	s := r.Reflect(v)
+	s.ID = jsonschema.ID("https://github.com/watch-doctor/watch-doctor/docs/schemas/" + strings.ToLower(kind) + ".schema.json")
+	s.Title = "watch-doctor " + kind + " (" + groupVersion + ")"
+	for name, def := range s.Definitions {
+		if err := markNullable(reflect.TypeOf(v), name, def); err != nil {
+			return nil, err
+		}
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// mapType gives the schema of types that marshal themselves.
+func mapType(t reflect.Type) *jsonschema.Schema {
+	switch t {
+	case reflect.TypeOf(replay.Duration{}):
+		return &jsonschema.Schema{Type: "string", Description: "a Go duration, e.g. 1m30s"}
+	case reflect.TypeOf(replay.ByteSize(0)):
+		return &jsonschema.Schema{Type: "integer", Description: "bytes"}
+	}
+	return nil
+}
+
+// markNullable lets a property be null where encoding/json writes null: a
+// pointer, slice or map field without omitempty. name is the definition of
+// a struct type reachable from root.
+func markNullable(rootType reflect.Type, name string, def *jsonschema.Schema) error {
+	t := findType(rootType, name, map[reflect.Type]bool{})
+	if t == nil {
+		return fmt.Errorf("definition %q: no such struct type under %s", name, rootType)
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		parts := strings.Split(tag, ",")
+		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Pointer {
+			// The fields of a nil embedded pointer are left out.
+			optional(def, f.Type.Elem())
+			continue
+		}
+		if tag == "-" || !f.IsExported() || strings.Contains(tag, "omitempty") {
+			continue
+		}
+		switch f.Type.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map:
+		default:
+			continue
+		}
+		jsonName := parts[0]
+		if jsonName == "" {
+			jsonName = f.Name
+		}
+		if def.Properties == nil {
+			continue
+		}
+		p, ok := def.Properties.Get(jsonName)
+		if !ok {
+			continue
+		}
+		def.Properties.Set(jsonName, &jsonschema.Schema{OneOf: []*jsonschema.Schema{p, {Type: "null"}}})
+	}
+	return nil
+}
+
+// optional removes the JSON names of t's fields from def's required list.
+func optional(def *jsonschema.Schema, t reflect.Type) {
+	drop := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		drop[strings.Split(t.Field(i).Tag.Get("json"), ",")[0]] = true
+	}
+	kept := def.Required[:0]
+	for _, r := range def.Required {
+		if !drop[r] {
+			kept = append(kept, r)
+		}
+	}
+	def.Required = kept
+}
+
+// findType finds the struct type named name reachable from t.
+func findType(t reflect.Type, name string, seen map[reflect.Type]bool) reflect.Type {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return nil
+	}
+	seen[t] = true
+	if t.Name() == name {
+		return t
+	}
+	for i := 0; i < t.NumField(); i++ {
+		if found := findType(t.Field(i).Type, name, seen); found != nil {
+			return found
+		}
+	}
+	return nil
+}
+
+// TestSchemasMatchTypes keeps docs/schemas in step with the types: the
+// committed schema is what the types generate (go test -update rewrites it).
+func TestSchemasMatchTypes(t *testing.T) {
+	for _, d := range documents {
+		t.Run(d.kind, func(t *testing.T) {
+			want, err := generate(d.kind, d.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(root(), "docs", "schemas", d.file)
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, want, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./internal/schematest -update)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("%s is not what the types generate (go test ./internal/schematest -update) (-want +got):\n%s", path, diff)
+			}
+		})
+	}
+}
+
+// TestGoldensValidate validates every JSON or YAML document of the
+// repository's goldens whose kind is one of ours against its schema, and
+// checks that they all carry the one apiVersion.
+func TestGoldensValidate(t *testing.T) {
+	c := validator.NewCompiler()
+	schemas := map[string]*validator.Schema{}
+	for _, d := range documents {
+		path := filepath.Join(root(), "docs", "schemas", d.file)
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := validator.UnmarshalJSON(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if err := c.AddResource(d.file, doc); err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.Compile(d.file)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		schemas[d.kind] = s
+	}
+
+	out, err := exec.Command("git", "-C", root(), "ls-files", "*.json", "*.yaml", "*.golden").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	validated := map[string]int{}
+	for _, rel := range strings.Fields(string(out)) {
+		if strings.HasPrefix(rel, "docs/") || strings.Contains(rel, "/scenarios/") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root(), rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, ok := asJSON(b)
+		if !ok {
+			continue
+		}
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if json.Unmarshal(js, &head) != nil {
+			continue
+		}
+		s, ours := schemas[head.Kind]
+		if !ours {
+			continue
+		}
+		if head.APIVersion != groupVersion {
+			t.Errorf("%s: apiVersion %q, want %q", rel, head.APIVersion, groupVersion)
+		}
+		inst, err := validator.UnmarshalJSON(bytes.NewReader(js))
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		if err := s.Validate(inst); err != nil {
+			t.Errorf("%s does not validate against its %s schema:\n%v", rel, head.Kind, err)
+		}
+		validated[head.Kind]++
+	}
+	for _, d := range documents {
+		if d.kind == bundle.ManifestKind {
+			continue // no manifest golden in the tree: bundles are written by collect
+		}
+		if validated[d.kind] == 0 {
+			t.Errorf("no golden of kind %s was found to validate", d.kind)
+		}
+	}
+	t.Logf("validated: %v", validated)
+}
+
+// asJSON returns b as JSON: b itself, or b converted from YAML.
+func asJSON(b []byte) ([]byte, bool) {
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) == 0 {
+		return nil, false
+	}
+	if trimmed[0] == '{' {
+		return trimmed, json.Valid(trimmed)
+	}
+	if !bytes.Contains(b, []byte("apiVersion:")) {
+		return nil, false
+	}
+	js, err := yaml.YAMLToJSON(b)
+	return js, err == nil
+}
