@@ -148,6 +148,12 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 			fmt.Fprintf(ew, "  - %s\n", wn)
 		}
 	}
+	if len(r.Incomplete) > 0 {
+		fmt.Fprintln(ew, "\nIncomplete (not decided, not healthy):")
+		for _, wn := range r.Incomplete {
+			fmt.Fprintf(ew, "  - %s\n", wn)
+		}
+	}
 	return ew.err
 }
 
@@ -184,13 +190,18 @@ func summaryLine(r *watches.Report) string {
 			seats += fmt.Sprintf(" by the %d attributed to a request", s.StuckWatches-s.StuckUnattributed)
 		}
 		parts = append(parts, fmt.Sprintf("%s stuck in the initial-events replay (%d goroutines, %s)", plural(s.StuckWatches, "watch", "watches"), s.StuckGoroutines, seats))
+	case len(r.Incomplete) > 0:
+		parts = append(parts, "no watch found stuck in what could be decided (incomplete)")
 	case undecidable == len(r.APIServers):
-		parts = append(parts, "stuck watches cannot be decided from aggregated (debug=1 or protobuf) dumps")
+		parts = append(parts, "no watch stuck in the initial-events replay (decided without a debug=2 dump)")
 	default:
 		parts = append(parts, "no watch stuck in the initial-events replay")
 	}
 	if s.SlowWatches > 0 {
 		parts = append(parts, plural(s.SlowWatches, "slow watch", "slow watches"))
+	}
+	if s.UndecidedWatches > 0 {
+		parts = append(parts, plural(s.UndecidedWatches, "watch", "watches")+" initializing too long, stuck or slow not decided")
 	}
 	if s.BlockedStreaming > 0 {
 		parts = append(parts, plural(s.BlockedStreaming, "blocked streaming watch", "blocked streaming watches"))
