@@ -209,19 +209,29 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		}
 		res := matchClients(in)
 		applyMatches(findings, in, res)
-		var missing []apf.Request
 		for i, rq := range reqs {
 			if !res.used[i] {
 				r.UnmatchedRequests = append(r.UnmatchedRequests, toRequest(s.Name, rq, cur.CapturedAt))
-				missing = append(missing, rq)
 			}
 		}
 		if info.Coverage != nil {
-			// Initializing requests whose watcher is not in the covered
-			// part: suspects, never healthy.
-			suspects := initializingLonger(missing, cur.CapturedAt)
-			for _, rq := range suspects {
-				findings = append(findings, undecidedFinding(s.Name, rq, cur.CapturedAt, "its watcher is not in the covered part of the partial goroutine dump"))
+			// Initializing requests attributed to no watcher of the
+			// covered part: their watcher may be after the cut. Suspects,
+			// never healthy.
+			attributed := make([]bool, len(reqs))
+			for i, q := range res.req {
+				if q >= 0 && res.conf[i] != MatchAmbiguous {
+					attributed[q] = true
+				}
+			}
+			var open []apf.Request
+			for i, rq := range reqs {
+				if !attributed[i] {
+					open = append(open, rq)
+				}
+			}
+			for _, rq := range initializingLonger(open, cur.CapturedAt) {
+				findings = append(findings, undecidedFinding(s.Name, rq, cur.CapturedAt, "no watcher of the covered part of the partial goroutine dump is attributed to it: stuck or slow: not decided"))
 			}
 		}
 		for i, w := range watchersToMatch {
