@@ -516,7 +516,7 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 			sp.errs = append(sp.errs, err)
 			sp.sample.Fetches = append(sp.sample.Fetches, bundle.FetchInfo{Kind: bundle.KindGoroutineDebug2, Path: Paths[bundle.KindGoroutineDebug2], StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
 		case take:
-			cfg.progress("sample %d/%d: %s: goroutine dump (%s)", n, cfg.Samples, inst.Name, why)
+			cfg.progress("sample %d/%d: %s: goroutine dump (go_goroutines %.0f; %s)", n, cfg.Samples, inst.Name, look.goroutines, why)
 			gfi := sp.fetch(bundle.KindGoroutineDebug2, sp.store(bundle.KindGoroutineDebug2))
 			if gfi.Error == "" {
 				at := gfi.StartedAt
@@ -526,7 +526,7 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 				sp.sample.CapturedAt = at
 			}
 		case withheld != nil:
-			cfg.progress("sample %d/%d: %s: no goroutine dump: %s", n, cfg.Samples, inst.Name, withheld)
+			cfg.progress("sample %d/%d: %s", n, cfg.Samples, withheld)
 			ir.Withheld = append(ir.Withheld, withheld)
 			sp.sample.Withheld = withheld.Cost()
 		default:

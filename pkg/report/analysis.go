@@ -118,7 +118,12 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 	}
 	if wide {
 		for _, f := range r.Findings {
-			fmt.Fprintf(ew, "\n%s (goroutine %d on %s): %s\n", f.Type, f.Watcher.GoroutineID, f.APIServer, f.Message)
+			switch {
+			case f.Watcher.GoroutineID == 0 && f.Client != nil:
+				fmt.Fprintf(ew, "\n%s (%s %s on %s): %s\n", f.Type, f.Client.User, strings.TrimSpace(f.Client.Verb+" "+f.Client.Path), f.APIServer, f.Message)
+			default:
+				fmt.Fprintf(ew, "\n%s (goroutine %d on %s): %s\n", f.Type, f.Watcher.GoroutineID, f.APIServer, f.Message)
+			}
 			for _, e := range f.Evidence {
 				fmt.Fprintf(ew, "  - %s\n", e)
 			}
