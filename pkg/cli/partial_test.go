@@ -57,6 +57,13 @@ func TestAnalyzePartialDumps(t *testing.T) {
 	half := bytes.Join(lines[:bytes.Count(dump, []byte("\n"))/2], nil)
 	half = half[:bytes.LastIndex(half, []byte("\n\ngoroutine "))+1]
 
+	// Cut mid-line at two thirds of its bytes: both initial-phase watchers
+	// (lines 29744 and 30165) are after the cut.
+	twoThirds := dump[:len(dump)*2/3]
+	if twoThirds[len(twoThirds)-1] == '\n' {
+		twoThirds = twoThirds[:len(twoThirds)-1]
+	}
+
 	all := []string{"apf-requests.txt", "metrics.txt", "captured-at.txt"}
 	tests := []struct {
 		name     string
@@ -76,6 +83,18 @@ func TestAnalyzePartialDumps(t *testing.T) {
 				"Incomplete (not decided, not healthy):",
 				"partial goroutine dump, covering 2211 of 2230 goroutines (go_goroutines): the dump is cut: it ends in the middle of line 30401",
 			},
+		},
+		{
+			name: "cut mid-line at two thirds: the watches after the cut are suspects, not healthy",
+			dir:  partialCapture(t, twoThirds, all...),
+			code: ExitError,
+			wantOut: []string{
+				"UndecidedInitialEvents   warning    slow-informer",
+				"UndecidedInitialEvents   warning    paced-reader",
+				"partial goroutine dump, covering 1",
+			},
+			wantErr:  "error: incomplete: ",
+			wantNone: []string{"StuckInitialEvents", "no watch stuck"},
 		},
 		{
 			name:     "head -n 30089 (issue 13 defect 5)",
