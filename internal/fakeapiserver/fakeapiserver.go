@@ -293,3 +293,28 @@ current-context: fake
 func pemEncode(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+// CopyCapture copies the capture directory src with its capture time (the
+// fake server's Date header) set to capturedAt (RFC 3339), and returns the
+// copy's directory.
+func CopyCapture(t testing.TB, src, capturedAt string) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "captured-at.txt" {
+			b = []byte(capturedAt + "\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

@@ -107,7 +107,7 @@ func TestDiagnoseProgressOnStderr(t *testing.T) {
 	if code != ExitFindings {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
-	for _, want := range []string{"sample 1/2: " + a.Address() + ": goroutine dump (go_goroutines 2231; estimated pause 43ms from the debug=1 profile: 2227 goroutines, 10814 frames)", "waiting 1m10s for sample 2/2", "sample 2/2: " + a.Address()} {
+	for _, want := range []string{"sample 1/2: " + a.Address() + ": goroutine dump (go_goroutines 2231; estimated pause 90ms from the debug=1 profile: 2227 goroutines, 10814 frames)", "waiting 1m10s for sample 2/2", "sample 2/2: " + a.Address()} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}

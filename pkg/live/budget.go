@@ -22,18 +22,22 @@ import (
 // Rates of a debug=2 dump of kube-apiserver, from which its size and pause
 // are estimated before it is taken (README "Production scale").
 const (
-	// dumpBytesPerFrame: bytes of a debug=2 dump per frame, counting a
-	// goroutine's header and "created by" as one frame. The real v1.37.2
-	// captures of testdata hold 161 (t1: 2,103,943 bytes for 2,227
-	// goroutines and 10,814 frames of their debug=1 profile; t2: 161.7).
+	// dumpBytesPerFrame: bytes of a debug=2 dump per frame of the debug=1
+	// profile, counting a goroutine's header and "created by" as one
+	// frame. The real v1.37.2 captures of testdata hold 161 (t1: 2,103,943
+	// bytes for 2,227 goroutines and 10,814 frames); make bench-live
+	// measured 156 to 165 with 0 to 2,000 idle watches.
 	dumpBytesPerFrame = 165
 	// dumpBytesPerGoroutine is used when only go_goroutines is known: the
 	// same captures average 950 bytes per goroutine.
 	dumpBytesPerGoroutine = 1000
-	// dumpPausePerByte is the longest stop of the world per byte of the
-	// whole dump (uncut): 0.40 s for 21 MB with Go 1.26.8 (issue 10's
-	// measurement, 10k goroutines 40 frames deep), rounded up.
-	dumpPausePerByte = 20 * time.Nanosecond
+	// dumpPausePerBytePerTry is the longest stop of the world per byte of
+	// the whole dump and per try of runtime.Stack: every try walks every
+	// goroutine, the 64 MiB cut only drops what does not fit. Fitted on
+	// make bench-live (README "Production scale"): 4.4 to 21.6 ns over
+	// eight measurements from 2,261 to 42,300 goroutines on a shared
+	// 2-core machine; 14 ns is their middle.
+	dumpPausePerBytePerTry = 14 * time.Nanosecond
 )
 
 // Estimate is the predicted cost of a debug=2 dump.
@@ -60,7 +64,7 @@ func EstimateFromProfile(a *stacks.Aggregated) Estimate {
 		frames += st.Count * len(st.Frames)
 	}
 	bytes := int64(frames+a.Total) * dumpBytesPerFrame
-	return Estimate{Bytes: bytes, Pause: time.Duration(bytes) * dumpPausePerByte, Basis: fmt.Sprintf("the debug=1 profile: %d goroutines, %d frames", a.Total, frames)}
+	return Estimate{Bytes: bytes, Pause: pauseOf(bytes), Basis: fmt.Sprintf("the debug=1 profile: %d goroutines, %d frames", a.Total, frames)}
 }
 
 // EstimateFromGoroutines estimates a debug=2 dump from go_goroutines alone.
@@ -69,7 +73,18 @@ func EstimateFromGoroutines(n float64) Estimate {
 		return Estimate{}
 	}
 	bytes := int64(n) * dumpBytesPerGoroutine
-	return Estimate{Bytes: bytes, Pause: time.Duration(bytes) * dumpPausePerByte, Basis: fmt.Sprintf("go_goroutines %.0f", n)}
+	return Estimate{Bytes: bytes, Pause: pauseOf(bytes), Basis: fmt.Sprintf("go_goroutines %.0f", n)}
+}
+
+// pauseOf is the longest stop of the world of a dump of bytes: one walk
+// of every goroutine per try of runtime.Stack, whose buffer starts at
+// 1 MiB and doubles until the dump fits or reaches 64 MiB.
+func pauseOf(bytes int64) time.Duration {
+	tries := int64(1)
+	for buf := int64(1 << 20); buf < bytes && buf < stacks.MaxDumpBytes; buf *= 2 {
+		tries++
+	}
+	return time.Duration(bytes*tries) * dumpPausePerBytePerTry
 }
 
 // PauseBudgetError is a debug=2 dump not taken: its estimated pause is

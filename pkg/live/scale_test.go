@@ -3,8 +3,6 @@ package live
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,31 +14,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
-
-// captureAt copies the t2 capture with its capture time (the fake server's
-// Date header) set to at.
-func captureAt(t *testing.T, at string) string {
-	t.Helper()
-	src := golden.Fixture("t2")
-	dir := t.TempDir()
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() == "captured-at.txt" {
-			b = []byte(at + "\n")
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func tookDump(s *fakeapiserver.Server) bool {
 	for _, p := range s.Requests() {
@@ -55,7 +28,7 @@ func tookDump(s *fakeapiserver.Server) bool {
 // cannot answer alone, and within the pause budget (issue 10 items 2, 3).
 func TestCheapLookFirst(t *testing.T) {
 	// The two initial-phase watches of t2 started at 10:22:03.
-	young := captureAt(t, "2026-11-29T10:22:23Z")
+	young := fakeapiserver.CopyCapture(t, golden.Fixture("t2"), "2026-11-29T10:22:23Z")
 	tests := []struct {
 		name         string
 		capture      string
@@ -68,8 +41,8 @@ func TestCheapLookFirst(t *testing.T) {
 		{name: "nothing initializing longer than the bound: no dump", capture: young, maxPause: time.Second, wantNote: "no goroutine dump needed: 2 watch requests initializing (APF dump_requests), none for longer than 30s"},
 		{name: "suspects within the budget: dump", capture: golden.Fixture("t2"), maxPause: time.Second, wantDump: true},
 		// t2's debug=1 profile: 2223 goroutines, 10868 frames: about 2.2 MB
-		// and 43 ms.
-		{name: "suspects over the budget: no dump", capture: golden.Fixture("t2"), maxPause: 10 * time.Millisecond, wantWithheld: "a dump would stop this server for about 43ms"},
+		// and 91 ms.
+		{name: "suspects over the budget: no dump", capture: golden.Fixture("t2"), maxPause: 10 * time.Millisecond, wantWithheld: "a dump would stop this server for about 91ms"},
 		{name: "forced over the budget", capture: golden.Fixture("t2"), maxPause: time.Millisecond, force: true, wantDump: true},
 		{name: "forced with nothing initializing", capture: young, maxPause: time.Second, force: true, wantDump: true},
 	}
@@ -110,7 +83,7 @@ func TestEstimateCut(t *testing.T) {
 		t.Errorf("estimate %+v: want cut at 64 MiB and over a second", e)
 	}
 	err := &PauseBudgetError{Instance: "a", Estimate: e, Budget: 250 * time.Millisecond}
-	if want := "a dump would stop this server for about 2s and be cut at 64 MiB (about 95 MiB whole)"; err.Cost() != want {
+	if want := "a dump would stop this server for about 9.8s and be cut at 64 MiB (about 95 MiB whole)"; err.Cost() != want {
 		t.Errorf("Cost() = %q, want %q", err.Cost(), want)
 	}
 }
