@@ -54,6 +54,9 @@ type Server struct {
 	// BlockAll makes every request but discovery wait until the client
 	// gives up: a server that accepts connections and never answers.
 	BlockAll bool
+	// BlockDiscovery makes the EndpointSlices list wait until the client
+	// gives up.
+	BlockDiscovery bool
 	// Started, when set, receives the path of each request as it arrives
 	// (tests wait on it instead of sleeping).
 	Started chan string
@@ -116,6 +119,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		path = strings.TrimPrefix(path, s.PathPrefix)
 	}
 	if path == "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices" {
+		if s.BlockDiscovery {
+			<-r.Context().Done()
+			return
+		}
 		if token != TokenAdmin {
 			status(w, http.StatusForbidden, `endpointslices.discovery.k8s.io is forbidden: User "no-debug" cannot list resource "endpointslices" in API group "discovery.k8s.io" in the namespace "default"`)
 			return

@@ -149,6 +149,23 @@ func TestFailFast(t *testing.T) {
 	}
 }
 
+// TestHangingDiscoveryFailsWithinTheRequestTimeout: when the kubeconfig
+// host does not answer the EndpointSlices list, falling back to it would
+// only wait again: Run fails at once.
+func TestHangingDiscoveryFailsWithinTheRequestTimeout(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	s.BlockDiscovery = true
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: failingAfter{testingclock.NewFakeClock(time.Now()), t}}
+	_, err := Run(context.Background(), cfg, NewCaptures())
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no answer within the request timeout") {
+		t.Errorf("Run = %v, want an *UnreachableError naming the timeout", err)
+	}
+	if got := s.Requests(); len(got) != 1 {
+		t.Errorf("requests %q, want the list alone", got)
+	}
+}
+
 // lineWriter hands each progress line to a channel.
 type lineWriter struct{ lines chan string }
 
