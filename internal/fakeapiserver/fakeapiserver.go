@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // Tokens the fake servers accept.
@@ -324,4 +326,19 @@ func CopyCapture(t testing.TB, src, capturedAt string) string {
 		}
 	}
 	return dir
+}
+
+// NoWaitClock is a fake clock whose After fails the test: for runs that
+// must not wait out --interval (every instance failed its first sample).
+type NoWaitClock struct {
+	*testingclock.FakeClock
+	T testing.TB
+}
+
+// After reports the wait as a test failure and returns at once.
+func (c NoWaitClock) After(d time.Duration) <-chan time.Time {
+	c.T.Errorf("waited %s for the next sample although every instance failed its first", d)
+	ch := make(chan time.Time, 1)
+	ch <- c.Now()
+	return ch
 }

@@ -13,22 +13,9 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
-// noWaitClock fails the test when anything waits for the next sample.
-type noWaitClock struct {
-	*testingclock.FakeClock
-	t *testing.T
-}
-
-func (c noWaitClock) After(d time.Duration) <-chan time.Time {
-	c.t.Errorf("waited %s for a next sample although every instance failed its first", d)
-	ch := make(chan time.Time, 1)
-	ch <- c.Now()
-	return ch
-}
-
 func runNoWait(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	clk := noWaitClock{testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 23, 9, 0, time.UTC)), t}
+	clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 23, 9, 0, time.UTC)), T: t}
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	code := execute(newCmdRoot(streams, clk), streams, args)

@@ -88,20 +88,6 @@ func TestEstimateCut(t *testing.T) {
 	}
 }
 
-// failingAfter is a clock whose After fails the test: nothing must wait
-// out the interval.
-type failingAfter struct {
-	*testingclock.FakeClock
-	t *testing.T
-}
-
-func (c failingAfter) After(d time.Duration) <-chan time.Time {
-	c.t.Errorf("Run waited %s for the next sample after every instance failed", d)
-	ch := make(chan time.Time, 1)
-	ch <- c.Now()
-	return ch
-}
-
 // TestFailFast: a refused or hanging instance ends the run after its first
 // sample, without the interval (issue 10 item 6).
 func TestFailFast(t *testing.T) {
@@ -124,7 +110,7 @@ func TestFailFast(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := failingAfter{testingclock.NewFakeClock(time.Now()), t}
+			clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
 			cfg := Config{REST: tc.rest(t), APIServers: tc.servers, Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: clk}
 			res, err := Run(context.Background(), cfg, NewCaptures())
 			if err != nil {
@@ -155,7 +141,7 @@ func TestFailFast(t *testing.T) {
 func TestHangingDiscoveryFailsWithinTheRequestTimeout(t *testing.T) {
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.BlockDiscovery = true
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: failingAfter{testingclock.NewFakeClock(time.Now()), t}}
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}}
 	_, err := Run(context.Background(), cfg, NewCaptures())
 	var ue *UnreachableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no answer within the request timeout") {
