@@ -23,7 +23,7 @@ FUZZTIME ?= 100000x
 
 DEMO_DIR := testdata/kube-apiserver-v1.37.2/seed-repro
 
-.PHONY: all build install demo test unit differential lint e2e bench fuzz dist validate-krew clean
+.PHONY: all build install demo test unit differential lint e2e bench bench-live fuzz dist validate-krew clean
 
 all: build
 
@@ -62,6 +62,13 @@ e2e: build ## End-to-end tests on a real kube-apiserver + etcd built from the mo
 
 bench: ## Benchmarks of every stage and the whole command, against gostackparse and panicparse.
 	./bench/run.sh
+
+# What each fetch costs a real kube-apiserver v1.37.2 inflated with idle and
+# stuck watches (loopback only; minutes of load on 2 cores; not in CI).
+BENCH_LIVE_WATCHES ?= 2000,5000,10000
+bench-live: ## Measure each fetch's bytes, wall time and API server stall on a real kube-apiserver (README "Production scale").
+	cd test/e2e && eval "$$(hack/build-binaries.sh)" && export KUBE_APISERVER_BIN ETCD_BIN && \
+	  go run ./cmd/bench-live -watches $(BENCH_LIVE_WATCHES)
 
 fuzz: ## Run every fuzz target for FUZZTIME (inputs or duration) each.
 	./hack/fuzz.sh $(FUZZTIME)

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // Tokens the fake servers accept.
@@ -33,8 +35,8 @@ const (
 type Server struct {
 	*httptest.Server
 	// Captures are the capture directories served, one per sample: the
-	// n-th goroutine dump request switches to Captures[n] (the last one
-	// stays).
+	// n-th /metrics request (the first fetch of a sample) switches to
+	// Captures[n] (the last one stays).
 	Captures []string
 	// ProcessStart, when set, replaces process_start_time_seconds in
 	// /metrics for each sample in turn, to simulate restarts or a load
@@ -46,11 +48,20 @@ type Server struct {
 	NoProfiling bool
 	// Fail makes every request but discovery answer 500.
 	Fail bool
-	// Block makes the goroutine dump request wait until the client gives up.
+	// Block makes the goroutine dump requests (debug=2, and debug=1 and
+	// protobuf with BlockProfiles) wait until the client gives up.
 	Block bool
-	// SampleOnMetrics makes every /metrics request move to the next
-	// capture (for clients that fetch /metrics alone).
-	SampleOnMetrics bool
+	// BlockProfiles: Block also holds the debug=1 and protobuf profiles.
+	BlockProfiles bool
+	// BlockAll makes every request but discovery wait until the client
+	// gives up: a server that accepts connections and never answers.
+	BlockAll bool
+	// BlockDiscovery makes the EndpointSlices list wait until the client
+	// gives up.
+	BlockDiscovery bool
+	// Started, when set, receives the path of each request as it arrives
+	// (tests wait on it instead of sleeping).
+	Started chan string
 	// FailMetrics makes /metrics answer 500.
 	FailMetrics bool
 	// PathPrefix is a path the server lives under, as behind a proxy
@@ -89,6 +100,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, r.URL.RequestURI())
 	s.mu.Unlock()
+	if s.Started != nil {
+		select {
+		case s.Started <- r.URL.RequestURI():
+		case <-r.Context().Done():
+			return
+		}
+	}
 	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if token != TokenAdmin && token != TokenNoDebug {
 		status(w, http.StatusUnauthorized, "Unauthorized")
@@ -103,6 +121,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		path = strings.TrimPrefix(path, s.PathPrefix)
 	}
 	if path == "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices" {
+		if s.BlockDiscovery {
+			<-r.Context().Done()
+			return
+		}
 		if token != TokenAdmin {
 			status(w, http.StatusForbidden, `endpointslices.discovery.k8s.io is forbidden: User "no-debug" cannot list resource "endpointslices" in API group "discovery.k8s.io" in the namespace "default"`)
 			return
@@ -118,31 +140,40 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		status(w, http.StatusForbidden, fmt.Sprintf(`forbidden: User "no-debug" cannot get path %q`, path))
 		return
 	}
+	if s.BlockAll {
+		<-r.Context().Done()
+		return
+	}
 	switch {
 	case path == "/debug/pprof/goroutine":
 		if s.NoProfiling {
 			http.NotFound(w, r)
 			return
 		}
-		if s.Block {
+		debug := r.URL.Query().Get("debug")
+		if s.Block && (debug == "2" || s.BlockProfiles) {
 			<-r.Context().Done()
 			return
 		}
+		switch debug {
+		case "2":
+			s.file(w, s.current(), "goroutine-debug2.txt", "text/plain; charset=utf-8")
+		case "1":
+			s.file(w, s.current(), "goroutine-debug1.txt", "text/plain; charset=utf-8")
+		default:
+			s.file(w, s.current(), "goroutine.pb.gz", "application/octet-stream")
+		}
+	case path == "/metrics" && s.FailMetrics:
 		s.mu.Lock()
-		dir := s.capture(s.sample)
 		s.sample++
 		s.mu.Unlock()
-		s.file(w, dir, "goroutine-debug2.txt", "text/plain; charset=utf-8")
-	case path == "/metrics" && s.FailMetrics:
 		status(w, http.StatusInternalServerError, "metrics unavailable")
 	case path == "/metrics":
 		s.mu.Lock()
 		dir := s.capture(s.sample)
 		n := s.metrics
 		s.metrics++
-		if s.SampleOnMetrics {
-			s.sample++
-		}
+		s.sample++
 		s.mu.Unlock()
 		b, err := os.ReadFile(filepath.Join(dir, "metrics.txt"))
 		if err != nil {
@@ -169,7 +200,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) capture(i int) string { return s.Captures[min(i, len(s.Captures)-1)] }
 
-// current is the capture of the sample whose goroutine dump was served last.
+// current is the capture of the sample whose /metrics was served last.
 func (s *Server) current() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -270,4 +301,44 @@ current-context: fake
 
 func pemEncode(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// CopyCapture copies the capture directory src with its capture time (the
+// fake server's Date header) set to capturedAt (RFC 3339), and returns the
+// copy's directory.
+func CopyCapture(t testing.TB, src, capturedAt string) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "captured-at.txt" {
+			b = []byte(capturedAt + "\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// NoWaitClock is a fake clock whose After fails the test: for runs that
+// must not wait out --interval (every instance failed its first sample).
+type NoWaitClock struct {
+	*testingclock.FakeClock
+	T testing.TB
+}
+
+// After reports the wait as a test failure and returns at once.
+func (c NoWaitClock) After(d time.Duration) <-chan time.Time {
+	c.T.Errorf("waited %s for the next sample although every instance failed its first", d)
+	ch := make(chan time.Time, 1)
+	ch <- c.Now()
+	return ch
 }

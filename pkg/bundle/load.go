@@ -34,7 +34,10 @@ type Capture struct {
 	Instance string
 	// Mixed says why the capture's inputs may come from different API
 	// server processes; empty when they come from one.
-	Mixed    string
+	Mixed string
+	// Withheld says what a debug=2 dump would have cost when it was not
+	// taken for the pause budget (see Sample.Withheld).
+	Withheld string
 	manifest string
 
 	Dump     *watches.Dump
@@ -476,6 +479,7 @@ func applyManifest(l *Loaded, path string) error {
 			}
 			c.CapturedAt, c.CapturedAtSource = s.CapturedAt, "manifest"
 			c.Mixed = s.Mixed
+			c.Withheld = s.Withheld
 			for _, fi := range s.Fetches {
 				if fi.Kind == KindGoroutineDebug2 && fi.Error == "" {
 					c.CapturedAt = fi.StartedAt
@@ -647,7 +651,7 @@ func serverName(cs []*Capture) string {
 }
 
 func (c *Capture) sample() watches.Sample {
-	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels, Mixed: c.Mixed}
+	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels, Mixed: c.Mixed, Withheld: c.Withheld}
 	if m := c.Metrics; m != nil {
 		mc := &watches.MetricsContext{Levels: map[string]watches.LevelSeats{}}
 		num := func(v float64) *float64 {

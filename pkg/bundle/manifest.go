@@ -49,6 +49,12 @@ type Sample struct {
 	// Mixed says why the sample's fetches may come from different API
 	// server processes (read through a load balancer); empty when not.
 	Mixed string `json:"mixed,omitempty"`
+	// Withheld says what a debug=2 dump would have cost when it was not
+	// taken for the pause budget ("a dump would stop this server for
+	// about 1.2 s"); empty when it was taken or not needed.
+	Withheld string `json:"withheld,omitempty"`
+	// Notes say what the collector decided (no dump needed, and why).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // FetchInfo is one fetch of a sample.

@@ -142,5 +142,24 @@ func writeReport(w interface{ Write([]byte) (int, error) }, r *watches.Report, f
 	if failOn != failOnNone && watches.SeverityRank(r.MaxSeverity()) >= watches.SeverityRank(failOn) {
 		return errFindings
 	}
+	if len(r.Incomplete) > 0 {
+		// Undecided is not healthy: a script must not read it as all clear.
+		return &incompleteError{reasons: r.Incomplete}
+	}
 	return nil
+}
+
+// incompleteError fails a run whose report covers only part of the
+// watches, with nothing at or above --fail-on in that part.
+type incompleteError struct {
+	reasons []string
+	hint    string
+}
+
+func (e *incompleteError) Error() string {
+	msg := "incomplete: nothing at or above --fail-on in what was decided, but " + strings.Join(e.reasons, "; ")
+	if e.hint != "" {
+		msg += "; " + e.hint
+	}
+	return msg
 }

@@ -55,6 +55,7 @@ DIR/manifest.json describing every fetch. Nothing else is written.
 		Example: collectExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			warnDeprecated(cmd, o.ErrOut)
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -116,6 +117,9 @@ func (o *CollectOptions) Run() error {
 		return fmt.Errorf("writing the bundle: %w", err)
 	}
 	errs := instanceErrors(res, o.ErrOut)
+	for _, w := range withheldAdvice(res, o.MaxPause) {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
 	samples := 0
 	for _, ir := range res.Instances {
 		samples += len(ir.Samples)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -52,11 +53,17 @@ func newCmdDiagnose(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.
 	cmd := &cobra.Command{
 		Use:   "diagnose",
 		Short: "Diagnose the watches of every API server of a cluster, live (the default command)",
-		Long: `Read each API server instance of the cluster separately (discovered from the
-default/kubernetes EndpointSlices and reached on its own address, or given with
---apiserver): /metrics, /debug/pprof/goroutine?debug=2, the APF dumps and
-/version, twice --interval apart, and report stuck watches and the clients
-holding them. It only reads.
+		Long: `Read each API server instance of the cluster separately and concurrently
+(discovered from the default/kubernetes EndpointSlices and reached on its own
+address, or given with --apiserver), twice --interval apart, and report stuck
+watches and the clients holding them. It only reads.
+
+Each sample starts with a cheap look: /metrics, the APF dumps and the debug=1
+goroutine profile. When no watch has been initializing for longer than 30s, that
+is the whole answer and no goroutine dump is taken. Otherwise the debug=2 dump
+(which stops the world in the API server while it is written) is taken only
+when its pause, estimated from the profile, is within --max-pause; if not, the
+suspects are reported undecided, and --force takes the dump anyway.
 
 Needs get on /debug/pprof/*, /debug/api_priority_and_fairness/*, /metrics,
 /version and list on endpointslices (deploy/rbac.yaml).
@@ -77,6 +84,7 @@ func (o *DiagnoseOptions) addFlags(cmd *cobra.Command) {
 }
 
 func (o *DiagnoseOptions) runE(cmd *cobra.Command, args []string) error {
+	warnDeprecated(cmd, o.ErrOut)
 	if err := o.Complete(); err != nil {
 		return err
 	}
@@ -134,9 +142,14 @@ func (o *DiagnoseOptions) Run() error {
 		}
 	}
 	r := watches.Diagnose(servers, watches.Options{CaptureSlack: captureSlack})
-	r.Warnings = append(append(res.Notes, loaded.Warnings...), r.Warnings...)
+	withheld := withheldAdvice(res, o.MaxPause)
+	r.Warnings = append(append(append(res.Notes, loaded.Warnings...), withheld...), r.Warnings...)
 	r.Errors = errs
 	if err := writeReport(o.Out, r, o.format, o.failOn); err != nil {
+		var ie *incompleteError
+		if errors.As(err, &ie) && len(withheld) > 0 {
+			ie.hint = forceHint
+		}
 		return err
 	}
 	return errIncomplete(errs)

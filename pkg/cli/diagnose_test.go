@@ -107,7 +107,7 @@ func TestDiagnoseProgressOnStderr(t *testing.T) {
 	if code != ExitFindings {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
-	for _, want := range []string{"sample 1/2: " + a.Address() + ": goroutine dump (go_goroutines 2231)", "waiting 1m10s for sample 2/2", "sample 2/2: " + a.Address()} {
+	for _, want := range []string{"sample 1/2: " + a.Address() + ": goroutine dump (go_goroutines 2231; estimated pause 90ms from the debug=1 profile: 2227 goroutines, 10814 frames)", "waiting 1m10s for sample 2/2", "sample 2/2: " + a.Address()} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
@@ -177,8 +177,9 @@ func TestDiagnoseErrors(t *testing.T) {
 		}
 		want := []string{
 			`GET /metrics forbidden: missing RBAC rule nonResourceURLs: ["/metrics"], verbs: ["get"]`,
-			// Without go_goroutines the stop-the-world dump is not taken.
-			"go_goroutines could not be read from /metrics",
+			// Without go_goroutines or the debug=1 profile the
+			// stop-the-world dump is not taken.
+			"no goroutine dump: its pause cannot be estimated (neither the debug=1 profile nor go_goroutines could be read), and the pause budget is 250ms",
 			`GET /debug/api_priority_and_fairness/dump_requests forbidden: missing RBAC rule nonResourceURLs: ["/debug/api_priority_and_fairness/*"], verbs: ["get"]`,
 			`nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
 			`apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"]`,
@@ -218,8 +219,11 @@ func TestDiagnoseErrors(t *testing.T) {
 		if !strings.Contains(errOut, "go_goroutines is 2230, above --max-goroutines 1000") {
 			t.Errorf("stderr:\n%s", errOut)
 		}
+		if !strings.Contains(errOut, "Flag --max-goroutines has been deprecated, it still works, but --max-pause bounds what a goroutine dump costs the server") {
+			t.Errorf("no deprecation notice:\n%s", errOut)
+		}
 		for _, p := range a.Requests() {
-			if strings.HasPrefix(p, "/debug/pprof") {
+			if strings.HasPrefix(p, "/debug/pprof/goroutine?debug=2") {
 				t.Errorf("the dump was requested despite --max-goroutines: %s", p)
 			}
 		}

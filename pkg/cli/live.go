@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	// Auth plugins (exec, OIDC, cloud providers) for kubeconfigs that use them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
@@ -23,12 +25,19 @@ import (
 // defaultRequestTimeout applies to each fetch when --request-timeout is 0.
 const defaultRequestTimeout = 60 * time.Second
 
+// defaultMaxPause is --max-pause's default: the longest a debug=2 dump may
+// stop the API server, estimated from the cheap look. Measured on a real
+// kube-apiserver v1.37.2 (README "Production scale", make bench-live).
+const defaultMaxPause = 250 * time.Millisecond
+
 // LiveOptions are the flags every command that reads a cluster shares.
 type LiveOptions struct {
-	ConfigFlags   *genericclioptions.ConfigFlags
-	APIServers    []string
-	Samples       int
-	Interval      time.Duration
+	ConfigFlags *genericclioptions.ConfigFlags
+	APIServers  []string
+	Samples     int
+	Interval    time.Duration
+	MaxPause    time.Duration
+	// MaxGoroutines is deprecated by MaxPause; 0 means no limit.
 	MaxGoroutines int
 	Force         bool
 	Verbose       int
@@ -39,10 +48,10 @@ type LiveOptions struct {
 
 func newLiveOptions() LiveOptions {
 	return LiveOptions{
-		ConfigFlags:   genericclioptions.NewConfigFlags(true),
-		Samples:       2,
-		Interval:      70 * time.Second,
-		MaxGoroutines: 500000,
+		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		Samples:     2,
+		Interval:    70 * time.Second,
+		MaxPause:    defaultMaxPause,
 	}
 }
 
@@ -56,9 +65,21 @@ func (o *LiveOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&o.APIServers, "apiserver", o.APIServers, "read this API server instance (HOST[:PORT], repeatable) instead of discovering them from the default/kubernetes EndpointSlices")
 	cmd.Flags().IntVar(&o.Samples, "samples", o.Samples, "samples to take of each instance; the second tells stuck from slow (1 for a quick look)")
 	cmd.Flags().DurationVar(&o.Interval, "interval", o.Interval, "time between samples; over a minute, so a stuck watch shows a longer wait")
-	cmd.Flags().IntVar(&o.MaxGoroutines, "max-goroutines", o.MaxGoroutines, "refuse the goroutine dump (it stops the world in the API server) of an instance running more goroutines than this, unless --force")
-	cmd.Flags().BoolVar(&o.Force, "force", o.Force, "take goroutine dumps even above --max-goroutines")
+	cmd.Flags().DurationVar(&o.MaxPause, "max-pause", o.MaxPause, "take the debug=2 goroutine dump (it stops the world in the API server while written) only when its pause, estimated from the debug=1 profile, is at most this; 0 means no limit")
+	cmd.Flags().IntVar(&o.MaxGoroutines, "max-goroutines", o.MaxGoroutines, "refuse the goroutine dump of an instance running more goroutines than this, unless --force; 0 means no limit")
+	_ = cmd.Flags().MarkDeprecated("max-goroutines", "it still works, but --max-pause bounds what a goroutine dump costs the server")
+	cmd.Flags().BoolVar(&o.Force, "force", o.Force, "take the debug=2 goroutine dump whatever the cheap look and --max-pause say")
 	addVerboseFlag(cmd, &o.Verbose)
+}
+
+// warnDeprecated says on w which deprecated flags were given: pflag
+// prints its notice to the flag set's output, which cobra does not show.
+func warnDeprecated(cmd *cobra.Command, w io.Writer) {
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Deprecated != "" {
+			fmt.Fprintf(w, "Flag --%s has been deprecated, %s\n", f.Name, f.Deprecated)
+		}
+	})
 }
 
 // addVerboseFlag adds -v: bare, or with a level as kubectl users type it
@@ -77,6 +98,9 @@ func (o *LiveOptions) validate() error {
 	}
 	if o.MaxGoroutines < 0 {
 		return fmt.Errorf("invalid --max-goroutines %d: must not be negative", o.MaxGoroutines)
+	}
+	if o.MaxPause < 0 {
+		return fmt.Errorf("invalid --max-pause %s: must not be negative (0 means no limit)", o.MaxPause)
 	}
 	return nil
 }
@@ -97,7 +121,7 @@ func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
 	}
 	return live.Config{
 		REST: rc, APIServers: o.APIServers, Samples: o.Samples, Interval: o.Interval,
-		RequestTimeout: timeout, MaxGoroutines: o.MaxGoroutines, Force: o.Force,
+		RequestTimeout: timeout, MaxPause: o.MaxPause, MaxGoroutines: o.MaxGoroutines, Force: o.Force,
 		Clock: clk, Progress: progress,
 	}, nil
 }
@@ -114,7 +138,7 @@ func instanceErrors(res *live.Result, errOut io.Writer) []string {
 	forbidden := false
 	for _, ir := range res.Instances {
 		for _, err := range ir.Errors {
-			out = append(out, err.Error())
+			out = append(out, phrase(err))
 			if live.IsForbidden(err) {
 				forbidden = true
 			}
@@ -135,6 +159,34 @@ func instanceErrors(res *live.Result, errOut io.Writer) []string {
 	}
 	return out
 }
+
+// phrase turns an engine's typed error into advice naming the flags.
+func phrase(err error) string {
+	var le *live.GoroutineLimitError
+	if errors.As(err, &le) {
+		if math.IsNaN(le.Goroutines) {
+			return fmt.Sprintf("%s: go_goroutines could not be read from /metrics, so the goroutine dump (which stops the world in the API server while it is written) cannot be checked against --max-goroutines %d: pass --force to take it anyway", le.Instance, le.Limit)
+		}
+		return fmt.Sprintf("%s: go_goroutines is %.0f, above --max-goroutines %d: a debug=2 dump stops the world in the API server while it is written; pass --force to take it anyway", le.Instance, le.Goroutines, le.Limit)
+	}
+	return err.Error()
+}
+
+// withheldAdvice says, for each goroutine dump not taken for the pause
+// budget, what it would cost and which flags take it anyway.
+func withheldAdvice(res *live.Result, maxPause time.Duration) []string {
+	var out []string
+	for _, ir := range res.Instances {
+		for _, w := range ir.Withheld {
+			out = append(out, fmt.Sprintf("%s; --force takes it anyway, or raise --max-pause (now %s)", w.Error(), maxPause))
+		}
+	}
+	return out
+}
+
+// forceHint is appended to an incomplete result whose goroutine dumps
+// were withheld.
+const forceHint = "pass --force to take the goroutine dump anyway (or raise --max-pause): it decides stuck or slow"
 
 func indent(s, prefix string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

@@ -35,7 +35,6 @@ type metricsDoc struct {
 func TestMetricsFromFilesAndLive(t *testing.T) {
 	t1, t2 := golden.Fixture("t1"), golden.Fixture("t2")
 	a := fakeapiserver.Start(t, t1, t2)
-	a.SampleOnMetrics = true
 	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
 	for name, args := range map[string][]string{
 		"files, one sample":  {"metrics", filepath.Join(t2, "metrics.txt"), "-o", "json"},

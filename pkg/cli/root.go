@@ -21,14 +21,17 @@ const (
 	// ExitFindings: the command ran and found something at or above --fail-on.
 	ExitFindings = 1
 	// ExitError: bad input, an unreadable file, a bad flag, or a cluster
-	// that could not be read.
+	// that could not be read; or an incomplete result (incompleteError).
 	ExitError = 2
 )
 
 const exitCodesHelp = `Exit codes:
   0  no finding at or above --fail-on (default critical)
   1  at least one finding at or above --fail-on
-  2  error: bad flag, unreadable or invalid input, cluster not reachable or refused`
+  2  error: bad flag, unreadable or invalid input, cluster not reachable or refused;
+     or incomplete: nothing at or above --fail-on in what was decided, but part
+     was not (a partial dump, a debug=1 or protobuf dump alone, a goroutine dump
+     withheld for --max-pause)`
 
 // errFindings is returned by a command that ran to completion but found
 // something at or above --fail-on. It carries no message: the report already

@@ -64,6 +64,15 @@ func Discover(ctx context.Context, cfg *rest.Config, explicit []string) (*Discov
 	}
 	list, err := cs.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{LabelSelector: kubernetesServiceLabel})
 	if err != nil {
+		var st interface{ Status() metav1.Status }
+		if !errors.As(err, &st) {
+			// No answer at all (refused, timed out): the kubeconfig host,
+			// the only fallback, would not answer either.
+			if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				err = fmt.Errorf("no answer within the request timeout: %w", err)
+			}
+			return nil, &UnreachableError{Host: hostOf(cfg.Host), Err: err}
+		}
 		reason := err.Error()
 		if isForbiddenStatus(err) {
 			reason = fmt.Sprintf("forbidden: missing RBAC rule %s", Rules[4])
@@ -111,6 +120,19 @@ func Discover(ctx context.Context, cfg *rest.Config, explicit []string) (*Discov
 func fallbackInstance(cfg *rest.Config) Instance {
 	return Instance{Name: hostOf(cfg.Host), Pinned: false}
 }
+
+// UnreachableError is a kubeconfig host that did not answer the
+// discovery request.
+type UnreachableError struct {
+	Host string
+	Err  error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("the API server %s did not answer listing the default/kubernetes EndpointSlices: %v", e.Host, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
 
 func isForbiddenStatus(err error) bool {
 	var se interface{ Status() metav1.Status }

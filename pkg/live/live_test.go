@@ -113,10 +113,24 @@ func TestRunFetchOrderAndOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// /metrics first: its go_goroutines guards the stop-the-world dump.
-	want := []string{"metrics", "goroutine-debug2", "apf-requests", "apf-priority-levels", "version"}
-	if diff := cmp.Diff(want, rec.kinds); diff != "" {
+	// The cheap look first (/metrics, the APF dumps, the debug=1
+	// profile), then the stop-the-world dump.
+	wantReqs := []string{
+		"/version", // the probe of a pinned instance
+		"/metrics",
+		"/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1",
+		"/debug/api_priority_and_fairness/dump_priority_levels",
+		"/debug/pprof/goroutine?debug=1",
+		"/debug/pprof/goroutine?debug=2",
+		"/version",
+	}
+	if diff := cmp.Diff(wantReqs, s.Requests()); diff != "" {
 		t.Errorf("fetch order (-want +got):\n%s", diff)
+	}
+	// The profile is stored after the dump, which is read instead.
+	want := []string{"metrics", "apf-requests", "apf-priority-levels", "goroutine-debug2", "goroutine-debug1", "version"}
+	if diff := cmp.Diff(want, rec.kinds); diff != "" {
+		t.Errorf("store order (-want +got):\n%s", diff)
 	}
 	if len(res.Instances) != 1 || len(res.Instances[0].Errors) != 0 || res.Instances[0].Version != "v1.37.2" {
 		t.Fatalf("result = %+v", res.Instances)
@@ -179,12 +193,13 @@ func TestMaxGoroutinesHoldsWhenMetricsCannotBeRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range s.Requests() {
-		if strings.HasPrefix(p, "/debug/pprof") {
+		if strings.HasPrefix(p, "/debug/pprof/goroutine?debug=2") {
 			t.Errorf("the dump was taken although go_goroutines is unknown: %s", p)
 		}
 	}
-	if errs := res.Instances[0].Errors; len(errs) < 2 || !strings.Contains(errs[1].Error(), "pass --force") {
-		t.Errorf("errors = %v", errs)
+	var le *GoroutineLimitError
+	if errs := res.Instances[0].Errors; len(errs) < 2 || !errors.As(errs[1], &le) {
+		t.Errorf("errors = %v, want a *GoroutineLimitError second", errs)
 	}
 	cfg.Force = true
 	if _, err := Run(context.Background(), cfg, &recorder{}); err != nil {
@@ -192,7 +207,7 @@ func TestMaxGoroutinesHoldsWhenMetricsCannotBeRead(t *testing.T) {
 	}
 	found := false
 	for _, p := range s.Requests() {
-		found = found || strings.HasPrefix(p, "/debug/pprof/goroutine")
+		found = found || strings.HasPrefix(p, "/debug/pprof/goroutine?debug=2")
 	}
 	if !found {
 		t.Error("--force did not take the dump")

@@ -8,26 +8,30 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
+	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
 // Paths fetched from each instance (the fixture layout's sources).
 var Paths = map[bundle.Kind]string{
 	bundle.KindMetrics:         "/metrics",
 	bundle.KindGoroutineDebug2: "/debug/pprof/goroutine?debug=2",
+	bundle.KindGoroutineDebug1: "/debug/pprof/goroutine?debug=1",
 	bundle.KindAPFRequests:     "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1",
 	bundle.KindAPFLevels:       "/debug/api_priority_and_fairness/dump_priority_levels",
 	bundle.KindVersion:         "/version",
 }
 
 // Target receives what is fetched. Store must consume body before
-// returning. Calls come from one goroutine.
+// returning. Run serializes the calls (instances are read concurrently).
 type Target interface {
 	Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error
 }
@@ -40,10 +44,22 @@ type Config struct {
 	Samples        int
 	Interval       time.Duration
 	RequestTimeout time.Duration
-	// MaxGoroutines refuses a debug=2 dump of a server running more
-	// goroutines (it stops the world while written) unless Force.
+	// MaxPause is the pause budget of a debug=2 dump: it stops the world
+	// in the API server while it is written, so it is taken only when the
+	// pause estimated from the cheap look (see Estimate) is within it,
+	// unless Force. 0 means no budget.
+	MaxPause time.Duration
+	// MaxGoroutines (deprecated by MaxPause) also refuses a debug=2 dump
+	// of a server running more goroutines, unless Force; 0 means no limit.
 	MaxGoroutines int
-	Force         bool
+	// Force takes the debug=2 dump whatever the cheap look and the budget
+	// say.
+	Force bool
+	// Parallel bounds the instances read at once; 0 means 4.
+	Parallel int
+	// ProgressEvery is how often a fetch still waiting is reported on
+	// Progress; 0 means 5 s.
+	ProgressEvery time.Duration
 	Clock         clock.Clock
 	// Progress receives one line per step; nil for none.
 	Progress io.Writer
@@ -78,6 +94,9 @@ type InstanceResult struct {
 	Samples  []bundle.Sample
 	Errors   []error
 	Notes    []string
+	// Withheld are the debug=2 dumps not taken because their estimated
+	// pause exceeded Config.MaxPause, one per sample concerned.
+	Withheld []*PauseBudgetError
 }
 
 // Failed reports whether nothing at all could be read.
@@ -92,11 +111,26 @@ func (r InstanceResult) Failed() bool {
 	return true
 }
 
-// maxSmallBody bounds /metrics, APF dumps and /version held in memory.
+// maxSmallBody bounds /metrics, APF dumps, debug=1 profiles and /version
+// held in memory.
 const maxSmallBody = 256 << 20
 
+// defaultParallel is Config.Parallel's default: enough for the usual three
+// to five API servers at once, few enough not to load a cluster.
+const defaultParallel = 4
+
 // Run discovers the instances, then takes cfg.Samples samples of each,
-// cfg.Interval apart, handing every response to target.
+// cfg.Interval apart, handing every response to target. Instances are
+// read concurrently, at most cfg.Parallel at a time.
+//
+// Each sample starts with the cheap look (/metrics, the APF dumps and the
+// debug=1 profile), which costs the server almost nothing; the debug=2
+// dump follows only when the cheap look cannot answer alone and its
+// estimated pause is within cfg.MaxPause (see decideDump).
+//
+// Run fails fast: an instance that times out or refuses a connection is
+// not asked again, and when every instance failed its first sample the
+// interval is not waited out.
 func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -104,7 +138,22 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	if cfg.Samples < 1 {
 		return nil, fmt.Errorf("invalid Config.Samples %d: at least 1", cfg.Samples)
 	}
-	disc, err := Discover(ctx, cfg.REST, cfg.APIServers)
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = defaultParallel
+	}
+	if cfg.ProgressEvery <= 0 {
+		cfg.ProgressEvery = 5 * time.Second
+	}
+	if cfg.Progress != nil {
+		cfg.Progress = &lockedWriter{w: cfg.Progress}
+	}
+	target = &lockedTarget{t: target}
+	dctx, dcancel := ctx, context.CancelFunc(func() {})
+	if cfg.RequestTimeout > 0 {
+		dctx, dcancel = context.WithTimeout(ctx, cfg.RequestTimeout)
+	}
+	disc, err := Discover(dctx, cfg.REST, cfg.APIServers)
+	dcancel()
 	if err != nil {
 		return nil, err
 	}
@@ -113,21 +162,29 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	clients := make([]*Client, len(insts))
 	results := make([]InstanceResult, len(insts))
 	reachable := 0
-	for i, inst := range insts {
+	parallel(ctx, cfg.Parallel, len(insts), func(i int) {
+		inst := insts[i]
 		results[i].Instance = inst
 		c, err := NewClient(cfg.REST, inst, cfg.RequestTimeout, cfg.Clock.Now)
 		if err != nil {
 			results[i].Errors = append(results[i].Errors, err)
-			continue
+			return
 		}
 		if inst.Pinned {
-			if err := probe(ctx, c); err != nil {
+			if err := probe(ctx, c, cfg.RequestTimeout); err != nil {
 				results[i].Errors = append(results[i].Errors, fmt.Errorf("%s: not reachable directly: %w", inst.Name, err))
-				continue
+				return
 			}
 		}
 		clients[i] = c
-		reachable++
+	})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	for _, c := range clients {
+		if c != nil {
+			reachable++
+		}
 	}
 	if reachable == 0 && len(cfg.APIServers) == 0 && len(insts) > 0 && insts[0].Pinned {
 		// Behind a load balancer the instances' own addresses are often
@@ -142,8 +199,9 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 			res.Notes = append(res.Notes, fmt.Sprintf("instance %s not read directly", results[i].Instance.Name))
 		}
 		clients, results = []*Client{c}, []InstanceResult{{Instance: fb}}
+		reachable = 1
 	}
-	for s := 1; s <= cfg.Samples; s++ {
+	for s := 1; s <= cfg.Samples && reachable > 0; s++ {
 		if s > 1 {
 			cfg.progress("waiting %s for sample %d/%d (--interval)", cfg.Interval, s, cfg.Samples)
 			select {
@@ -152,15 +210,34 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 			case <-cfg.Clock.After(cfg.Interval):
 			}
 		}
-		for i, c := range clients {
+		parallel(ctx, cfg.Parallel, len(clients), func(i int) {
+			c := clients[i]
 			if c == nil {
-				continue
+				return
 			}
 			sample, errs := takeSample(ctx, cfg, c, s, &results[i], target)
 			results[i].Samples = append(results[i].Samples, sample)
 			results[i].Errors = append(results[i].Errors, errs...)
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+		})
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// Fail fast: an instance whose first sample failed entirely is
+		// not asked again; with none left, no interval is waited out.
+		if s == 1 {
+			reachable = 0
+			for i, c := range clients {
+				if c == nil {
+					continue
+				}
+				if results[i].Failed() {
+					clients[i] = nil
+					if cfg.Samples > 1 {
+						results[i].Notes = append(results[i].Notes, "every fetch of the first sample failed: no further sample taken")
+					}
+					continue
+				}
+				reachable++
 			}
 		}
 	}
@@ -171,23 +248,80 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	return res, nil
 }
 
+// parallel runs f(0..n-1) with at most limit at once and returns when all
+// have returned. Calls not yet started when ctx ends are skipped.
+func parallel(ctx context.Context, limit, n int, f func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, limit)
+	for i := 0; i < n; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}(i)
+	}
+	wg.Wait()
+}
+
 func (c Config) progress(format string, args ...any) {
 	if c.Progress != nil {
 		fmt.Fprintf(c.Progress, format+"\n", args...)
 	}
 }
 
+// lockedWriter serializes writes of concurrent instances.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// lockedTarget serializes Store calls of concurrent instances.
+type lockedTarget struct {
+	mu sync.Mutex
+	t  Target
+}
+
+func (l *lockedTarget) Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.t.Store(inst, sample, kind, body)
+}
+
+// probeTimeout bounds the reachability probe of a pinned instance (at
+// most the request timeout).
+const probeTimeout = 10 * time.Second
+
 // probe checks that an instance answers on its own address. Any HTTP
 // answer counts, a refusal included: only the connection matters here.
-func probe(ctx context.Context, c *Client) error {
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+func probe(ctx context.Context, c *Client, requestTimeout time.Duration) error {
+	d := probeTimeout
+	if requestTimeout > 0 && requestTimeout < d {
+		d = requestTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	r, err := c.Get(pctx, "/version")
 	if err != nil {
 		var he *HTTPError
 		var fe *ForbiddenError
-		if errors.As(err, &he) || errors.As(err, &fe) {
+		var pe *ProfilingDisabledError
+		if errors.As(err, &he) || errors.As(err, &fe) || errors.As(err, &pe) {
 			return nil
+		}
+		if errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return fmt.Errorf("no answer within %s", d)
 		}
 		return err
 	}
@@ -195,95 +329,218 @@ func probe(ctx context.Context, c *Client) error {
 	return nil
 }
 
-// takeSample fetches everything of one sample from one instance. Errors of
-// single fetches are recorded and returned; the other fetches go on.
+// unreachable reports whether err means the instance itself did not
+// answer (a connection refused or reset, a timeout), as opposed to an
+// HTTP error status: the other fetches of the sample would fail alike.
+func unreachable(err error) bool {
+	var he *HTTPError
+	var fe *ForbiddenError
+	var pe *ProfilingDisabledError
+	return err != nil && !errors.As(err, &he) && !errors.As(err, &fe) && !errors.As(err, &pe)
+}
+
+// sampler takes one sample of one instance.
+type sampler struct {
+	ctx    context.Context
+	cfg    Config
+	c      *Client
+	n      int
+	target Target
+	sample bundle.Sample
+	errs   []error
+	// down is set once the instance did not answer: the remaining
+	// fetches of the sample are skipped.
+	down error
+}
+
+// fetch GETs kind's path and hands the body to consume, recording the
+// fetch in the sample. While the server has not answered, a progress
+// line says every cfg.ProgressEvery which instance and fetch it waits on.
+func (sp *sampler) fetch(kind bundle.Kind, consume func(r io.Reader) error) *bundle.FetchInfo {
+	cfg, inst := sp.cfg, sp.c.inst
+	path := Paths[kind]
+	fi := bundle.FetchInfo{Kind: kind, Path: path, File: bundle.FileName[kind]}
+	if sp.down != nil {
+		err := fmt.Errorf("%s: GET %s: not attempted: the instance did not answer an earlier request of this sample", inst.Name, path)
+		fi.StartedAt, fi.File, fi.Error = cfg.Clock.Now().UTC(), "", err.Error()
+		sp.sample.Fetches = append(sp.sample.Fetches, fi)
+		return &sp.sample.Fetches[len(sp.sample.Fetches)-1]
+	}
+	stop := sp.watchdog(path)
+	resp, err := sp.c.Get(sp.ctx, path)
+	if err != nil {
+		stop()
+		fi.StartedAt, fi.File, fi.Error = cfg.Clock.Now().UTC(), "", err.Error()
+		sp.errs = append(sp.errs, err)
+		if unreachable(err) {
+			sp.down = err
+		}
+		sp.sample.Fetches = append(sp.sample.Fetches, fi)
+		return &sp.sample.Fetches[len(sp.sample.Fetches)-1]
+	}
+	fi.StartedAt, fi.ServerDate = resp.StartedAt.UTC(), resp.ServerDate
+	cr := &countingReader{r: resp.Body}
+	err = consume(cr)
+	stop()
+	resp.Close()
+	fi.Bytes = cr.n
+	fi.Duration = cfg.Clock.Since(resp.StartedAt).Round(time.Millisecond).String()
+	if err != nil {
+		fi.File, fi.Error = "", err.Error()
+		sp.errs = append(sp.errs, err)
+		var se *storeError
+		if unreachable(err) && !errors.As(err, &se) {
+			sp.down = err
+		}
+	}
+	sp.sample.Fetches = append(sp.sample.Fetches, fi)
+	return &sp.sample.Fetches[len(sp.sample.Fetches)-1]
+}
+
+// storeError is a failure of the target (a parse error, a full disk), not
+// of the server.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// watchdog prints a progress line every cfg.ProgressEvery until the
+// returned stop is called.
+func (sp *sampler) watchdog(path string) (stop func()) {
+	if sp.cfg.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	started := sp.cfg.Clock.Now()
+	go func() {
+		defer close(finished)
+		for {
+			t := sp.cfg.Clock.NewTimer(sp.cfg.ProgressEvery)
+			select {
+			case <-done:
+				t.Stop()
+				return
+			case <-t.C():
+				sp.cfg.progress("sample %d/%d: %s: GET %s: no complete answer yet, waiting %s so far (--request-timeout %s)", sp.n, sp.cfg.Samples, sp.c.inst.Name, path, sp.cfg.Clock.Since(started).Round(time.Second), sp.cfg.RequestTimeout)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+func (sp *sampler) store(kind bundle.Kind) func(io.Reader) error {
+	return func(r io.Reader) error {
+		if err := sp.target.Store(sp.c.inst, sp.n, kind, r); err != nil {
+			return &storeError{err}
+		}
+		return nil
+	}
+}
+
+// takeSample fetches everything of one sample from one instance: the cheap
+// look first, then the debug=2 dump when decideDump allows it. Errors of
+// single fetches are recorded and returned; the other fetches go on unless
+// the instance stopped answering.
 func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceResult, target Target) (bundle.Sample, []error) {
 	inst := c.inst
-	dir := fmt.Sprintf("%s/sample-%d", SafeName(inst.Name), n)
-	sample := bundle.Sample{Dir: dir, CapturedAt: cfg.Clock.Now().UTC()}
-	var errs []error
-	fetch := func(kind bundle.Kind, consume func(r io.Reader) error) *bundle.FetchInfo {
-		path := Paths[kind]
-		fi := bundle.FetchInfo{Kind: kind, Path: path, File: bundle.FileName[kind]}
-		resp, err := c.Get(ctx, path)
-		if err != nil {
-			fi.StartedAt, fi.File, fi.Error = cfg.Clock.Now().UTC(), "", err.Error()
-			errs = append(errs, err)
-			sample.Fetches = append(sample.Fetches, fi)
-			return &sample.Fetches[len(sample.Fetches)-1]
-		}
-		fi.StartedAt, fi.ServerDate = resp.StartedAt.UTC(), resp.ServerDate
-		cr := &countingReader{r: resp.Body}
-		err = consume(cr)
-		resp.Close()
-		fi.Bytes = cr.n
-		fi.Duration = cfg.Clock.Since(resp.StartedAt).Round(time.Millisecond).String()
-		if err != nil {
-			fi.File, fi.Error = "", err.Error()
-			errs = append(errs, err)
-		}
-		sample.Fetches = append(sample.Fetches, fi)
-		return &sample.Fetches[len(sample.Fetches)-1]
-	}
-	store := func(kind bundle.Kind) func(io.Reader) error {
-		return func(r io.Reader) error { return target.Store(inst, n, kind, r) }
-	}
-	// /metrics first: the goroutine count guards the debug=2 dump.
-	var goroutines, start float64 = math.NaN(), math.NaN()
-	var mfi *bundle.FetchInfo
-	mfi = fetch(bundle.KindMetrics, func(r io.Reader) error {
+	sp := &sampler{ctx: ctx, cfg: cfg, c: c, n: n, target: target}
+	sp.sample = bundle.Sample{Dir: fmt.Sprintf("%s/sample-%d", SafeName(inst.Name), n), CapturedAt: cfg.Clock.Now().UTC()}
+	var look cheapLook
+	look.goroutines, look.start = math.NaN(), math.NaN()
+	// /metrics first: go_goroutines, the process start time and, from
+	// its Date header, the server's clock for APF ages.
+	mfi := sp.fetch(bundle.KindMetrics, func(r io.Reader) error {
 		b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
 		if err != nil {
 			return fmt.Errorf("%s: reading /metrics: %w", inst.Name, err)
 		}
 		if s, err := metrics.Parse(bytes.NewReader(b), inst.Name+"/metrics"); err == nil {
 			snap := metrics.Extract(s)
-			goroutines, start = snap.Goroutines, snap.ProcessStartTime
+			look.goroutines, look.start = snap.Goroutines, snap.ProcessStartTime
 		}
-		return target.Store(inst, n, bundle.KindMetrics, bytes.NewReader(b))
+		return sp.store(bundle.KindMetrics)(bytes.NewReader(b))
 	})
-	if !math.IsNaN(start) {
-		mfi.ProcessStartTime = start
+	if !math.IsNaN(look.start) {
+		mfi.ProcessStartTime = look.start
 	}
 	if mfi.Error == "" {
-		sample.CapturedAt = mfi.StartedAt
+		sp.sample.CapturedAt = mfi.StartedAt
 		if mfi.ServerDate != nil {
-			sample.CapturedAt = *mfi.ServerDate
+			sp.sample.CapturedAt = *mfi.ServerDate
 		}
 	}
-	desc := "unknown"
-	if !math.IsNaN(goroutines) {
-		desc = fmt.Sprintf("%.0f", goroutines)
-	}
-	switch {
-	case !cfg.wants(bundle.KindGoroutineDebug2):
-	case cfg.MaxGoroutines > 0 && !cfg.Force && (math.IsNaN(goroutines) || goroutines > float64(cfg.MaxGoroutines)):
-		var err error
-		if math.IsNaN(goroutines) {
-			err = fmt.Errorf("%s: go_goroutines could not be read from /metrics, so the goroutine dump (which stops the world in the API server while it is written) cannot be checked against --max-goroutines %d: pass --force to take it anyway", inst.Name, cfg.MaxGoroutines)
-		} else {
-			err = fmt.Errorf("%s: go_goroutines is %.0f, above --max-goroutines %d: a debug=2 dump stops the world in the API server while it is written; pass --force to take it anyway", inst.Name, goroutines, cfg.MaxGoroutines)
-		}
-		errs = append(errs, err)
-		sample.Fetches = append(sample.Fetches, bundle.FetchInfo{Kind: bundle.KindGoroutineDebug2, Path: Paths[bundle.KindGoroutineDebug2], StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
-	default:
-		cfg.progress("sample %d/%d: %s: goroutine dump (go_goroutines %s)", n, cfg.Samples, inst.Name, desc)
-		gfi := fetch(bundle.KindGoroutineDebug2, store(bundle.KindGoroutineDebug2))
-		if gfi.Error == "" {
-			at := gfi.StartedAt
-			if gfi.ServerDate != nil {
-				at = *gfi.ServerDate
+	// The APF dumps: every watch still initializing is an executing
+	// request, with its start time, user, resource and seats.
+	if cfg.wants(bundle.KindAPFRequests) {
+		sp.fetch(bundle.KindAPFRequests, func(r io.Reader) error {
+			b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
+			if err != nil {
+				return fmt.Errorf("%s: reading APF dump_requests: %w", inst.Name, err)
 			}
-			sample.CapturedAt = at
+			if rq, err := apf.ParseRequests(bytes.NewReader(b)); err == nil {
+				look.requests = rq
+			}
+			return sp.store(bundle.KindAPFRequests)(bytes.NewReader(b))
+		})
+	}
+	if cfg.wants(bundle.KindAPFLevels) {
+		sp.fetch(bundle.KindAPFLevels, sp.store(bundle.KindAPFLevels))
+	}
+	// The debug=1 profile: goroutines counted per stack, for the
+	// initial-phase watchers and the size of a debug=2 dump. Stored after
+	// the decision, so that a debug=2 dump of the same sample is read
+	// first.
+	var debug1 []byte
+	if cfg.wants(bundle.KindGoroutineDebug2) {
+		sp.fetch(bundle.KindGoroutineDebug1, func(r io.Reader) error {
+			b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
+			if err != nil {
+				return fmt.Errorf("%s: reading the debug=1 goroutine profile: %w", inst.Name, err)
+			}
+			if a, err := stacks.ParseDebug1(bytes.NewReader(b)); err == nil {
+				look.profile = a
+			}
+			debug1 = b
+			return nil
+		})
+	}
+	look.at = sp.sample.CapturedAt
+	if cfg.wants(bundle.KindGoroutineDebug2) && sp.down == nil {
+		take, why, withheld, err := decideDump(cfg, inst.Name, look)
+		switch {
+		case err != nil:
+			sp.errs = append(sp.errs, err)
+			sp.sample.Fetches = append(sp.sample.Fetches, bundle.FetchInfo{Kind: bundle.KindGoroutineDebug2, Path: Paths[bundle.KindGoroutineDebug2], StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
+		case take:
+			cfg.progress("sample %d/%d: %s: goroutine dump (go_goroutines %.0f; %s)", n, cfg.Samples, inst.Name, look.goroutines, why)
+			gfi := sp.fetch(bundle.KindGoroutineDebug2, sp.store(bundle.KindGoroutineDebug2))
+			if gfi.Error == "" {
+				at := gfi.StartedAt
+				if gfi.ServerDate != nil {
+					at = *gfi.ServerDate
+				}
+				sp.sample.CapturedAt = at
+			}
+		case withheld != nil:
+			cfg.progress("sample %d/%d: %s", n, cfg.Samples, withheld)
+			ir.Withheld = append(ir.Withheld, withheld)
+			sp.sample.Withheld = withheld.Cost()
+		default:
+			cfg.progress("sample %d/%d: %s: no goroutine dump needed: %s", n, cfg.Samples, inst.Name, why)
+			sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump needed: "+why)
 		}
 	}
-	for _, kind := range []bundle.Kind{bundle.KindAPFRequests, bundle.KindAPFLevels} {
-		if cfg.wants(kind) {
-			fetch(kind, store(kind))
+	if debug1 != nil {
+		if err := sp.store(bundle.KindGoroutineDebug1)(bytes.NewReader(debug1)); err != nil {
+			sp.errs = append(sp.errs, err)
 		}
 	}
 	if ir.Version == "" && cfg.wants(bundle.KindVersion) {
-		fetch(bundle.KindVersion, func(r io.Reader) error {
+		sp.fetch(bundle.KindVersion, func(r io.Reader) error {
 			b, err := io.ReadAll(io.LimitReader(r, 1<<20))
 			if err != nil {
 				return err
@@ -295,10 +552,10 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 				return fmt.Errorf("%s: decoding /version: %w", inst.Name, err)
 			}
 			ir.Version = v.GitVersion
-			return target.Store(inst, n, bundle.KindVersion, bytes.NewReader(b))
+			return sp.store(bundle.KindVersion)(bytes.NewReader(b))
 		})
 	}
-	if !inst.Pinned && len(cfg.Only) == 0 {
+	if !inst.Pinned && len(cfg.Only) == 0 && sp.down == nil {
 		// Through a load balancer: read the process start time again to see
 		// whether this sample's fetches all reached one process.
 		var again float64 = math.NaN()
@@ -308,15 +565,15 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 			}
 			resp.Close()
 		}
-		if !math.IsNaN(start) && !math.IsNaN(again) && start != again {
-			note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers; pin instances with --apiserver", n, start, again)
+		if !math.IsNaN(look.start) && !math.IsNaN(again) && look.start != again {
+			note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers; pin instances with --apiserver", n, look.start, again)
 			ir.Notes = append(ir.Notes, note)
-			sample.Mixed = note
+			sp.sample.Mixed = note
 			cfg.progress("%s: %s", inst.Name, note)
 		}
 	}
-	cfg.progress("sample %d/%d: %s: done (%d errors)", n, cfg.Samples, inst.Name, len(errs))
-	return sample, errs
+	cfg.progress("sample %d/%d: %s: done (%d errors)", n, cfg.Samples, inst.Name, len(sp.errs))
+	return sp.sample, sp.errs
 }
 
 // checkSameProcess compares the process start times of an instance's

@@ -33,6 +33,12 @@ func (c *Captures) Store(inst Instance, sample int, kind bundle.Kind, body io.Re
 		c.byKey[k] = cp
 		c.order = append(c.order, k)
 	}
+	if (kind == bundle.KindGoroutineDebug1 || kind == bundle.KindGoroutineProfile) && cp.Dump != nil && !cp.Dump.Aggregated() {
+		// The cheap look's profile, stored after the debug=2 dump of the
+		// same sample: the dump says more.
+		_, err := io.Copy(io.Discard, body)
+		return err
+	}
 	return cp.Read(kind, fmt.Sprintf("%s%s (sample %d)", inst.Name, Paths[kind], sample), body)
 }
 
@@ -54,6 +60,7 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 			}
 			cp.CapturedAt, cp.CapturedAtSource = s.CapturedAt, source
 			cp.Mixed = s.Mixed
+			cp.Withheld = s.Withheld
 			if cp.Version == "" {
 				cp.Version = ir.Version
 			}

@@ -118,7 +118,12 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 	}
 	if wide {
 		for _, f := range r.Findings {
-			fmt.Fprintf(ew, "\n%s (goroutine %d on %s): %s\n", f.Type, f.Watcher.GoroutineID, f.APIServer, f.Message)
+			switch {
+			case f.Watcher.GoroutineID == 0 && f.Client != nil:
+				fmt.Fprintf(ew, "\n%s (%s %s on %s): %s\n", f.Type, f.Client.User, strings.TrimSpace(f.Client.Verb+" "+f.Client.Path), f.APIServer, f.Message)
+			default:
+				fmt.Fprintf(ew, "\n%s (goroutine %d on %s): %s\n", f.Type, f.Watcher.GoroutineID, f.APIServer, f.Message)
+			}
 			for _, e := range f.Evidence {
 				fmt.Fprintf(ew, "  - %s\n", e)
 			}
@@ -145,6 +150,12 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(ew, "\nWarnings:")
 		for _, wn := range r.Warnings {
+			fmt.Fprintf(ew, "  - %s\n", wn)
+		}
+	}
+	if len(r.Incomplete) > 0 {
+		fmt.Fprintln(ew, "\nIncomplete (not decided, not healthy):")
+		for _, wn := range r.Incomplete {
 			fmt.Fprintf(ew, "  - %s\n", wn)
 		}
 	}
@@ -184,13 +195,18 @@ func summaryLine(r *watches.Report) string {
 			seats += fmt.Sprintf(" by the %d attributed to a request", s.StuckWatches-s.StuckUnattributed)
 		}
 		parts = append(parts, fmt.Sprintf("%s stuck in the initial-events replay (%d goroutines, %s)", plural(s.StuckWatches, "watch", "watches"), s.StuckGoroutines, seats))
+	case len(r.Incomplete) > 0:
+		parts = append(parts, "no watch found stuck in what could be decided (incomplete)")
 	case undecidable == len(r.APIServers):
-		parts = append(parts, "stuck watches cannot be decided from aggregated (debug=1 or protobuf) dumps")
+		parts = append(parts, "no watch stuck in the initial-events replay (decided without a debug=2 dump)")
 	default:
 		parts = append(parts, "no watch stuck in the initial-events replay")
 	}
 	if s.SlowWatches > 0 {
 		parts = append(parts, plural(s.SlowWatches, "slow watch", "slow watches"))
+	}
+	if s.UndecidedWatches > 0 {
+		parts = append(parts, plural(s.UndecidedWatches, "watch", "watches")+" initializing too long, stuck or slow not decided")
 	}
 	if s.BlockedStreaming > 0 {
 		parts = append(parts, plural(s.BlockedStreaming, "blocked streaming watch", "blocked streaming watches"))

@@ -27,6 +27,8 @@ created by k8s.io/apiserver/pkg/server/filters.(*priorityAndFairnessHandler).Han
 goroutine 91 [IO wait]:
 internal/poll.runtime_pollWait(0x7f7c5b0b1e00, 0x72)
 	runtime/netpoll.go:351 +0x85
+created by net/http.(*Server).Serve in goroutine 1
+	net/http/server.go:3454 +0x485
 `
 
 func ExampleScanner() {
@@ -44,8 +46,8 @@ func ExampleScanner() {
 	// Output:
 	// goroutine 33988 [select, 2 minutes] in k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent, parent 33855
 	// goroutine 33987 [chan receive, 2 minutes] in k8s.io/apiserver/pkg/util/flowcontrol.(*initializationSignal).Wait, parent 33855
-	// goroutine 91 [IO wait, 0 minutes] in internal/poll.runtime_pollWait, parent 0
-	// 3 goroutines in 17 lines, 0 skipped, parent ids: true
+	// goroutine 91 [IO wait, 0 minutes] in internal/poll.runtime_pollWait, parent 1
+	// 3 goroutines in 19 lines, 0 skipped, parent ids: true
 }
 
 func ExampleParseDebug1() {

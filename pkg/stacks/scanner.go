@@ -54,10 +54,8 @@ type Scanner struct {
 	// long holds a line longer than the reader's buffer while it is read.
 	long []byte
 
-	// The last goroutine read, to tell a dump cut at a line boundary.
-	lastID       int64
-	lastLine     int
-	lastComplete bool
+	// partial says why the dump is known to be cut ("" when whole).
+	partial string
 
 	goroutines     int
 	createdBy      int
@@ -95,12 +93,19 @@ type Stats struct {
 	WithParentID int `json:"withParentID"`
 	// SkippedLines counts lines left out; Skipped keeps the first few.
 	SkippedLines int `json:"skippedLines"`
-	// Truncated is set when the input ended cleanly at a line boundary but
-	// its last goroutine looks cut: it has no "created by" line, which the
-	// runtime prints for every goroutine but goroutine 1.
-	Truncated string    `json:"truncated,omitempty"`
-	Skipped   []Skipped `json:"skipped,omitempty"`
+	// Partial says why the dump is known to be cut, "" when it looks
+	// whole. A cut dump is still read: every goroutine that ended before
+	// the cut is returned, the one cut in the middle is left out. The
+	// runtime cuts a debug=2 dump at exactly 64 MiB (runtime/pprof
+	// writeGoroutineStacks), usually in the middle of a line.
+	Partial string    `json:"partial,omitempty"`
+	Skipped []Skipped `json:"skipped,omitempty"`
 }
+
+// MaxDumpBytes is where the runtime cuts a debug=2 dump: runtime/pprof
+// writeGoroutineStacks (pprof.go:813-827 in Go 1.26) doubles its buffer
+// from 1 MiB and, once it holds 64 MiB, writes what fitted.
+const MaxDumpBytes = 64 << 20
 
 // HasParentIDs reports whether the dump names parent goroutines. Dumps
 // written by Go before 1.21 say "created by X" without "in goroutine N".
@@ -112,15 +117,18 @@ func (s *Scanner) Stats() Stats {
 		Lines: s.line, Bytes: s.bytes, Goroutines: s.goroutines,
 		CreatedBy: s.createdBy, WithParentID: s.withParent,
 		SkippedLines: s.skips.count, Skipped: append([]Skipped(nil), s.skips.kept...),
-		Truncated: s.truncated(),
+		Partial: s.partialReason(),
 	}
 }
 
-func (s *Scanner) truncated() string {
-	if !s.done || s.err != nil || s.goroutines == 0 || s.lastComplete {
+func (s *Scanner) partialReason() string {
+	if s.err != nil {
 		return ""
 	}
-	return fmt.Sprintf("the last goroutine (%d, line %d) has no \"created by\" line: the dump may be truncated", s.lastID, s.lastLine)
+	if s.partial == "" && s.done && s.bytes == MaxDumpBytes {
+		return fmt.Sprintf("the dump is exactly %d MiB, where the runtime cuts a debug=2 dump: goroutines after the last one read are missing", MaxDumpBytes>>20)
+	}
+	return s.partial
 }
 
 // Goroutine returns the goroutine read by the last successful Next. The
@@ -129,8 +137,10 @@ func (s *Scanner) truncated() string {
 func (s *Scanner) Goroutine() *Goroutine { return &s.g }
 
 // Err returns the first fatal error: an I/O error, a line over
-// MaxLineBytes, input that is not a debug=2 dump, or a dump cut in the
-// middle of a line. Unknown lines are not errors: see Stats().Skipped.
+// MaxLineBytes, input that is not a debug=2 dump, or a dump cut before its
+// first goroutine ended. Unknown lines are not errors: see
+// Stats().Skipped; a dump cut later is not one either: see
+// Stats().Partial.
 func (s *Scanner) Err() error { return s.err }
 
 // readLine returns the next line without its line ending, or nil at EOF.
@@ -201,7 +211,7 @@ func (s *Scanner) Next() bool {
 			return false
 		}
 		if s.lastIncomplete {
-			s.err = &SyntaxError{Line: headerAt, Msg: "dump is truncated: the last line is a goroutine header with no line ending"}
+			s.cut(headerAt, fmt.Sprintf("it ends in the middle of a goroutine header (line %d)", headerAt))
 			return false
 		}
 		s.reset()
@@ -215,12 +225,24 @@ func (s *Scanner) Next() bool {
 		}
 		s.sawAnyHeader = true
 		s.g.Line = headerAt
-		s.readBody()
+		cutAt := s.readBody()
 		if s.err != nil {
 			return false
 		}
+		// The runtime prints "created by" for every goroutine but
+		// goroutine 1 (runtime/traceback.go traceback2): in a dump that has
+		// such lines, the last goroutine of the input without one was cut
+		// at a line boundary (head -n).
+		complete := s.g.CreatedBy.Func != "" || s.g.ID == 1 || s.g.StackUnavailable || s.createdBy == 0
+		switch {
+		case cutAt != "":
+			s.cut(s.g.Line, fmt.Sprintf("%s, in goroutine %d (line %d), which is left out", cutAt, s.g.ID, s.g.Line))
+			return false
+		case s.done && !complete:
+			s.cut(s.g.Line, fmt.Sprintf("its last goroutine (%d, line %d) ends before its \"created by\" line, so it is left out", s.g.ID, s.g.Line))
+			return false
+		}
 		s.goroutines++
-		s.lastID, s.lastLine, s.lastComplete = s.g.ID, s.g.Line, s.g.CreatedBy.Func != "" || s.g.ID == 1 || s.g.StackUnavailable
 		return true
 	}
 }
@@ -291,8 +313,25 @@ func (s *Scanner) reset() {
 	*g = Goroutine{Frames: frames, Flags: flags}
 }
 
-// readBody reads frames up to the blank line ending the goroutine.
-func (s *Scanner) readBody() {
+// cut ends the scan of a dump cut at line: the goroutine being read is
+// left out. A dump cut before any goroutine ended is an error: nothing in
+// it can be read.
+func (s *Scanner) cut(line int, why string) {
+	s.done = true
+	if s.goroutines == 0 {
+		s.err = &SyntaxError{Line: line, Msg: "dump is truncated before its first goroutine ended: " + why}
+		return
+	}
+	s.partial = "the dump is cut: " + why
+	if s.bytes == MaxDumpBytes {
+		s.partial += fmt.Sprintf("; it is exactly %d MiB, where the runtime cuts a debug=2 dump", MaxDumpBytes>>20)
+	}
+}
+
+// readBody reads frames up to the blank line ending the goroutine. It
+// returns where the input was cut inside the goroutine, "" when it was
+// not.
+func (s *Scanner) readBody() (cutAt string) {
 	g := &s.g
 	inAncestor := false
 	expectFile := false // the previous line was a function line
@@ -302,19 +341,19 @@ func (s *Scanner) readBody() {
 		if !ok {
 			s.done = true
 			if s.err == nil && expectFile {
-				s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("dump is truncated: goroutine %d ends after a function line with no file line", g.ID)}
+				return fmt.Sprintf("it ends after a function line with no file line (line %d)", s.line)
 			}
-			return
+			return ""
 		}
 		if s.lastIncomplete {
-			s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("dump is truncated: the last line (in goroutine %d) has no line ending", g.ID)}
-			return
+			s.done = true
+			return fmt.Sprintf("it ends in the middle of line %d", s.line)
 		}
 		if len(line) == 0 {
 			if expectFile {
 				s.skips.add(s.line-1, nil, "function line without its file line")
 			}
-			return
+			return ""
 		}
 		switch {
 		case line[0] == '\t':
@@ -339,7 +378,7 @@ func (s *Scanner) readBody() {
 			}
 			s.pending = append(s.pending[:0], line...)
 			s.pendAt = s.line
-			return
+			return ""
 		case inAncestor:
 			// GODEBUG=tracebackancestors: after this goroutine's own
 			// "created by", each ancestor block (runtime/traceback.go
@@ -391,7 +430,7 @@ func (s *Scanner) readBody() {
 			}
 			if len(g.Frames) == MaxFrames {
 				s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("goroutine %d has more than %d frames: not a dump written by the Go runtime", g.ID, MaxFrames)}
-				return
+				return ""
 			}
 			g.Frames = append(g.Frames, f)
 			last = &g.Frames[len(g.Frames)-1]

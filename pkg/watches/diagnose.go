@@ -25,7 +25,23 @@ type Sample struct {
 	// processes (read through a load balancer): clients are then matched
 	// as ambiguous at best.
 	Mixed string
+	// Withheld says why no debug=2 dump was taken and what it would have
+	// cost ("a dump would stop this server for about 1.2 s"); empty when
+	// none was withheld.
+	Withheld string
 }
+
+// StallBound is how long a watch may be initializing before the cheap
+// look (APF dump_requests, a debug=1 or protobuf profile) counts it as a
+// suspect: the no-progress bound of the proposed stall timeout
+// (kubernetes PR 141899, 30 s). A watch initializing for less cannot be
+// stuck past it, and StuckInitialEvents needs a wait of a minute.
+const StallBound = 30 * time.Second
+
+// partialRatio: a debug=2 dump holding fewer goroutines than this share
+// of go_goroutines is partial. /metrics and the dump are read moments
+// apart, so the counts differ a little in a whole dump.
+const partialRatio = 0.9
 
 // MetricsContext is what the diagnosis uses of /metrics.
 type MetricsContext struct {
@@ -86,6 +102,8 @@ func Diagnose(servers []Server, opts Options) *Report {
 			r.Summary.SlowWatches++
 		case BlockedStreaming:
 			r.Summary.BlockedStreaming++
+		case UndecidedInitialEvents:
+			r.Summary.UndecidedWatches++
 		}
 	}
 	for _, a := range r.APIServers {
@@ -130,8 +148,9 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 	for _, w := range d.Warnings {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s", s.Name, w))
 	}
-	if m := cur.Metrics; m != nil && m.Goroutines != nil && d.Goroutines > 0 && float64(d.Goroutines) < 0.5**m.Goroutines {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the goroutine dump holds %d goroutines but go_goroutines said %.0f: the dump may be truncated, or from another process", s.Name, d.Goroutines, *m.Goroutines))
+	info.Coverage = coverage(d, cur.Metrics)
+	if c := info.Coverage; c != nil {
+		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: partial goroutine dump, covering %s: %s; watches in the missing goroutines are not decided", s.Name, c.Text(), c.Reason))
 	}
 	addMetricsInfo(&info, cur.Metrics)
 	for _, w := range d.Watchers {
@@ -148,7 +167,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 				info.InitialPhase += pc.Count
 			}
 		}
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the goroutine dump is %s: stuck watches cannot be decided from it (no ids, no waits); %d watchers in the initial phase, %d handlers blocked writing to their client", s.Name, d.Format, info.InitialPhase, d.ClientNotReading))
+		decideAggregated(r, &info, s.Name, cur)
 		r.APIServers = append(r.APIServers, info)
 		return
 	}
@@ -179,6 +198,10 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 	if cur.Requests != nil && len(reqs) < len(watchersToMatch) {
 		incomplete = fmt.Sprintf("the APF dump lists %d executing watch requests for %d initial-phase watchers (it was taken after the goroutine dump)", len(reqs), len(watchersToMatch))
 	}
+	if info.Coverage != nil && incomplete == "" {
+		// The owner of a request may be a watcher after the cut.
+		incomplete = "the goroutine dump is partial"
+	}
 	if cur.Requests != nil {
 		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, parentIDs: d.HasParentIDs, mixed: cur.Mixed}
 		if cur.Mixed != "" {
@@ -189,6 +212,26 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		for i, rq := range reqs {
 			if !res.used[i] {
 				r.UnmatchedRequests = append(r.UnmatchedRequests, toRequest(s.Name, rq, cur.CapturedAt))
+			}
+		}
+		if info.Coverage != nil {
+			// Initializing requests attributed to no watcher of the
+			// covered part: their watcher may be after the cut. Suspects,
+			// never healthy.
+			attributed := make([]bool, len(reqs))
+			for i, q := range res.req {
+				if q >= 0 && res.conf[i] != MatchAmbiguous {
+					attributed[q] = true
+				}
+			}
+			var open []apf.Request
+			for i, rq := range reqs {
+				if !attributed[i] {
+					open = append(open, rq)
+				}
+			}
+			for _, rq := range initializingLonger(open, cur.CapturedAt) {
+				findings = append(findings, undecidedFinding(s.Name, rq, cur.CapturedAt, "no watcher of the covered part of the partial goroutine dump is attributed to it: stuck or slow: not decided"))
 			}
 		}
 		for i, w := range watchersToMatch {
@@ -210,6 +253,110 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 	}
 	r.PriorityLevels = append(r.PriorityLevels, priorityLevels(s.Name, findings, cur)...)
 	r.APIServers = append(r.APIServers, info)
+}
+
+// coverage says how much of the server's goroutines d holds when it is
+// partial: cut (see stacks.Stats.Partial), or holding clearly fewer
+// goroutines than go_goroutines. nil when it looks whole.
+func coverage(d *Dump, m *MetricsContext) *Coverage {
+	if d.Aggregated() {
+		return nil
+	}
+	c := &Coverage{Goroutines: d.Goroutines, Reason: d.Partial}
+	if m != nil && m.Goroutines != nil && *m.Goroutines >= 1 {
+		c.Of = int(*m.Goroutines)
+	}
+	if c.Reason == "" {
+		if c.Of == 0 || float64(d.Goroutines) >= partialRatio*float64(c.Of) {
+			return nil
+		}
+		c.Reason = fmt.Sprintf("it holds %d goroutines but go_goroutines said %d: it was cut, or comes from another process", d.Goroutines, c.Of)
+	}
+	if c.Of < c.Goroutines {
+		// Counted at another moment: the total is not known.
+		c.Of = 0
+	}
+	return c
+}
+
+// decideAggregated decides what can be decided from a debug=1 or protobuf
+// profile and the APF dump alone (the cheap look): no watcher blocked
+// sending, or none initializing for longer than StallBound, means none is
+// stuck. Otherwise the watches initializing longer are listed as
+// UndecidedInitialEvents and the report is incomplete.
+func decideAggregated(r *Report, info *APIServer, server string, cur Sample) {
+	d := cur.Dump
+	initialSending, streamingSending := 0, 0
+	for _, pc := range d.PhaseCounts {
+		switch {
+		case !pc.InSend:
+		case pc.Phase == PhaseInitial:
+			initialSending += pc.Count
+		default:
+			streamingSending += pc.Count
+		}
+	}
+	withheld := ""
+	if cur.Withheld != "" {
+		withheld = "; " + cur.Withheld
+	}
+	aged := cur.Requests != nil && cur.Requests.HasDetails && !cur.CapturedAt.IsZero()
+	switch {
+	case initialSending == 0 && streamingSending == 0:
+		info.Notes = append(info.Notes, fmt.Sprintf("decided without a debug=2 dump: the %s profile shows no watcher blocked sending an event, so none is stuck", d.Format))
+		return
+	case streamingSending > 0:
+		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: %d streaming watchers are sending events in the %s profile: blocked or not is not decided without a goroutine dump%s", server, streamingSending, d.Format, withheld))
+		if initialSending == 0 || !aged {
+			break
+		}
+		fallthrough
+	case aged:
+		init := executingWatches(cur.Requests)
+		suspects := initializingLonger(init, cur.CapturedAt)
+		if len(suspects) == 0 {
+			info.Notes = append(info.Notes, fmt.Sprintf("decided without a debug=2 dump: %d watch requests are initializing (APF dump_requests), none for longer than %s, so none is stuck past that bound", len(init), StallBound))
+			return
+		}
+		for _, rq := range suspects {
+			f := undecidedFinding(server, rq, cur.CapturedAt, "stuck or slow: not decided without a goroutine dump"+withheld)
+			r.Findings = append(r.Findings, *f)
+		}
+		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: %d watch requests initializing for longer than %s: stuck or slow: not decided without a goroutine dump%s", server, len(suspects), StallBound, withheld))
+		return
+	default:
+		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: %d watchers are replaying initial events in the %s profile: stuck or slow: not decided without a goroutine dump (or APF dump_requests with a capture time)%s", server, initialSending, d.Format, withheld))
+	}
+}
+
+// initializingLonger are the requests of rs executing for longer than
+// StallBound at at.
+func initializingLonger(rs []apf.Request, at time.Time) []apf.Request {
+	var out []apf.Request
+	for _, rq := range rs {
+		if !at.IsZero() && at.Sub(rq.StartTime) > StallBound {
+			out = append(out, rq)
+		}
+	}
+	return out
+}
+
+// undecidedFinding is an UndecidedInitialEvents finding for a watch
+// request seen initializing in the APF dump.
+func undecidedFinding(server string, rq apf.Request, at time.Time, why string) *Finding {
+	req := toRequest(server, rq, at)
+	start := req.StartTime
+	age := at.Sub(rq.StartTime)
+	return &Finding{
+		Type: UndecidedInitialEvents, Severity: SeverityWarning, APIServer: server, Phase: PhaseInitial,
+		GoroutineIDs: []int64{},
+		Client: &Client{
+			User: req.User, Verb: req.Verb, Path: req.Path, Namespace: req.Namespace, Resource: req.Resource,
+			PriorityLevel: req.PriorityLevel, FlowSchema: req.FlowSchema, Seats: req.Seats, StartTime: &start,
+		},
+		Message:  fmt.Sprintf("initializing for %s, holding %d APF seat(s): %s", roundDuration(age), req.Seats, why),
+		Evidence: []string{fmt.Sprintf("APF dump_requests: executing watch of %s started %s, %s before the capture", req.User, start.Format(time.RFC3339), roundDuration(age))},
+	}
 }
 
 func addMetricsInfo(info *APIServer, m *MetricsContext) {

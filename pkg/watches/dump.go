@@ -104,9 +104,11 @@ type Dump struct {
 	HasParentIDs bool `json:"hasParentIDs"`
 	// Notes say what could not be read or linked.
 	Notes []string `json:"notes,omitempty"`
-	// Warnings are what a reader must see in any output: skipped lines, a
-	// dump that looks truncated.
+	// Warnings are what a reader must see in any output: skipped lines.
 	Warnings []string `json:"warnings,omitempty"`
+	// Partial says why the dump is known to be cut ("" when it looks
+	// whole): its goroutines are decided, the missing ones are not.
+	Partial string `json:"partial,omitempty"`
 }
 
 // Aggregated reports whether the dump carries counts, not goroutines.
@@ -129,9 +131,7 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 	if stats.SkippedLines > 0 {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("%d unknown lines skipped in the goroutine dump (first at line %d: %s)", stats.SkippedLines, stats.Skipped[0].Line, stats.Skipped[0].Reason))
 	}
-	if stats.Truncated != "" {
-		d.Warnings = append(d.Warnings, stats.Truncated)
-	}
+	d.Partial = stats.Partial
 	for _, wg := range c.watchers {
 		w := wg.watcher()
 		if h, ok := c.handlers[wg.ParentID]; ok && wg.ParentID != 0 {

@@ -1,6 +1,9 @@
 package watches
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // APIVersion and Kind of the Report, fixed for scripts.
 const (
@@ -22,6 +25,10 @@ const (
 	// minute; upstream closes it only when a new event arrives for it and
 	// cannot be queued (cache_watcher.go add, line 178).
 	BlockedStreaming = "BlockedStreaming"
+	// UndecidedInitialEvents: a watch request still initializing (an
+	// executing watch in APF dump_requests) for longer than StallBound,
+	// seen without a debug=2 dump: stuck or slow is not decided.
+	UndecidedInitialEvents = "UndecidedInitialEvents"
 )
 
 // Severities, ordered.
@@ -79,6 +86,29 @@ type Report struct {
 	// Errors are requests that failed during a live read (the report
 	// covers what could be read).
 	Errors []string `json:"errors,omitempty"`
+	// Incomplete says why the findings do not cover every watch: a
+	// partial goroutine dump, or watches not decided without a debug=2
+	// dump. Empty when the report is a complete answer. Missing
+	// goroutines are never counted healthy.
+	Incomplete []string `json:"incomplete,omitempty"`
+}
+
+// Coverage is how much of an API server's goroutines a partial dump held.
+type Coverage struct {
+	// Goroutines were read in full and decided.
+	Goroutines int `json:"goroutines"`
+	// Of is go_goroutines from /metrics; 0 when unknown.
+	Of int `json:"of,omitempty"`
+	// Reason says how the dump is known to be partial.
+	Reason string `json:"reason"`
+}
+
+// Text is "N of M goroutines", or "N goroutines" when M is unknown.
+func (c Coverage) Text() string {
+	if c.Of > 0 {
+		return fmt.Sprintf("%d of %d goroutines (go_goroutines)", c.Goroutines, c.Of)
+	}
+	return fmt.Sprintf("%d goroutines, of an unknown total", c.Goroutines)
 }
 
 // APIServer describes one API server instance and what was read of it.
@@ -95,6 +125,8 @@ type APIServer struct {
 	InitialPhase        int     `json:"initialPhaseWatchers"`
 	// PhaseCounts are given for aggregated dumps instead of findings.
 	PhaseCounts []PhaseCount `json:"phaseCounts,omitempty"`
+	// Coverage is set when the goroutine dump is partial.
+	Coverage *Coverage `json:"coverage,omitempty"`
 	// WatchersByResource is from apiserver_registered_watchers or
 	// apiserver_longrunning_requests{verb="WATCH"} when metrics are given.
 	WatchersByResource []ResourceCount `json:"watchersByResource,omitempty"`
@@ -193,6 +225,8 @@ type Summary struct {
 	StuckWatches     int `json:"stuckWatches"`
 	SlowWatches      int `json:"slowWatches"`
 	BlockedStreaming int `json:"blockedStreaming"`
+	// UndecidedWatches are UndecidedInitialEvents findings.
+	UndecidedWatches int `json:"undecidedWatches,omitempty"`
 	// Goroutines is the total over the API servers' last dumps.
 	Goroutines int `json:"goroutines"`
 	// StuckGoroutines are kept alive by stuck watches.

@@ -209,7 +209,8 @@ func TestPluginWithoutDebugRules(t *testing.T) {
 	}
 	for _, want := range []string{
 		`GET /metrics forbidden: missing RBAC rule nonResourceURLs: ["/metrics"], verbs: ["get"]`,
-		"go_goroutines could not be read from /metrics",
+		// Neither go_goroutines nor the debug=1 profile: no dump.
+		"no goroutine dump: its pause cannot be estimated",
 		`nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
 		`GET /debug/api_priority_and_fairness/dump_requests forbidden: missing RBAC rule nonResourceURLs: ["/debug/api_priority_and_fairness/*"], verbs: ["get"]`,
 		"kind: ClusterRole",

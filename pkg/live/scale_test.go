@@ -1,0 +1,253 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+)
+
+func tookDump(s *fakeapiserver.Server) bool {
+	for _, p := range s.Requests() {
+		if p == "/debug/pprof/goroutine?debug=2" {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCheapLookFirst: the debug=2 dump is taken only when the cheap look
+// cannot answer alone, and within the pause budget (issue 10 items 2, 3).
+func TestCheapLookFirst(t *testing.T) {
+	// The two initial-phase watches of t2 started at 10:22:03.
+	young := fakeapiserver.CopyCapture(t, golden.Fixture("t2"), "2026-11-29T10:22:23Z")
+	tests := []struct {
+		name         string
+		capture      string
+		maxPause     time.Duration
+		force        bool
+		wantDump     bool
+		wantWithheld string
+		wantNote     string
+	}{
+		{name: "nothing initializing longer than the bound: no dump", capture: young, maxPause: time.Second, wantNote: "no goroutine dump needed: 2 watch requests initializing (APF dump_requests), none for longer than 30s"},
+		{name: "suspects within the budget: dump", capture: golden.Fixture("t2"), maxPause: time.Second, wantDump: true},
+		// t2's debug=1 profile: 2223 goroutines, 10868 frames: about 2.2 MB
+		// and 91 ms.
+		{name: "suspects over the budget: no dump", capture: golden.Fixture("t2"), maxPause: 10 * time.Millisecond, wantWithheld: "a dump would stop this server for about 91ms"},
+		{name: "forced over the budget", capture: golden.Fixture("t2"), maxPause: time.Millisecond, force: true, wantDump: true},
+		{name: "forced with nothing initializing", capture: young, maxPause: time.Second, force: true, wantDump: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fakeapiserver.Start(t, tc.capture)
+			clk := testingclock.NewFakeClock(time.Now())
+			cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxPause: tc.maxPause, Force: tc.force}
+			res, err := Run(context.Background(), cfg, NewCaptures())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ir := res.Instances[0]
+			if len(ir.Errors) != 0 {
+				t.Errorf("errors: %v", ir.Errors)
+			}
+			if got := tookDump(s); got != tc.wantDump {
+				t.Errorf("debug=2 dump taken = %v, want %v (requests %q)", got, tc.wantDump, s.Requests())
+			}
+			sm := ir.Samples[0]
+			if sm.Withheld != tc.wantWithheld {
+				t.Errorf("Withheld = %q, want %q", sm.Withheld, tc.wantWithheld)
+			}
+			if (len(ir.Withheld) > 0) != (tc.wantWithheld != "") {
+				t.Errorf("InstanceResult.Withheld = %v", ir.Withheld)
+			}
+			if tc.wantNote != "" && (len(sm.Notes) != 1 || sm.Notes[0] != tc.wantNote) {
+				t.Errorf("notes = %q, want %q", sm.Notes, tc.wantNote)
+			}
+		})
+	}
+}
+
+func TestEstimateCut(t *testing.T) {
+	// 100k goroutines of the fixture's size: over 64 MiB and seconds.
+	e := EstimateFromGoroutines(100000)
+	if !e.Cut() || e.Pause < time.Second {
+		t.Errorf("estimate %+v: want cut at 64 MiB and over a second", e)
+	}
+	err := &PauseBudgetError{Instance: "a", Estimate: e, Budget: 250 * time.Millisecond}
+	if want := "a dump would stop this server for about 9.8s and be cut at 64 MiB (about 95 MiB whole)"; err.Cost() != want {
+		t.Errorf("Cost() = %q, want %q", err.Cost(), want)
+	}
+}
+
+// TestFailFast: a refused or hanging instance ends the run after its first
+// sample, without the interval (issue 10 item 6).
+func TestFailFast(t *testing.T) {
+	hanging := fakeapiserver.Start(t, golden.Fixture("t2"))
+	hanging.BlockAll = true
+	tests := []struct {
+		name    string
+		rest    func(t *testing.T) *rest.Config
+		servers []string
+		wantErr string
+	}{
+		{"refused", func(t *testing.T) *rest.Config { return restConfig(t, hanging, fakeapiserver.TokenAdmin) }, []string{"127.0.0.1:1"}, "127.0.0.1:1: not reachable directly"},
+		{"hanging, pinned", func(t *testing.T) *rest.Config { return restConfig(t, hanging, fakeapiserver.TokenAdmin) }, []string{hanging.Address()}, "not reachable directly: no answer within 300ms"},
+		// Through the kubeconfig host (no probe): /metrics times out, and
+		// nothing else of the instance is asked.
+		{"hanging, through the kubeconfig host", func(t *testing.T) *rest.Config {
+			cfg := restConfig(t, hanging, fakeapiserver.TokenAdmin)
+			return cfg
+		}, nil, "GET /metrics: timed out after 300ms"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
+			cfg := Config{REST: tc.rest(t), APIServers: tc.servers, Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: clk}
+			res, err := Run(context.Background(), cfg, NewCaptures())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all []string
+			for _, ir := range res.Instances {
+				for _, e := range ir.Errors {
+					all = append(all, e.Error())
+				}
+				if len(ir.Samples) > 1 {
+					t.Errorf("%d samples taken of a dead instance", len(ir.Samples))
+				}
+			}
+			if len(all) == 0 || !strings.Contains(all[0], tc.wantErr) {
+				t.Errorf("errors %q, want the first to contain %q", all, tc.wantErr)
+			}
+			if tc.servers == nil && len(all) != 1 {
+				t.Errorf("errors %q: want one failed fetch, the others not attempted", all)
+			}
+		})
+	}
+}
+
+// TestHangingDiscoveryFailsWithinTheRequestTimeout: when the kubeconfig
+// host does not answer the EndpointSlices list, falling back to it would
+// only wait again: Run fails at once.
+func TestHangingDiscoveryFailsWithinTheRequestTimeout(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	s.BlockDiscovery = true
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}}
+	_, err := Run(context.Background(), cfg, NewCaptures())
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no answer within the request timeout") {
+		t.Errorf("Run = %v, want an *UnreachableError naming the timeout", err)
+	}
+	if got := s.Requests(); len(got) != 1 {
+		t.Errorf("requests %q, want the list alone", got)
+	}
+}
+
+// lineWriter hands each progress line to a channel.
+type lineWriter struct{ lines chan string }
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	w.lines <- string(p)
+	return len(p), nil
+}
+
+// TestProgressWhileWaiting: a fetch the server does not answer is reported
+// on the progress writer every ProgressEvery of the (fake) clock.
+func TestProgressWhileWaiting(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	s.Block = true
+	s.Started = make(chan string)
+	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	lines := make(chan string, 100)
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: clk, Progress: lineWriter{lines}, ProgressEvery: 5 * time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, cfg, NewCaptures())
+		done <- err
+	}()
+	for p := range s.Started {
+		if p == "/debug/pprof/goroutine?debug=2" {
+			break
+		}
+	}
+	// The watchdog's timer was set before the request was sent.
+	clk.Step(5 * time.Second)
+	for l := range lines {
+		if strings.Contains(l, "GET /debug/pprof/goroutine?debug=2: no complete answer yet, waiting 5s so far") {
+			if !strings.Contains(l, s.Address()) {
+				t.Errorf("progress line names no instance: %q", l)
+			}
+			break
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want context.Canceled", err)
+	}
+}
+
+// TestInstancesAreReadConcurrently: two instances that do not answer are
+// both asked before either request ends (sequential reading would ask the
+// second only after the first timed out).
+func TestInstancesAreReadConcurrently(t *testing.T) {
+	a := fakeapiserver.Start(t, golden.Fixture("t2"))
+	b := fakeapiserver.Start(t, golden.Fixture("t2"))
+	started := make(chan string)
+	for _, s := range []*fakeapiserver.Server{a, b} {
+		s.BlockAll = true
+		s.Started = started
+	}
+	cfg := Config{REST: restConfig(t, a, fakeapiserver.TokenAdmin), APIServers: []string{a.Address(), b.Address()}, Samples: 1, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now())}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, cfg, NewCaptures())
+		done <- err
+	}()
+	<-started
+	<-started // the second request is in flight while the first hangs
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want context.Canceled", err)
+	}
+}
+
+func TestParallelBound(t *testing.T) {
+	var mu sync.Mutex
+	running, most := 0, 0
+	release := make(chan struct{})
+	entered := make(chan struct{}, 10)
+	done := make(chan struct{})
+	go func() {
+		parallel(context.Background(), 3, 10, func(int) {
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			entered <- struct{}{}
+			<-release
+			mu.Lock()
+			running--
+			mu.Unlock()
+		})
+		close(done)
+	}()
+	for i := 0; i < 3; i++ {
+		<-entered
+	}
+	close(release)
+	<-done
+	if most != 3 {
+		t.Errorf("at most %d ran at once, want 3", most)
+	}
+}

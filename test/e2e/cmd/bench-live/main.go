@@ -1,0 +1,313 @@
+// Command bench-live measures what each fetch of watch-doctor costs a real
+// kube-apiserver v1.37.2 (make bench-live; not in CI).
+//
+// It starts etcd and kube-apiserver on loopback with the e2e harness
+// (test/e2e/cluster), then, for each load level, opens idle watches (a
+// namespace with no objects: each holds a handler and a cacheWatcher
+// goroutine) and a few stuck ones (initial events of 500 pods of 20 KB to a
+// client that reads nothing), and measures for each fetch kind (debug=2,
+// debug=1, protobuf goroutine profiles, APF dump_requests, /metrics):
+//   - the bytes of the answer;
+//   - the wall time of the fetch;
+//   - the longest stall seen by a probe that GETs /readyz every 5 ms on its
+//     own connection while the fetch runs: the longest time any /readyz
+//     request took, the one in flight when the fetch ended included.
+//
+// It prints a Markdown table for README.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
+	"github.com/watch-doctor/watch-doctor/test/e2e/workload"
+)
+
+func main() {
+	levels := flag.String("watches", "2000,5000,10000", "idle watches to open at each level, cumulative, comma-separated")
+	stuck := flag.Int("stuck", 20, "stuck watches (initial events to a client that reads nothing)")
+	runs := flag.Int("runs", 2, "fetches of each kind per level; the table shows the longest stall and the median wall time")
+	flag.Parse()
+	if err := run(*levels, *stuck, *runs); err != nil {
+		fmt.Fprintf(os.Stderr, "bench-live: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// fetches are the kinds measured, with their paths.
+var fetches = []struct{ name, path string }{
+	{"debug=2", "/debug/pprof/goroutine?debug=2"},
+	{"debug=1", "/debug/pprof/goroutine?debug=1"},
+	{"protobuf", "/debug/pprof/goroutine"},
+	{"APF dump_requests", "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1"},
+	{"/metrics", "/metrics"},
+}
+
+func run(levelsFlag string, stuck, runs int) error {
+	var levels []int
+	for _, s := range strings.Split(levelsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 0 {
+			return fmt.Errorf("invalid -watches %q: want comma-separated counts", levelsFlag)
+		}
+		levels = append(levels, n)
+	}
+	dir, err := os.MkdirTemp("", "watch-doctor-bench-live-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench-live: "+format+"\n", args...) }
+	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, Logf: logf,
+		// Room for many watches per connection and for the load's own
+		// requests.
+		ExtraAPIServerArgs: []string{"--http2-max-streams-per-connection=2000", "--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"}})
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	admin, err := c.RESTConfig(cluster.UserAdmin)
+	if err != nil {
+		return err
+	}
+	admin.QPS, admin.Burst = 5000, 5000
+	cs, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return err
+	}
+	logf("creating 500 pods of 20 KB for the stuck watches")
+	if err := workload.CreatePods(ctx, cs, workload.PodsOptions{Namespace: "stuck", Count: 500, AnnotationBytes: 20 * 1024, Workers: 16}); err != nil {
+		return err
+	}
+	// The watches' own clients: one transport shared by all (HTTP/2,
+	// new connections as streams run out).
+	load, err := rest.HTTPClientFor(admin)
+	if err != nil {
+		return err
+	}
+	// The fetches and the probe each get a client of their own.
+	fetchClient, err := newClient(admin)
+	if err != nil {
+		return err
+	}
+	probeClient, err := newClient(admin)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < stuck; i++ {
+		if err := openWatch(ctx, load, admin.Host, "/api/v1/namespaces/stuck/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=3600"); err != nil {
+			return fmt.Errorf("stuck watch %d: %w", i, err)
+		}
+	}
+	fmt.Println("| idle watches | go_goroutines | fetch | bytes | wall | longest /readyz stall |")
+	fmt.Println("|---|---|---|---|---|---|")
+	open := 0
+	for _, n := range levels {
+		logf("opening idle watches up to %d", n)
+		if err := openIdle(ctx, load, admin.Host, n-open); err != nil {
+			return err
+		}
+		open = n
+		// Let the watches settle before measuring.
+		time.Sleep(3 * time.Second)
+		g, err := goroutines(ctx, fetchClient, admin.Host)
+		if err != nil {
+			return err
+		}
+		// The frames of the debug=1 profile, from which watch-doctor
+		// estimates the debug=2 dump (pkg/live/budget.go).
+		prof, err := get(ctx, fetchClient, admin.Host+"/debug/pprof/goroutine?debug=1")
+		if err != nil {
+			return err
+		}
+		frames, total := profileFrames(prof)
+		logf("level %d: debug=1 profile: %d goroutines, %d frames", n, total, frames)
+		for _, f := range fetches {
+			var walls []time.Duration
+			var stall time.Duration
+			var bytes int64
+			for r := 0; r < runs; r++ {
+				b, wall, st, err := measure(ctx, fetchClient, probeClient, admin.Host, f.path)
+				if err != nil {
+					return fmt.Errorf("%s at %d watches: %w", f.name, n, err)
+				}
+				bytes, stall = b, max(stall, st)
+				walls = append(walls, wall)
+			}
+			sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
+			fmt.Printf("| %d | %d | %s | %s | %s | %s |\n", n, g, f.name, size(bytes), walls[len(walls)/2].Round(time.Millisecond), stall.Round(time.Millisecond))
+		}
+	}
+	return nil
+}
+
+// profileFrames counts the frames of a debug=1 profile: each block "N @
+// pc..." is N goroutines, each "#\t0x..." line one frame of them.
+func profileFrames(b []byte) (frames, goroutines int) {
+	count := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.Contains(l, " @ "):
+			count, _ = strconv.Atoi(strings.Fields(l)[0])
+			goroutines += count
+		case strings.HasPrefix(l, "#\t0x"):
+			frames += count
+		}
+	}
+	return frames, goroutines
+}
+
+func newClient(cfg *rest.Config) (*http.Client, error) {
+	c := rest.CopyConfig(cfg)
+	// A transport of its own: not the cached one the load uses.
+	c.Proxy = http.ProxyFromEnvironment
+	return rest.HTTPClientFor(c)
+}
+
+// openIdle opens n idle watches, 64 at a time.
+func openIdle(ctx context.Context, c *http.Client, host string, n int) error {
+	sem := make(chan struct{}, 64)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := openWatch(ctx, c, host, "/api/v1/namespaces/idle/configmaps?watch=1&timeoutSeconds=3600"); err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// openWatch starts a watch and leaves its body unread until ctx ends.
+func openWatch(ctx context.Context, c *http.Client, host, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, host+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return fmt.Errorf("GET %s: HTTP %d: %s", path, resp.StatusCode, b)
+	}
+	go func() {
+		<-ctx.Done()
+		resp.Body.Close()
+	}()
+	return nil
+}
+
+func goroutines(ctx context.Context, c *http.Client, host string) (int, error) {
+	b, err := get(ctx, c, host+"/metrics")
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "go_goroutines "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return int(f), err
+		}
+	}
+	return 0, fmt.Errorf("no go_goroutines in /metrics")
+}
+
+func get(ctx context.Context, c *http.Client, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
+	}
+	return b, err
+}
+
+// measure fetches path once while the probe GETs /readyz every 5 ms, and
+// returns the bytes, the wall time and the probe's longest request.
+func measure(ctx context.Context, fc, pc *http.Client, host, path string) (int64, time.Duration, time.Duration, error) {
+	// Warm the probe's connection.
+	if _, err := get(ctx, pc, host+"/readyz"); err != nil {
+		return 0, 0, 0, err
+	}
+	stop := make(chan struct{})
+	result := make(chan time.Duration)
+	go func() {
+		var longest time.Duration
+		for {
+			start := time.Now()
+			done := make(chan struct{})
+			go func() {
+				get(ctx, pc, host+"/readyz")
+				close(done)
+			}()
+			select {
+			case <-done:
+				longest = max(longest, time.Since(start))
+			case <-stop:
+				// The request in flight when the fetch ended counts too.
+				<-done
+				result <- max(longest, time.Since(start))
+				return
+			}
+			select {
+			case <-stop:
+				result <- longest
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	start := time.Now()
+	b, err := get(ctx, fc, host+path)
+	wall := time.Since(start)
+	close(stop)
+	stall := <-result
+	return int64(len(b)), wall, stall, err
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
