@@ -16,7 +16,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 env_lines="$("${here}/hack/build-binaries.sh")"
 eval "${env_lines}"
-export KUBE_APISERVER_BIN ETCD_BIN
+export KUBE_APISERVER_BIN ETCD_BIN KUBE_APISERVER_PATCHED_BIN
 
 cd "${here}"
 echo "run.sh: KUBE_APISERVER_BIN=${KUBE_APISERVER_BIN} ETCD_BIN=${ETCD_BIN}" >&2
