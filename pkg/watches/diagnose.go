@@ -86,6 +86,8 @@ func Diagnose(servers []Server, opts Options) *Report {
 			r.Summary.SlowWatches++
 		case BlockedStreaming:
 			r.Summary.BlockedStreaming++
+		case HeldAfterWatcherClosed:
+			r.Summary.HeldAfterWatcherClosed++
 		}
 	}
 	for _, a := range r.APIServers {
@@ -157,6 +159,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		prevSample = &s.Samples[prev]
 	}
 	findings, watchersToMatch := judge(s.Name, cur, prevSample, opts.CaptureSlack)
+	findings, watchersToMatch = judgeHeld(s.Name, d, findings, watchersToMatch)
 	// Attribute clients.
 	reqs := executingWatches(cur.Requests)
 	switch {

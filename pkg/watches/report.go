@@ -193,6 +193,9 @@ type Summary struct {
 	StuckWatches     int `json:"stuckWatches"`
 	SlowWatches      int `json:"slowWatches"`
 	BlockedStreaming int `json:"blockedStreaming"`
+	// HeldAfterWatcherClosed counts handlers holding APF seats with no
+	// watcher left (see the finding type).
+	HeldAfterWatcherClosed int `json:"heldAfterWatcherClosed,omitempty"`
 	// Goroutines is the total over the API servers' last dumps.
 	Goroutines int `json:"goroutines"`
 	// StuckGoroutines are kept alive by stuck watches.
