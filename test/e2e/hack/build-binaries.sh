@@ -140,12 +140,11 @@ build_kube_apiserver() {
 # edited patch is rebuilt.
 #
 # The patches are applied to a copy of the module from the module cache, and
-# the changed files are compiled in through `go build -overlay` in the same
-# build module as build_kube_apiserver. An overlay keeps every other file at
-# its module-cache path, so -trimpath gives every unchanged package the same
-# compile inputs and the Go build cache reuses them; a `replace` with a
-# directory would rename the whole module (k8s.io/apiserver@v0.37.2 ->
-# k8s.io/apiserver in file positions) and recompile everything above it.
+# a copy of build_kube_apiserver's build module `replace`s k8s.io/apiserver
+# with it. With -trimpath a replaced module's files are still named
+# k8s.io/apiserver@<version>/... (cmd/go trims to the required version), so
+# the packages the patches do not touch compile to the same cache entries as
+# the base build's and are reused.
 build_kube_apiserver_patched() {
   local patches=("${PATCHES_DIR}/apiserver-${STAGING_VERSION}"/*.patch)
   [[ -f "${patches[0]}" ]] || die "no patches in ${PATCHES_DIR}/apiserver-${STAGING_VERSION}"
@@ -158,15 +157,15 @@ build_kube_apiserver_patched() {
     return
   fi
   local start=${SECONDS}
-  local mod="${BUILD_DIR}/kube-apiserver-${KUBE_VERSION}"
-  if [[ ! -f "${mod}/go.sum" ]]; then
+  local base="${BUILD_DIR}/kube-apiserver-${KUBE_VERSION}"
+  if [[ ! -f "${base}/go.sum" ]]; then
     # A cached base binary whose build module was removed: recreate it
     # (the Go build cache makes this cheap when it is warm).
-    log "no build module in ${mod}; rebuilding the base kube-apiserver first"
+    log "no build module in ${base}; rebuilding the base kube-apiserver first"
     E2E_REBUILD=1 build_kube_apiserver
   fi
   local src
-  src="$(cd "${mod}" && go mod download -json "k8s.io/apiserver@${STAGING_VERSION}" | jq -r '.Dir')"
+  src="$(cd "${base}" && go mod download -json "k8s.io/apiserver@${STAGING_VERSION}" | jq -r '.Dir')"
   [[ -d "${src}" ]] || die "k8s.io/apiserver@${STAGING_VERSION} is not in the module cache"
   local copy="${BUILD_DIR}/apiserver-${STAGING_VERSION}-patched"
   rm -rf "${copy}"
@@ -179,20 +178,17 @@ build_kube_apiserver_patched() {
     # does not apply exactly.
     (cd "${copy}" && git apply -p1 "${p}") || die "patch ${p} does not apply to k8s.io/apiserver@${STAGING_VERSION}"
   done
-  # Every file a patch creates or changes ("+++ b/<path>") is overlaid.
-  local -a files
-  mapfile -t files < <(sed -n 's|^+++ b/||p' "${patches[@]}" | sort -u)
-  local overlay="${mod}/overlay-stallfix.json"
-  local f
-  for f in "${files[@]}"; do
-    printf '%s\t%s\n' "${src}/${f}" "${copy}/${f}"
-  done | jq -R -n '{Replace: ([inputs | split("\t") | {key: .[0], value: .[1]}] | from_entries)}' >"${overlay}"
-  log "building patched kube-apiserver (${#files[@]} files overlaid)"
+  local mod="${BUILD_DIR}/kube-apiserver-${KUBE_VERSION}-stallfix"
+  rm -rf "${mod}"
+  mkdir -p "${mod}"
+  cp "${base}/go.mod" "${base}/go.sum" "${mod}/"
+  (cd "${mod}" && go mod edit "-replace=k8s.io/apiserver=${copy}")
+  log "building patched kube-apiserver in ${mod}"
   local ldflags
   ldflags="$(kube_apiserver_ldflags)"
-  (cd "${mod}" && CGO_ENABLED=0 go build -trimpath -overlay "${overlay}" -ldflags "${ldflags}" \
-    -o "${mod}/kube-apiserver-patched" "k8s.io/kubernetes/cmd/kube-apiserver")
-  install_binary "${mod}/kube-apiserver-patched" "${dest}"
+  (cd "${mod}" && CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" \
+    -o "${mod}/kube-apiserver" "k8s.io/kubernetes/cmd/kube-apiserver")
+  install_binary "${mod}/kube-apiserver" "${dest}"
   log "patched kube-apiserver built in $((SECONDS - start))s"
 }
 
