@@ -626,8 +626,9 @@ func verdictOf(res *Result) Verdict {
 				toldText(pr, v.Freed, un)))
 		}
 		if co != nil {
+			freed := len(v.Freed) - countNamed(co, v.Freed, un, func(c ClientResult) bool { return c.HandlerBlockedInWrite })
 			parts = append(parts, fmt.Sprintf("complete frees %d handler%s (%s APF seat-seconds) and tells %d client%s",
-				len(v.Freed)-countHeld(co, v.Freed, un), plural(len(v.Freed)-countHeld(co, v.Freed, un), "", "s"), formatFloat(co.APFSeatSeconds),
+				freed, plural(freed, "", "s"), formatFloat(co.APFSeatSeconds),
 				len(v.ToldByComplete), plural(len(v.ToldByComplete), "", "s")))
 		}
 	}
@@ -646,11 +647,13 @@ func verdictOf(res *Result) Verdict {
 	return v
 }
 
-// countHeld counts the named clients whose handler col left blocked writing.
-func countHeld(col *Column, names []string, ref *Column) int {
+// countNamed counts the clients of col named in names for which pred holds
+// (ref is the column names are taken from; clients are in the same order in
+// every column).
+func countNamed(col *Column, names []string, ref *Column, pred func(ClientResult) bool) int {
 	n := 0
 	for i, c := range ref.Clients {
-		if slices.Contains(names, c.Name) && col.Clients[i].HandlerBlockedInWrite {
+		if slices.Contains(names, c.Name) && pred(col.Clients[i]) {
 			n++
 		}
 	}
@@ -659,12 +662,7 @@ func countHeld(col *Column, names []string, ref *Column) int {
 
 // toldText says how many of the named clients col told.
 func toldText(col *Column, names []string, ref *Column) string {
-	n := 0
-	for i, c := range ref.Clients {
-		if slices.Contains(names, c.Name) && col.Clients[i].ClientTold {
-			n++
-		}
-	}
+	n := countNamed(col, names, ref, func(c ClientResult) bool { return c.ClientTold })
 	if n == 0 {
 		return "no client"
 	}

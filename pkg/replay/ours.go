@@ -36,8 +36,8 @@ type Ours struct {
 	stallTimeout time.Duration
 	// endStream: a stall calls the request's OnStall (the complete fix).
 	endStream bool
-	clock        *testingclock.FakeClock
-	budget       *testingclock.FakeClock
+	clock     *testingclock.FakeClock
+	budget    *testingclock.FakeClock
 	// synced is the replay clock time the budget clock last followed.
 	synced time.Time
 	caches map[string]*cacher.Cacher

@@ -87,6 +87,7 @@ func (s stallSample) String() string {
 // stallRun is what one run of the seed reproduction on a patched server
 // measured.
 type stallRun struct {
+	cluster *cluster.Cluster
 	mode    string
 	timeout time.Duration
 	samples []stallSample
@@ -143,6 +144,7 @@ func TestPatchedServers(t *testing.T) {
 			t.Logf("server stall lines at %v; slow informer's transport: %v; paced reader %d -> %d events; slow informer %d events",
 				run.stalls, run.streamEnds, run.pacedBefore, run.pacedAfter, run.slowEvents)
 			checkStallRun(t, run)
+			compareWithReplay(t, run.cluster, run, pods, observe)
 		})
 	}
 }
@@ -298,7 +300,7 @@ func runStallScenario(t *testing.T, bin, mode string, timeout, observe time.Dura
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	run := stallRun{mode: mode, timeout: timeout, started: time.Now()}
+	run := stallRun{cluster: c, mode: mode, timeout: timeout, started: time.Now()}
 	slow, err := workload.StartSlowInformer(ctx, slowCfg, podOpts.Namespace)
 	if err != nil {
 		cancel()
