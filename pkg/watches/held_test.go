@@ -1,6 +1,8 @@
 package watches
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +144,32 @@ created by k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch in goroutine 3100
 				t.Errorf("held (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCollectorHeldRealCapture reads the capture of the pr141899 server
+// (testdata/kube-apiserver-v1.37.2/pr141899/t90s): slow-informer's handler
+// is held, blocked a minute or more, with its APF goroutine, and no watcher.
+func TestCollectorHeldRealCapture(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "pr141899", "t90s", "goroutine-debug2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := NewCollector()
+	sc := stacks.NewScanner(f)
+	for sc.Next() {
+		c.Add(sc.Goroutine())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := c.Dump(sc.Stats())
+	if len(d.Held) != 1 {
+		t.Fatalf("held handlers = %+v, want exactly one", d.Held)
+	}
+	h := d.Held[0]
+	if h.Handler.GoroutineID != 16258 || h.Handler.WaitMinutes < 1 || h.Handler.Block != HandlerClientNotReading || h.APFGoroutineID == 0 {
+		t.Errorf("held = %+v; want handler 16258 blocked writing for a minute or more, with its APF goroutine", h)
 	}
 }
