@@ -74,6 +74,7 @@ type cacheWatcher struct {
 	clock               clock.WithTicker
 	stallTimeout        time.Duration
 	onInitialized       func()
+	onStall             func()
 	counters            *counters
 
 	stopped          bool
@@ -413,16 +414,20 @@ func (c *cacheWatcher) processInterval(ctx context.Context, iv *interval, resour
 }
 
 // endStalled records the end of a watcher that made no progress for
-// StallTimeout: counted, initialized for APF (its seats are released: the
-// request handler may itself stay blocked writing to the client, so waiting
-// for the handler to return would keep them). processInterval then returns
-// and its deferred Stop forgets the watcher (closing done) and closes
-// result.
+// StallTimeout and calls the request's stall hook (OnStall). It does not
+// tell APF the watch is initialized: PR 141899 returns from processInterval
+// before process, which is where WatchInitialized is called, so the
+// request's seats stay held until its handler returns; measured on a
+// patched kube-apiserver, the handler stays blocked writing to the client
+// (test/e2e TestPatchedServers). processInterval then returns and its
+// deferred Stop forgets the watcher (closing done) and closes result.
 func (c *cacheWatcher) endStalled(initEvents int64) {
 	c.counters.initEvents.Add(initEvents)
 	c.counters.stalled.Add(1)
 	c.stalled.Store(true)
-	c.initialized()
+	if c.onStall != nil {
+		c.onStall()
+	}
 }
 
 // process forwards events from input (upstream cache_watcher.go:534-560).

@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,17 +95,27 @@ func TestStallTimeout(t *testing.T) {
 	}
 }
 
-// TestStallReleasesAPFSeats checks that a stopped watcher counts as
-// initialized, and that the result channel is closed behind what it holds.
-func TestStallReleasesAPFSeats(t *testing.T) {
+// TestStallKeepsAPFSeatsAndCallsOnStall checks that a watcher stopped by
+// the stall timeout does not count as initialized (PR 141899 returns before
+// process, where WatchInitialized is called: the seats stay held until the
+// handler returns), that the request's stall hook is called once, at the
+// stop, and that the result channel is closed behind what it holds.
+func TestStallKeepsAPFSeatsAndCallsOnStall(t *testing.T) {
 	f := newFixture(t, 30*time.Second, objects("ns", 40, 1000, 100))
-	cs := f.watch(WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true})
-	if cs.inited.Load() != 0 {
-		t.Fatal("initialized before its initial events were sent")
-	}
+	var stalls atomic.Int64
+	var stallAt atomic.Int64
+	cs := f.watch(WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true,
+		OnStall: func() { stalls.Add(1); stallAt.Store(f.clock.Now().UnixNano()) }})
+	start := f.clock.Now()
 	f.step(30 * time.Second)
-	if got := cs.inited.Load() - 1; got != int64(30*time.Second) {
-		t.Errorf("initialized at %v, want 30s", time.Duration(got))
+	if cs.inited.Load() != 0 {
+		t.Error("a watcher stopped by the stall timeout counts as initialized: APF would release seats its handler still holds")
+	}
+	if n := stalls.Load(); n != 1 {
+		t.Fatalf("OnStall called %d times, want 1", n)
+	}
+	if got := time.Unix(0, stallAt.Load()).Sub(start); got != 30*time.Second {
+		t.Errorf("OnStall at %v after the watch, want 30s", got)
 	}
 	if n := cs.take(100); n != 10 {
 		t.Errorf("took %d buffered events after the stop, want the 10 of the result channel", n)

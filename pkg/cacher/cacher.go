@@ -92,6 +92,12 @@ type WatchOptions struct {
 	// for API Priority and Fairness (upstream: utilflowcontrol.WatchInitialized
 	// at the start of process); the request's seats are held until then.
 	OnInitialized func()
+	// OnStall, when set, is called once from the watcher goroutine when
+	// StallTimeout stops the watcher, before its result channel closes: the
+	// request's stall hook. kubernetes PR 141899 has none (its handler is
+	// not told and stays blocked writing); watch-doctor's complete fix
+	// (test/e2e/patches) ends the response stream through it.
+	OnStall func()
 	// Received, when set, is incremented by the consumer after every
 	// receive from the result channel. Quiescent needs it to be exact.
 	Received *atomic.Int64
@@ -326,6 +332,7 @@ func (c *Cacher) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
 		clock:               c.clock,
 		stallTimeout:        c.stallTimeout,
 		onInitialized:       opts.OnInitialized,
+		onStall:             opts.OnStall,
 		counters:            &c.counters,
 		received:            opts.Received,
 		exitHook:            c.removeLive,

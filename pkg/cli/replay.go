@@ -20,7 +20,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
-const replayExample = `  # The reproduction of kubernetes issue 131721 in the three columns
+const replayExample = `  # The reproduction of kubernetes issue 131721 in the four columns
   kubectl watch-doctor replay issue-131721
 
   # A slow but progressing client: does the stall timeout leave it alone?
@@ -46,7 +46,7 @@ const (
 )
 
 var (
-	replayColumns      = []string{replay.ColumnUpstream, replay.ColumnUnpatched, replay.ColumnPatched}
+	replayColumns      = []string{replay.ColumnUpstream, replay.ColumnUnpatched, replay.ColumnPR141899, replay.ColumnComplete}
 	replayFailOnValues = []string{failOnNone, replayFailOnCut, replayFailOnDifferent}
 )
 
@@ -84,16 +84,20 @@ func NewCmdReplay(streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewReplayOptions(streams)
 	cmd := &cobra.Command{
 		Use:   "replay [SCENARIO|FILE]",
-		Short: "Replay watch clients against the watch cache: upstream, unpatched and with the stall timeout",
+		Short: "Replay watch clients against the watch cache: upstream, unpatched, PR 141899 and the complete fix",
 		Long: `Replay a scenario (objects, updates and watch clients that read at their own
-pace) in virtual time against three watch caches side by side:
+pace) in virtual time against four watch caches side by side:
 
   upstream   k8s.io/apiserver's cacher (v0.37.2), in process, over an in-memory
              storage that passes upstream's storage behaviour tests
   unpatched  watch-doctor's model of the same cache
-  patched    the model with the stall timeout of kubernetes PR 141899: an
-             initial-events watcher that makes no progress for --stall-timeout
-             is stopped
+  pr141899   the model with the stall timeout of kubernetes PR 141899 as its
+             description states it: an initial-events watcher that makes no
+             progress for --stall-timeout is stopped; its handler stays
+             blocked writing, its APF seats stay held until the request ends
+             and the client is not told (as measured on a patched server)
+  complete   as pr141899, and the stall ends the response stream: the handler
+             returns, the seats are released and the client is told
 
 Every column serves the same clients through the same model of the request
 handler and of HTTP/2 flow control, so a slow reader blocks the server's write
@@ -120,13 +124,13 @@ a bundle. ` + exitCodesHelp,
 	}
 	addOutputFlag(cmd, &o.Output)
 	cmd.Flags().StringSliceVar(&o.Columns, "columns", o.Columns, "columns to replay: any of "+strings.Join(replayColumns, ", "))
-	cmd.Flags().DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "stall timeout of the patched column (default: the scenario's, 30s)")
+	cmd.Flags().DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "stall timeout of the pr141899 and complete columns (default: the scenario's, 30s)")
 	cmd.Flags().BoolVar(&o.Timeline, "timeline", o.Timeline, "record blocked watcher goroutines per tick in every column")
 	cmd.Flags().StringVar(&o.SVG, "svg", o.SVG, "write the timeline as an SVG chart to this file (implies --timeline)")
 	cmd.Flags().StringVar(&o.From, "from", o.From, "derive the scenario from a bundle directory (metrics, goroutine and APF dumps, or an analyze -o json report)")
 	cmd.Flags().BoolVar(&o.List, "list", o.List, "list the built-in scenarios and exit")
 	cmd.Flags().BoolVar(&o.PrintScenario, "print-scenario", o.PrintScenario, "print the scenario as YAML and exit, without replaying it")
-	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, "exit 1 when: "+replayFailOnCut+" (the patch stops a client that completes without it), "+replayFailOnDifferent+" (upstream and unpatched disagree), or "+failOnNone)
+	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, "exit 1 when: "+replayFailOnCut+" (the stall timeout stops a client that completes without it), "+replayFailOnDifferent+" (upstream and unpatched disagree), or "+failOnNone)
 	return cmd
 }
 
@@ -314,8 +318,11 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	if o.columns[replay.ColumnUnpatched] {
 		backends = append(backends, replay.NewOurs(replay.ColumnUnpatched, 0))
 	}
-	if o.columns[replay.ColumnPatched] {
-		backends = append(backends, replay.NewOurs(replay.ColumnPatched, o.scenario.StallTimeout.Duration))
+	if o.columns[replay.ColumnPR141899] {
+		backends = append(backends, replay.NewOurs(replay.ColumnPR141899, o.scenario.StallTimeout.Duration))
+	}
+	if o.columns[replay.ColumnComplete] {
+		backends = append(backends, replay.NewOursComplete(o.scenario.StallTimeout.Duration))
 	}
 	res, err := replay.Run(ctx, o.scenario, backends, replay.Options{Timeline: o.Timeline, Progress: o.ErrOut})
 	if err != nil {

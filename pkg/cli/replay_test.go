@@ -49,7 +49,7 @@ func TestReplayCommandErrors(t *testing.T) {
 		{nil, "error: no scenario: name a built-in one (half-window-client, issue-131721, issue-137631, slow-but-progressing, streaming-stall), a YAML file, or use --from DIR"},
 		{[]string{"nope"}, `error: unknown scenario "nope": use one of half-window-client, issue-131721, issue-137631, slow-but-progressing, streaming-stall, or a YAML file`},
 		{[]string{"issue-131721", "-o", "xml"}, `error: unsupported --output "xml": use one of table, wide, json, yaml`},
-		{[]string{"issue-131721", "--columns", "upstream,mine"}, `error: unsupported --columns "mine": use any of upstream, unpatched, patched`},
+		{[]string{"issue-131721", "--columns", "upstream,mine"}, `error: unsupported --columns "mine": use any of upstream, unpatched, pr141899, complete`},
 		{[]string{"issue-131721", "--fail-on", "always"}, `error: unsupported --fail-on "always": use one of none, cut, different`},
 		{[]string{"issue-131721", "--from", "."}, `error: both a scenario "issue-131721" and --from "." given: use one`},
 		{[]string{bad}, `error: scenario file "` + bad + `": scenario "x": no resources`},
@@ -88,7 +88,7 @@ func TestReplayCommandFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := filepath.Join(dir, "t.svg")
-	stdout, stderr, code := runReplay(t, path, "--columns", "unpatched,patched", "-o", "json", "--svg", svg, "--stall-timeout", "20s")
+	stdout, stderr, code := runReplay(t, path, "--columns", "unpatched,pr141899", "-o", "json", "--svg", svg, "--stall-timeout", "20s")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -119,7 +119,7 @@ func TestReplayCommandFile(t *testing.T) {
 			got = append(got, s)
 		}
 	}
-	want := []string{"unpatched/stuck=blocked", "unpatched/reader=completed", "patched/stuck=stopped@20", "patched/reader=completed"}
+	want := []string{"unpatched/stuck=blocked", "unpatched/reader=completed", "pr141899/stuck=stopped@20", "pr141899/reader=completed"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
@@ -183,7 +183,7 @@ func TestReplayFromSeedReproBundle(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"upstream": "blocked", "unpatched": "blocked", "patched": "stopped"}
+	want := map[string]string{"upstream": "blocked", "unpatched": "blocked", "pr141899": "stopped", "complete": "stopped"}
 	for _, c := range r.Columns {
 		if got := c.Clients[0].Outcome; !strings.HasPrefix(c.Clients[0].Name, "slow-informer") || got != want[c.Name] {
 			t.Errorf("column %s: %s %s, want slow-informer %s", c.Name, c.Clients[0].Name, got, want[c.Name])

@@ -10,24 +10,41 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
 )
 
-// Column names, in report order.
+// Column names, in report order. Each column's assumptions:
+//   - upstream: k8s.io/apiserver v0.37.2's own cacher (pkg/replay/upstream),
+//     no stall timeout;
+//   - unpatched: this repository's pkg/cacher, no stall timeout; checked
+//     against upstream by the differential suite;
+//   - pr141899: pkg/cacher with the scenario's stall timeout, as kubernetes
+//     PR 141899 describes it: a no-progress timer in processInterval only,
+//     restarted by every successful send; on a stall the watcher goroutine
+//     returns and closes its result channel. Nothing else: WatchInitialized
+//     is not signalled, so the request keeps its APF seats until its handler
+//     returns, and the handler, blocked writing to a client that does not
+//     read, is not woken, so the client is not told (measured on a real
+//     patched kube-apiserver: test/e2e TestPatchedServers);
+//   - complete: as pr141899, and the stall also ends the response stream
+//     (watch-doctor's fix, test/e2e/patches: a write deadline in the past
+//     on the response, RST_STREAM on HTTP/2): the handler returns, which
+//     releases the seats, and the client is told.
 const (
 	ColumnUpstream  = "upstream"
 	ColumnUnpatched = "unpatched"
-	ColumnPatched   = "patched"
+	ColumnPR141899  = "pr141899"
+	ColumnComplete  = "complete"
 )
 
 // Backend is one column of a replay: a watch cache that the driver feeds
 // with the scenario's objects and changes and that the replay's handlers
 // watch through the same transport model. Implementations: Ours (this
-// repository's pkg/cacher, unpatched or patched) and
+// repository's pkg/cacher: unpatched, pr141899 or complete) and
 // pkg/replay/upstream (k8s.io/apiserver's cacher).
 //
 // The driver calls every method from one goroutine, except Watch and
 // Inspect, which handler goroutines call; implementations make those two
 // safe for concurrent use.
 type Backend interface {
-	// Name is the column: upstream, unpatched or patched.
+	// Name is the column: upstream, unpatched, pr141899 or complete.
 	Name() string
 	// Start builds one cache per resource holding its initial objects;
 	// clk drives all of the backend's time.
@@ -87,6 +104,10 @@ type WatchRequest struct {
 	Received *atomic.Int64
 	// OnInitialized records when APF would release the request's seats.
 	OnInitialized func()
+	// OnStall ends the response stream, as the complete fix's stall hook
+	// does; a backend calls it when its stall timeout stops the watcher,
+	// if it models the complete fix. Safe for concurrent use, idempotent.
+	OnStall func()
 }
 
 // EventInfo is what the transport needs to know of an event. A plain value.

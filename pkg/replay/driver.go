@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -38,14 +39,14 @@ type Options struct {
 	Progress io.Writer
 }
 
-// DefaultBackends are the three columns: k8s.io/apiserver's cacher is
+// DefaultBackends are the four columns: k8s.io/apiserver's cacher is
 // passed in by the caller (pkg/replay/upstream), ours are built here.
 func DefaultBackends(sc *Scenario, upstream Backend) []Backend {
 	var out []Backend
 	if upstream != nil {
 		out = append(out, upstream)
 	}
-	return append(out, NewOurs(ColumnUnpatched, 0), NewOurs(ColumnPatched, sc.StallTimeout.Duration))
+	return append(out, NewOurs(ColumnUnpatched, 0), NewOurs(ColumnPR141899, sc.StallTimeout.Duration), NewOursComplete(sc.StallTimeout.Duration))
 }
 
 // Run replays sc against each backend in turn, with the same clients, the
@@ -319,6 +320,7 @@ func startClient(sc *Scenario, b Backend, clk *testingclock.FakeClock, r *client
 		st:         newStream(tr),
 		bookmarkSz: int64(tr.BookmarkBytes),
 		exited:     make(chan struct{}),
+		reset:      make(chan struct{}),
 		req: WatchRequest{
 			Resource:            r.spec.Resource,
 			Namespace:           r.spec.Namespace,
@@ -329,6 +331,7 @@ func startClient(sc *Scenario, b Backend, clk *testingclock.FakeClock, r *client
 	}
 	h.req.Received = &h.received
 	h.req.OnInitialized = func() { r.initializedAt.CompareAndSwap(0, clk.Now().UnixNano()) }
+	h.req.OnStall = h.resetStream
 	if sie == nil || *sie {
 		r.expected = r.resource.inScope(r.spec.Namespace)
 	}
@@ -473,7 +476,9 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 		}
 		if blockedInWrite && !r.h.done() {
 			col.HandlersBlockedInWrite++
+			cr.HandlerBlockedInWrite = true
 		}
+		cr.ClientTold = r.h.clientTold()
 		switch {
 		case r.disconnectedAt != nil:
 			cr.Outcome = OutcomeDisconnected
@@ -560,15 +565,16 @@ func secondsPtr(d *time.Duration) *float64 {
 	return ptr(d.Seconds())
 }
 
-// verdictOf compares the columns: upstream against unpatched (fidelity) and
-// unpatched against patched (what the patch changes).
+// verdictOf compares the columns: upstream against unpatched (fidelity),
+// and unpatched against pr141899 and complete (what each fix changes).
 func verdictOf(res *Result) Verdict {
 	var v Verdict
 	byName := map[string]*Column{}
 	for i := range res.Columns {
 		byName[res.Columns[i].Name] = &res.Columns[i]
 	}
-	up, un, pa := byName[ColumnUpstream], byName[ColumnUnpatched], byName[ColumnPatched]
+	up, un := byName[ColumnUpstream], byName[ColumnUnpatched]
+	pr, co := byName[ColumnPR141899], byName[ColumnComplete]
 	if up != nil && un != nil {
 		if diffs := CompareColumns(up, un); len(diffs) == 0 {
 			v.Fidelity = "identical"
@@ -577,32 +583,59 @@ func verdictOf(res *Result) Verdict {
 			v.Notes = append(v.Notes, diffs...)
 		}
 	}
-	if un == nil || pa == nil {
-		v.Summary = "nothing to compare: the patched and unpatched columns are both needed"
+	// The stall timeout stops the same watchers in both fixed columns;
+	// compare against whichever is there.
+	fixed := pr
+	if fixed == nil {
+		fixed = co
+	}
+	if un == nil || fixed == nil {
+		v.Summary = "nothing to compare: the unpatched column and a fixed one (pr141899 or complete) are needed"
+		if v.Fidelity == "different" {
+			v.Summary += "; WARNING: our unpatched cacher disagrees with upstream (see notes)"
+		}
 		return v
 	}
 	for i, c := range un.Clients {
-		p := pa.Clients[i]
+		p := fixed.Clients[i]
 		switch {
 		case c.Outcome == OutcomeBlocked && p.Outcome == OutcomeStopped:
 			v.Freed = append(v.Freed, c.Name)
 		case c.Outcome == OutcomeCompleted && p.Outcome == OutcomeStopped:
 			v.Cut = append(v.Cut, c.Name)
 		case c.Outcome != p.Outcome:
-			v.Notes = append(v.Notes, fmt.Sprintf("%s: %s unpatched, %s patched", c.Name, c.Outcome, p.Outcome))
+			v.Notes = append(v.Notes, fmt.Sprintf("%s: %s unpatched, %s %s", c.Name, c.Outcome, p.Outcome, fixed.Name))
+		}
+		if p.Outcome == OutcomeStopped {
+			if pr != nil && pr.Clients[i].HandlerBlockedInWrite {
+				v.HeldByPR141899 = append(v.HeldByPR141899, c.Name)
+			}
+			if co != nil && co.Clients[i].ClientTold {
+				v.ToldByComplete = append(v.ToldByComplete, c.Name)
+			}
 		}
 	}
 	sort.Strings(v.Notes)
 	var parts []string
 	if len(v.Freed) > 0 {
-		parts = append(parts, fmt.Sprintf("the patch frees %d stuck watch%s (%d goroutine%s left, %d unpatched; %s seat-seconds of APF vs %s)",
-			len(v.Freed), plural(len(v.Freed), "", "es"), pa.BlockedGoroutines, plural(pa.BlockedGoroutines, "", "s"), un.BlockedGoroutines,
-			formatFloat(pa.APFSeatSeconds), formatFloat(un.APFSeatSeconds)))
+		parts = append(parts, fmt.Sprintf("the stall timeout stops the watcher of %d stuck watch%s (%d blocked goroutine%s left, %d unpatched)",
+			len(v.Freed), plural(len(v.Freed), "", "es"), fixed.BlockedGoroutines, plural(fixed.BlockedGoroutines, "", "s"), un.BlockedGoroutines))
+		if pr != nil {
+			parts = append(parts, fmt.Sprintf("pr141899 leaves %d handler%s blocked writing and %s APF seat-seconds held (%s unpatched), telling %s",
+				len(v.HeldByPR141899), plural(len(v.HeldByPR141899), "", "s"), formatFloat(pr.APFSeatSeconds), formatFloat(un.APFSeatSeconds),
+				toldText(pr, v.Freed, un)))
+		}
+		if co != nil {
+			freed := len(v.Freed) - countNamed(co, v.Freed, un, func(c ClientResult) bool { return c.HandlerBlockedInWrite })
+			parts = append(parts, fmt.Sprintf("complete frees %d handler%s (%s APF seat-seconds) and tells %d client%s",
+				freed, plural(freed, "", "s"), formatFloat(co.APFSeatSeconds),
+				len(v.ToldByComplete), plural(len(v.ToldByComplete), "", "s")))
+		}
 	}
 	if len(v.Cut) > 0 {
-		parts = append(parts, fmt.Sprintf("the patch CUTS %d client%s that complete%s without it: %s", len(v.Cut), plural(len(v.Cut), "", "s"), plural(len(v.Cut), "s", ""), strings.Join(v.Cut, ", ")))
+		parts = append(parts, fmt.Sprintf("the stall timeout CUTS %d client%s that complete%s without it: %s", len(v.Cut), plural(len(v.Cut), "", "s"), plural(len(v.Cut), "s", ""), strings.Join(v.Cut, ", ")))
 	} else {
-		parts = append(parts, "the patch cuts no client that completes without it")
+		parts = append(parts, "the stall timeout cuts no client that completes without it")
 	}
 	if len(v.Freed) == 0 && un.BlockedGoroutines == 0 {
 		parts = append([]string{"nothing is stuck unpatched"}, parts...)
@@ -612,6 +645,28 @@ func verdictOf(res *Result) Verdict {
 		v.Summary += "; WARNING: our unpatched cacher disagrees with upstream (see notes)"
 	}
 	return v
+}
+
+// countNamed counts the clients of col named in names for which pred holds
+// (ref is the column names are taken from; clients are in the same order in
+// every column).
+func countNamed(col *Column, names []string, ref *Column, pred func(ClientResult) bool) int {
+	n := 0
+	for i, c := range ref.Clients {
+		if slices.Contains(names, c.Name) && pred(col.Clients[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// toldText says how many of the named clients col told.
+func toldText(col *Column, names []string, ref *Column) string {
+	n := countNamed(col, names, ref, func(c ClientResult) bool { return c.ClientTold })
+	if n == 0 {
+		return "no client"
+	}
+	return fmt.Sprintf("%d client%s", n, plural(n, "", "s"))
 }
 
 func plural(n int, one, many string) string {

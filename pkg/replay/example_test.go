@@ -42,6 +42,7 @@ clients:
 	fmt.Println(res.Verdict.Summary)
 	// Output:
 	// unpatched: blocked, 1 goroutine(s) blocked at the end
-	// patched: stopped after 30s, 0 goroutine(s) blocked at the end
-	// the patch frees 1 stuck watch (0 goroutines left, 1 unpatched; 30 seat-seconds of APF vs 300); the patch cuts no client that completes without it
+	// pr141899: stopped after 30s, 0 goroutine(s) blocked at the end
+	// complete: stopped after 30s, 0 goroutine(s) blocked at the end
+	// the stall timeout stops the watcher of 1 stuck watch (0 blocked goroutines left, 1 unpatched); pr141899 leaves 1 handler blocked writing and 300 APF seat-seconds held (300 unpatched), telling no client; complete frees 1 handler (30 APF seat-seconds) and tells 1 client; the stall timeout cuts no client that completes without it
 }

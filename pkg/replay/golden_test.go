@@ -63,42 +63,42 @@ func TestMustShow(t *testing.T) {
 		scenario: "issue-131721",
 		want: []outcome{
 			{"slow-informer", ColumnUnpatched, OutcomeBlocked, 0},
-			{"slow-informer", ColumnPatched, OutcomeStopped, 30},
+			{"slow-informer", ColumnPR141899, OutcomeStopped, 30},
 			{"paced-reader", ColumnUnpatched, OutcomeCompleted, 0},
-			{"paced-reader", ColumnPatched, OutcomeCompleted, 0},
+			{"paced-reader", ColumnPR141899, OutcomeCompleted, 0},
 			{"healthy-client", ColumnUnpatched, OutcomeCompleted, 0},
-			{"healthy-client", ColumnPatched, OutcomeCompleted, 0},
+			{"healthy-client", ColumnPR141899, OutcomeCompleted, 0},
 		},
-		wantBlocked: map[string]int{ColumnUnpatched: 1, ColumnPatched: 0},
+		wantBlocked: map[string]int{ColumnUnpatched: 1, ColumnPR141899: 0},
 	}, {
 		scenario: "slow-but-progressing",
 		want: []outcome{
 			{"paced-2.5", ColumnUnpatched, OutcomeCompleted, 0},
-			{"paced-2.5", ColumnPatched, OutcomeCompleted, 0},
+			{"paced-2.5", ColumnPR141899, OutcomeCompleted, 0},
 			{"paced-0.04", ColumnUnpatched, OutcomeCompleted, 0},
-			{"paced-0.04", ColumnPatched, OutcomeCompleted, 0},
+			{"paced-0.04", ColumnPR141899, OutcomeCompleted, 0},
 		},
-		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPatched: 0},
+		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPR141899: 0},
 	}, {
 		scenario: "half-window-client",
 		want: []outcome{
 			{"client-go", ColumnUnpatched, OutcomeCompleted, 0},
-			{"client-go", ColumnPatched, OutcomeCompleted, 0},
+			{"client-go", ColumnPR141899, OutcomeCompleted, 0},
 			{"half-window-4mi", ColumnUnpatched, OutcomeCompleted, 0},
-			{"half-window-4mi", ColumnPatched, OutcomeStopped, 30},
+			{"half-window-4mi", ColumnPR141899, OutcomeStopped, 30},
 			{"okhttp-16mi", ColumnUnpatched, OutcomeCompleted, 0},
-			{"okhttp-16mi", ColumnPatched, OutcomeStopped, 30},
+			{"okhttp-16mi", ColumnPR141899, OutcomeStopped, 30},
 		},
-		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPatched: 0},
+		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPR141899: 0},
 	}, {
 		scenario: "streaming-stall",
 		want: []outcome{
 			{"stalls-after-initial", ColumnUnpatched, OutcomeStopped, 85},
-			{"stalls-after-initial", ColumnPatched, OutcomeStopped, 85},
+			{"stalls-after-initial", ColumnPR141899, OutcomeStopped, 85},
 			{"healthy", ColumnUnpatched, OutcomeCompleted, 0},
-			{"healthy", ColumnPatched, OutcomeCompleted, 0},
+			{"healthy", ColumnPR141899, OutcomeCompleted, 0},
 		},
-		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPatched: 0},
+		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPR141899: 0},
 	}, {
 		// The stalled listers fill their input while they hold the
 		// bookmark their client waits for: the dispatcher closes them
@@ -108,22 +108,22 @@ func TestMustShow(t *testing.T) {
 		scenario: "issue-137631",
 		want: []outcome{
 			{"lister-1", ColumnUnpatched, OutcomeCompleted, 0},
-			{"lister-1", ColumnPatched, OutcomeCompleted, 0},
+			{"lister-1", ColumnPR141899, OutcomeCompleted, 0},
 			{"lister-45", ColumnUnpatched, OutcomeCompleted, 0},
-			{"lister-45", ColumnPatched, OutcomeCompleted, 0},
+			{"lister-45", ColumnPR141899, OutcomeCompleted, 0},
 			{"stalled-lister-1", ColumnUnpatched, OutcomeBlocked, 0},
-			{"stalled-lister-1", ColumnPatched, OutcomeStopped, 30},
+			{"stalled-lister-1", ColumnPR141899, OutcomeStopped, 30},
 			{"stalled-lister-2", ColumnUnpatched, OutcomeBlocked, 0},
-			{"stalled-lister-2", ColumnPatched, OutcomeStopped, 30},
+			{"stalled-lister-2", ColumnPR141899, OutcomeStopped, 30},
 			{"stalled-lister-3", ColumnUnpatched, OutcomeBlocked, 0},
-			{"stalled-lister-3", ColumnPatched, OutcomeStopped, 30},
+			{"stalled-lister-3", ColumnPR141899, OutcomeStopped, 30},
 			{"stalled-lister-4", ColumnUnpatched, OutcomeBlocked, 0},
-			{"stalled-lister-4", ColumnPatched, OutcomeStopped, 30},
+			{"stalled-lister-4", ColumnPR141899, OutcomeStopped, 30},
 			{"stalled-lister-5", ColumnUnpatched, OutcomeBlocked, 0},
-			{"stalled-lister-5", ColumnPatched, OutcomeStopped, 30},
+			{"stalled-lister-5", ColumnPR141899, OutcomeStopped, 30},
 		},
-		wantBlocked:    map[string]int{ColumnUnpatched: 5, ColumnPatched: 0},
-		wantTerminated: map[string]int64{ColumnUnpatched: 5, ColumnPatched: 5},
+		wantBlocked:    map[string]int{ColumnUnpatched: 5, ColumnPR141899: 0},
+		wantTerminated: map[string]int64{ColumnUnpatched: 5, ColumnPR141899: 5},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
@@ -163,6 +163,23 @@ func TestMustShow(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("outcomes (-want +got):\n%s", diff)
 			}
+			// complete stops the same watchers at the same times as
+			// pr141899; only what it frees beside them differs.
+			byName := map[string]Column{}
+			for _, col := range res.Columns {
+				byName[col.Name] = col
+			}
+			for i, c := range byName[ColumnPR141899].Clients {
+				o := byName[ColumnComplete].Clients[i]
+				if c.Outcome != o.Outcome || !cmp.Equal(c.StoppedAfterSeconds, o.StoppedAfterSeconds) {
+					t.Errorf("%s: pr141899 %s after %v, complete %s after %v", c.Name, c.Outcome, c.StoppedAfterSeconds, o.Outcome, o.StoppedAfterSeconds)
+				}
+			}
+			if blocked[ColumnComplete] != blocked[ColumnPR141899] || terminated[ColumnComplete] != terminated[ColumnPR141899] {
+				t.Errorf("complete left %d blocked, %d terminated; pr141899 %d, %d", blocked[ColumnComplete], terminated[ColumnComplete], blocked[ColumnPR141899], terminated[ColumnPR141899])
+			}
+			delete(blocked, ColumnComplete)
+			delete(terminated, ColumnComplete)
 			if diff := cmp.Diff(tt.wantBlocked, blocked); diff != "" {
 				t.Errorf("blocked goroutines at the end (-want +got):\n%s", diff)
 			}
@@ -172,5 +189,46 @@ func TestMustShow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFixedColumnsSeedRepro checks what each fixed column frees in the seed
+// reproduction, as measured on the real patched servers (test/e2e
+// TestPatchedServers): pr141899 stops the slow informer's watcher but its
+// handler stays blocked writing, its seats stay held to the end and its
+// client is not told; complete frees the handler and the seats at the stall
+// and tells the client.
+func TestFixedColumnsSeedRepro(t *testing.T) {
+	sc, err := Builtin("issue-131721")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), sc, DefaultBackends(sc, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := map[string]ClientResult{}
+	for _, col := range res.Columns {
+		for _, c := range col.Clients {
+			if c.Name == "slow-informer" {
+				slow[col.Name] = c
+			}
+		}
+	}
+	un, pr, co := slow[ColumnUnpatched], slow[ColumnPR141899], slow[ColumnComplete]
+	if !pr.HandlerBlockedInWrite || pr.ClientTold {
+		t.Errorf("pr141899: handler blocked %t, client told %t; want blocked, not told", pr.HandlerBlockedInWrite, pr.ClientTold)
+	}
+	if pr.APFSeatSeconds != un.APFSeatSeconds {
+		t.Errorf("pr141899 seat-seconds %g, unpatched %g: the seat must stay held until the request ends", pr.APFSeatSeconds, un.APFSeatSeconds)
+	}
+	if co.HandlerBlockedInWrite || !co.ClientTold {
+		t.Errorf("complete: handler blocked %t, client told %t; want freed, told", co.HandlerBlockedInWrite, co.ClientTold)
+	}
+	if want := sc.StallTimeout.Seconds(); co.APFSeatSeconds != want {
+		t.Errorf("complete seat-seconds %g, want %g (one seat until the stall)", co.APFSeatSeconds, want)
+	}
+	if len(res.Verdict.HeldByPR141899) != 1 || len(res.Verdict.ToldByComplete) != 1 {
+		t.Errorf("verdict held %v, told %v; want slow-informer in both", res.Verdict.HeldByPR141899, res.Verdict.ToldByComplete)
 	}
 }

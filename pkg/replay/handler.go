@@ -53,6 +53,9 @@ const (
 	endTimeout
 	// endWatchError: the watch could not be opened.
 	endWatchError
+	// endStreamReset: the stall hook ended the response stream (the
+	// complete fix: RST_STREAM); the write in progress failed.
+	endStreamReset
 )
 
 // handler is one watch request's handler goroutine, the replay's stand-in
@@ -86,6 +89,10 @@ type handler struct {
 	endAt  time.Time
 	err    error
 	closed atomic.Bool // the result channel was seen closed
+
+	// reset closes when the stall hook ends the stream (resetStream).
+	reset     chan struct{}
+	resetOnce sync.Once
 
 	// guarded by st.mu
 	lastRecv       time.Time
@@ -133,6 +140,9 @@ func (h *handler) serve(started chan<- error) {
 			h.received.Add(1)
 			if !h.write(ev) {
 				h.end = endDisconnected
+				if h.isReset() {
+					h.end = endStreamReset
+				}
 				return
 			}
 			select {
@@ -145,6 +155,10 @@ func (h *handler) serve(started chan<- error) {
 			h.park.Set(park.Running, time.Time{}, nil)
 			h.end = endDisconnected
 			return
+		case <-h.reset:
+			h.park.Set(park.Running, time.Time{}, nil)
+			h.end = endStreamReset
+			return
 		case <-timeoutC:
 			h.park.Set(park.Running, time.Time{}, nil)
 			h.end = endTimeout
@@ -154,7 +168,8 @@ func (h *handler) serve(started chan<- error) {
 }
 
 // write puts one event on the stream, blocking while the window is closed.
-// It returns false if the client disconnected meanwhile.
+// It returns false if the client disconnected or the stream was reset
+// meanwhile.
 func (h *handler) write(ev watch.Event) bool {
 	info := h.backend.Inspect(ev)
 	size := info.Bytes
@@ -164,6 +179,10 @@ func (h *handler) write(ev watch.Event) bool {
 	s := h.st
 	s.mu.Lock()
 	h.lastRecv = h.clock.Now()
+	if h.isReset() {
+		s.mu.Unlock()
+		return false
+	}
 	e := s.startWriteLocked(size, info.Bookmark, info.InitialEventsEnd)
 	for !s.writeSomeLocked(e) {
 		h.blockedInWrite = true
@@ -173,6 +192,14 @@ func (h *handler) write(ev watch.Event) bool {
 		case <-s.credit:
 			h.park.Set(park.Running, time.Time{}, nil)
 		case <-h.ctx.Done():
+			h.park.Set(park.Running, time.Time{}, nil)
+			s.mu.Lock()
+			h.blockedInWrite = false
+			s.mu.Unlock()
+			return false
+		case <-h.reset:
+			// writeDataFromHandler returns errStreamClosed once the
+			// stream is reset (golang.org/x/net/http2 server.go:1026).
 			h.park.Set(park.Running, time.Time{}, nil)
 			s.mu.Lock()
 			h.blockedInWrite = false
@@ -197,20 +224,51 @@ func (h *handler) quiescent(now time.Time, alive func(watch.Interface) bool) boo
 	switch v.Kind {
 	case park.Exited:
 	case hWaitEvent:
-		if len(h.w.ResultChan()) > 0 || h.ctx.Err() != nil || v.Due(now) || !alive(h.w) {
+		if len(h.w.ResultChan()) > 0 || h.ctx.Err() != nil || v.Due(now) || !alive(h.w) || h.isReset() {
 			return false
 		}
 	case hWaitCredit:
 		h.st.mu.Lock()
 		avail := h.st.avail
 		h.st.mu.Unlock()
-		if avail > 0 || len(h.st.credit) > 0 || h.ctx.Err() != nil {
+		if avail > 0 || len(h.st.credit) > 0 || h.ctx.Err() != nil || h.isReset() {
 			return false
 		}
 	default:
 		return false
 	}
 	return h.park.Unchanged(v)
+}
+
+// resetStream is the request's stall hook (WatchRequest.OnStall): it ends
+// the response stream, as the complete fix's write deadline does, waking a
+// handler blocked writing. Called from the watcher goroutine; idempotent.
+func (h *handler) resetStream() {
+	h.resetOnce.Do(func() { close(h.reset) })
+}
+
+func (h *handler) isReset() bool {
+	select {
+	case <-h.reset:
+		return true
+	default:
+		return false
+	}
+}
+
+// clientTold reports whether the client was told its watch ended while it
+// was still connected: the handler returned with the stream ended by the
+// server (END_STREAM after the result channel closed or at the timeout, or
+// RST_STREAM from the stall hook).
+func (h *handler) clientTold() bool {
+	if !h.done() {
+		return false
+	}
+	switch h.end {
+	case endResultClosed, endTimeout, endStreamReset:
+		return true
+	}
+	return false
 }
 
 func (h *handler) done() bool {

@@ -18,7 +18,10 @@ import (
 const settleTimeout = 30 * time.Second
 
 // Ours is a column served by this repository's pkg/cacher: "unpatched"
-// with StallTimeout 0, "patched" with the scenario's stall timeout.
+// with StallTimeout 0, "pr141899" with the scenario's stall timeout, and
+// "complete" with the stall timeout and the request's stall hook
+// (WatchRequest.OnStall), which ends the response stream. See the column
+// constants for what each assumes.
 //
 // The caches run on the replay clock, except the dispatcher's time budget,
 // which runs on a fake clock of its own (budget), as upstream's runs on the
@@ -31,8 +34,10 @@ const settleTimeout = 30 * time.Second
 type Ours struct {
 	name         string
 	stallTimeout time.Duration
-	clock        *testingclock.FakeClock
-	budget       *testingclock.FakeClock
+	// endStream: a stall calls the request's OnStall (the complete fix).
+	endStream bool
+	clock     *testingclock.FakeClock
+	budget    *testingclock.FakeClock
 	// synced is the replay clock time the budget clock last followed.
 	synced time.Time
 	caches map[string]*cacher.Cacher
@@ -40,9 +45,15 @@ type Ours struct {
 }
 
 // NewOurs returns a column of pkg/cacher; stallTimeout 0 is the unpatched
-// column.
+// column, a positive one PR 141899 (nothing but the watcher is stopped).
 func NewOurs(name string, stallTimeout time.Duration) *Ours {
 	return &Ours{name: name, stallTimeout: stallTimeout}
+}
+
+// NewOursComplete returns the complete column: pkg/cacher with stallTimeout
+// whose stall also ends the request's response stream.
+func NewOursComplete(stallTimeout time.Duration) *Ours {
+	return &Ours{name: ColumnComplete, stallTimeout: stallTimeout, endStream: true}
 }
 
 // Name implements Backend.
@@ -100,14 +111,18 @@ func (o *Ours) Watch(ctx context.Context, req WatchRequest) (watch.Interface, er
 	if !ok {
 		return nil, fmt.Errorf("unknown resource %q", req.Resource)
 	}
-	return c.Watch(ctx, cacher.WatchOptions{
+	opts := cacher.WatchOptions{
 		Namespace:           req.Namespace,
 		ResourceVersion:     req.ResourceVersion,
 		SendInitialEvents:   req.SendInitialEvents,
 		AllowWatchBookmarks: req.AllowWatchBookmarks,
 		OnInitialized:       req.OnInitialized,
 		Received:            req.Received,
-	})
+	}
+	if o.endStream {
+		opts.OnStall = req.OnStall
+	}
+	return c.Watch(ctx, opts)
 }
 
 // Inspect implements Backend.

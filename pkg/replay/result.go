@@ -61,7 +61,8 @@ type Column struct {
 	// WatcherGoroutines counts the cacheWatcher goroutines alive at the end.
 	WatcherGoroutines int `json:"watcherGoroutines"`
 	// HandlersBlockedInWrite counts request handlers still blocked writing
-	// to a client that does not read: the patch does not free those.
+	// to a client that does not read: pr141899 does not free those,
+	// complete does.
 	HandlersBlockedInWrite int `json:"handlersBlockedInWrite"`
 	// HeldObjects and HeldBytes are the distinct object versions the
 	// blocked initial-phase watchers keep reachable through their snapshots.
@@ -103,6 +104,14 @@ type ClientResult struct {
 	// WindowUpdates counts the WINDOW_UPDATE frames the client sent.
 	WindowUpdates  int64   `json:"windowUpdates"`
 	APFSeatSeconds float64 `json:"apfSeatSeconds"`
+	// HandlerBlockedInWrite: at the end the request's handler was still
+	// blocked writing to the client (it holds the request, and the seats
+	// if the watch was never initialized).
+	HandlerBlockedInWrite bool `json:"handlerBlockedInWrite"`
+	// ClientTold: the server ended the response stream while the client
+	// was connected (END_STREAM, or RST_STREAM from the complete fix), so
+	// the client can see its watch end and re-list.
+	ClientTold bool `json:"clientTold"`
 }
 
 // Verdict compares the columns.
@@ -112,11 +121,17 @@ type Verdict struct {
 	// Fidelity is "identical" when upstream and unpatched agree on every
 	// client's outcome and on blocked goroutines, else "different".
 	Fidelity string `json:"fidelity,omitempty"`
-	// Freed lists clients blocked unpatched that the patch stopped.
+	// Freed lists clients blocked unpatched whose watcher the stall
+	// timeout stopped (pr141899 and complete stop the same ones).
 	Freed []string `json:"freed,omitempty"`
-	// Cut lists clients that complete unpatched but the patch stopped: the
-	// patch cut a client that was progressing.
+	// Cut lists clients that complete unpatched but the stall timeout
+	// stopped: it cut a client that was progressing.
 	Cut []string `json:"cut,omitempty"`
+	// HeldByPR141899 lists the freed clients whose handler pr141899 left
+	// blocked writing, holding the request; ToldByComplete those complete
+	// told (their stream ended).
+	HeldByPR141899 []string `json:"heldByPR141899,omitempty"`
+	ToldByComplete []string `json:"toldByComplete,omitempty"`
 	// Notes say what else differs.
 	Notes []string `json:"notes,omitempty"`
 }

@@ -211,6 +211,9 @@ func summaryLine(r *watches.Report) string {
 	if s.BlockedStreaming > 0 {
 		parts = append(parts, plural(s.BlockedStreaming, "blocked streaming watch", "blocked streaming watches"))
 	}
+	if s.HeldAfterWatcherClosed > 0 {
+		parts = append(parts, plural(s.HeldAfterWatcherClosed, "watch handler", "watch handlers")+" holding APF seats with no watcher left")
+	}
 	return fmt.Sprintf("Summary: %s; %s (%d in the initial phase) among %d goroutines on %s.",
 		strings.Join(parts, ", "), plural(watchers, "cacheWatcher", "cacheWatchers"), initial, s.Goroutines, plural(servers, "API server", "API servers"))
 }

@@ -61,7 +61,7 @@ func RenderReplay(w io.Writer, r *replay.Result, f Format) error {
 			stall += x.StalledWatchers
 		}
 		stalled := fmt.Sprint(stall)
-		if c.Name != replay.ColumnPatched {
+		if c.Name != replay.ColumnPR141899 && c.Name != replay.ColumnComplete {
 			stalled = "-"
 		}
 		if err := ct.Append(c.Name, fmt.Sprint(c.BlockedGoroutines), fmt.Sprint(c.WatcherGoroutines), fmt.Sprint(c.HandlersBlockedInWrite),
@@ -112,6 +112,12 @@ func cell(c replay.ClientResult, end, stall float64, wide bool) string {
 		s = fmt.Sprintf("stopped at t=%s", seconds(*c.StoppedAtSeconds))
 		if c.LastProgressSeconds != nil && *c.LastProgressSeconds <= *c.StoppedAtSeconds {
 			s += fmt.Sprintf(" (%s after last progress)", seconds(*c.StoppedAtSeconds-*c.LastProgressSeconds))
+		}
+		switch {
+		case c.HandlerBlockedInWrite && !c.ClientTold:
+			s += ", handler still blocked writing, client not told"
+		case c.ClientTold:
+			s += ", client told"
 		}
 	case replay.OutcomeBlocked:
 		s = "still blocked at end"
@@ -178,7 +184,8 @@ func minMax(v []int) (lo, hi int) {
 var seriesColors = map[string]string{
 	replay.ColumnUpstream:  "#1f77b4",
 	replay.ColumnUnpatched: "#ff7f0e",
-	replay.ColumnPatched:   "#2ca02c",
+	replay.ColumnPR141899:  "#2ca02c",
+	replay.ColumnComplete:  "#9467bd",
 }
 
 // RenderReplaySVG draws the result's timeline, blocked watcher goroutines

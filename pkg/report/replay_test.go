@@ -98,7 +98,8 @@ func TestRenderReplayContract(t *testing.T) {
 	want := []string{
 		"upstream/slow-informer=blocked", "upstream/paced-reader=completed", "upstream/healthy-client=completed",
 		"unpatched/slow-informer=blocked", "unpatched/paced-reader=completed", "unpatched/healthy-client=completed",
-		"patched/slow-informer=stopped@30", "patched/paced-reader=completed", "patched/healthy-client=completed",
+		"pr141899/slow-informer=stopped@30", "pr141899/paced-reader=completed", "pr141899/healthy-client=completed",
+		"complete/slow-informer=stopped@30", "complete/paced-reader=completed", "complete/healthy-client=completed",
 	}
 	if doc.Kind != "Replay" || doc.Scenario != "issue-131721" {
 		t.Errorf("kind %q scenario %q, want Replay issue-131721", doc.Kind, doc.Scenario)

@@ -92,6 +92,7 @@ func advice(r *Report) []string {
 			out = append(out, fmt.Sprintf("%s: %d streaming watcher(s) blocked sending for a minute or more: upstream closes them when the next event for them cannot be queued; if the resource changes rarely they stay, so check the clients named.", srv, n))
 		}
 	}
+	out = append(out, heldAdvice(r)...)
 	if len(r.UnmatchedRequests) > 0 {
 		out = append(out, fmt.Sprintf("%d executing watch request(s) in the APF dump have no initial-phase watcher: they may be served without the watch cache or be between phases; see unmatchedRequests.", len(r.UnmatchedRequests)))
 	}

@@ -104,6 +104,8 @@ func Diagnose(servers []Server, opts Options) *Report {
 			r.Summary.BlockedStreaming++
 		case UndecidedInitialEvents:
 			r.Summary.UndecidedWatches++
+		case HeldAfterWatcherClosed:
+			r.Summary.HeldAfterWatcherClosed++
 		}
 	}
 	for _, a := range r.APIServers {
@@ -176,6 +178,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		prevSample = &s.Samples[prev]
 	}
 	findings, watchersToMatch := judge(s.Name, cur, prevSample, opts.CaptureSlack)
+	findings, watchersToMatch = judgeHeld(s.Name, d, findings, watchersToMatch)
 	// Attribute clients.
 	reqs := executingWatches(cur.Requests)
 	switch {

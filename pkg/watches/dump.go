@@ -102,6 +102,9 @@ type Dump struct {
 	// HasParentIDs is false for dumps written by Go < 1.21, whose
 	// "created by" lines do not name the parent goroutine.
 	HasParentIDs bool `json:"hasParentIDs"`
+	// Held are watch handlers blocked writing that still hold APF seats
+	// with no watcher goroutine left (debug=2 with parent ids only).
+	Held []HeldHandler `json:"held,omitempty"`
 	// Notes say what could not be read or linked.
 	Notes []string `json:"notes,omitempty"`
 	// Warnings are what a reader must see in any output: skipped lines.
@@ -146,6 +149,7 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 		d.Watchers = append(d.Watchers, w)
 	}
 	sort.Slice(d.Watchers, func(i, j int) bool { return d.Watchers[i].GoroutineID < d.Watchers[j].GoroutineID })
+	d.Held = c.heldHandlers(d.HasParentIDs)
 	return d
 }
 

@@ -227,6 +227,9 @@ type Summary struct {
 	BlockedStreaming int `json:"blockedStreaming"`
 	// UndecidedWatches are UndecidedInitialEvents findings.
 	UndecidedWatches int `json:"undecidedWatches,omitempty"`
+	// HeldAfterWatcherClosed counts handlers holding APF seats with no
+	// watcher left (see the finding type).
+	HeldAfterWatcherClosed int `json:"heldAfterWatcherClosed,omitempty"`
 	// Goroutines is the total over the API servers' last dumps.
 	Goroutines int `json:"goroutines"`
 	// StuckGoroutines are kept alive by stuck watches.

@@ -45,8 +45,8 @@ if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
   # kube-apiserver and etcd, built from the Go module proxy and cached.
   env_lines="$("${here}/hack/build-binaries.sh")"
   eval "${env_lines}"
-  export KUBE_APISERVER_BIN ETCD_BIN
-  echo "run.sh: KUBE_APISERVER_BIN=${KUBE_APISERVER_BIN} ETCD_BIN=${ETCD_BIN}" >&2
+  export KUBE_APISERVER_BIN ETCD_BIN KUBE_APISERVER_PATCHED_BIN
+  echo "run.sh: KUBE_APISERVER_BIN=${KUBE_APISERVER_BIN} ETCD_BIN=${ETCD_BIN} KUBE_APISERVER_PATCHED_BIN=${KUBE_APISERVER_PATCHED_BIN}" >&2
 
   # Every module the tests import, and their compiled packages: go vet
   # type-checks the test files too, so the tests build offline afterwards.

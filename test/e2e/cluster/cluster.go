@@ -49,6 +49,9 @@ type Options struct {
 	// ExtraAPIServerArgs are appended to kube-apiserver's command line;
 	// a repeated flag overrides the harness's value.
 	ExtraAPIServerArgs []string
+	// APIServerEnv is added to kube-apiserver's environment (KEY=value),
+	// e.g. the patched binary's WATCH_DOCTOR_STALL_FIX.
+	APIServerEnv []string
 	// StartTimeout bounds the wait for etcd and kube-apiserver to become
 	// ready, and for the RBAC rules to take effect. Default 3 minutes.
 	StartTimeout time.Duration
@@ -256,7 +259,7 @@ func (c *Cluster) startEtcd(ctx context.Context, opts Options) (string, error) {
 			"--unsafe-no-fsync=true",
 			"--log-level=warn",
 		}
-		p, err := startProcess("etcd", opts.EtcdBin, args, filepath.Join(c.dir, "logs", "etcd.log"))
+		p, err := startProcess("etcd", opts.EtcdBin, args, nil, filepath.Join(c.dir, "logs", "etcd.log"))
 		if err != nil {
 			return "", err
 		}
@@ -358,7 +361,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options, etcdURL stri
 			"--endpoint-reconciler-type=none",
 		}, common...)
 		args = append(args, opts.ExtraAPIServerArgs...)
-		p, err := startProcess("kube-apiserver", opts.KubeAPIServerBin, args, filepath.Join(c.dir, "logs", "kube-apiserver.log"))
+		p, err := startProcess("kube-apiserver", opts.KubeAPIServerBin, args, opts.APIServerEnv, filepath.Join(c.dir, "logs", "kube-apiserver.log"))
 		if err != nil {
 			return err
 		}

@@ -29,18 +29,23 @@ type process struct {
 	stopErr  error
 }
 
-// startProcess starts bin with args. The child gets its own process group, so
+// startProcess starts bin with args, with env added to this process's
+// environment. The child gets its own process group, so
 // stop can signal everything it may have spawned, and is killed by the kernel
 // if the test binary dies first (a go test -timeout panic, say). Pdeathsig
 // fires when the OS thread that forked the child exits; the Go runtime only
 // retires a thread when a goroutine exits while locked to it
 // (runtime.LockOSThread), which the harness never does.
-func startProcess(name, bin string, args []string, logPath string) (*process, error) {
+func startProcess(name, bin string, args, env []string, logPath string) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+		fmt.Fprintf(logFile, "+ env %s\n", strings.Join(env, " "))
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -4,10 +4,12 @@
 #
 # Usage: hack/build-binaries.sh
 #
-# Progress goes to stderr. On success stdout carries exactly two lines, shell
+# Progress goes to stderr. On success stdout carries exactly three lines, shell
 # assignments that a caller can eval:
 #   KUBE_APISERVER_BIN=/path/to/kube-apiserver-v1.37.2
 #   ETCD_BIN=/path/to/etcd-v3.7.3
+#   KUBE_APISERVER_PATCHED_BIN=/path/to/kube-apiserver-v1.37.2-stallfix-<hash>
+# (the last one built with test/e2e/patches; see build_kube_apiserver_patched)
 #
 # Environment:
 #   WATCH_DOCTOR_E2E_CACHE  cache root (default $HOME/.cache/watch-doctor-e2e);
@@ -29,6 +31,7 @@ readonly KUBE_BUILD_DATE="${KUBE_BUILD_DATE:-2026-11-01T00:00:00Z}"
 readonly CACHE="${WATCH_DOCTOR_E2E_CACHE:-${HOME}/.cache/watch-doctor-e2e}"
 readonly BIN_DIR="${CACHE}/bin"
 readonly BUILD_DIR="${CACHE}/build"
+readonly PATCHES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../patches" && pwd)"
 
 # Builds never pick up a toolchain other than the one installed here, and never
 # a workspace or vendor directory of whatever repository we are called from.
@@ -39,6 +42,7 @@ die() { log "error: $*"; exit 1; }
 
 command -v go >/dev/null || die "go is not on PATH"
 command -v jq >/dev/null || die "jq is not on PATH (apt-get install jq)"
+command -v git >/dev/null || die "git is not on PATH (apt-get install git)"
 
 # new_build_module DIR MODULE_NAME: (re)creates DIR holding an empty go.mod
 # whose go directive matches the local toolchain.
@@ -57,6 +61,23 @@ install_binary() {
   chmod 0755 "${src}"
   mv -f "${src}" "${dest}"
   log "installed ${dest} ($(du -h "${dest}" | cut -f1))"
+}
+
+# kube_apiserver_ldflags prints the -ldflags of the kube-apiserver builds:
+# stripped, with the version stamps of /version.
+kube_apiserver_ldflags() {
+  local v="k8s.io/component-base/version"
+  local cv="k8s.io/client-go/pkg/version"
+  local minor="${KUBE_VERSION#v1.}"
+  minor="${minor%%.*}"
+  local ldflags="-s -w"
+  local p
+  for p in "${v}" "${cv}"; do
+    ldflags+=" -X ${p}.gitMajor=1 -X ${p}.gitMinor=${minor}"
+    ldflags+=" -X ${p}.gitVersion=${KUBE_VERSION} -X ${p}.gitCommit=${KUBE_GIT_COMMIT}"
+    ldflags+=" -X ${p}.gitTreeState=clean -X ${p}.buildDate=${KUBE_BUILD_DATE}"
+  done
+  printf '%s' "${ldflags}"
 }
 
 build_kube_apiserver() {
@@ -99,17 +120,8 @@ build_kube_apiserver() {
   (cd "${mod}" && go mod edit "${edits[@]}")
 
   local pkg="k8s.io/kubernetes/cmd/kube-apiserver"
-  local v="k8s.io/component-base/version"
-  local cv="k8s.io/client-go/pkg/version"
-  local minor="${KUBE_VERSION#v1.}"
-  minor="${minor%%.*}"
-  local ldflags="-s -w"
-  local p
-  for p in "${v}" "${cv}"; do
-    ldflags+=" -X ${p}.gitMajor=1 -X ${p}.gitMinor=${minor}"
-    ldflags+=" -X ${p}.gitVersion=${KUBE_VERSION} -X ${p}.gitCommit=${KUBE_GIT_COMMIT}"
-    ldflags+=" -X ${p}.gitTreeState=clean -X ${p}.buildDate=${KUBE_BUILD_DATE}"
-  done
+  local ldflags
+  ldflags="$(kube_apiserver_ldflags)"
 
   log "resolving dependencies of ${pkg} in ${mod}"
   (cd "${mod}" && go get "${pkg}@${KUBE_VERSION}" >&2 2>&1)
@@ -118,6 +130,66 @@ build_kube_apiserver() {
     -o "${mod}/kube-apiserver" "${pkg}")
   install_binary "${mod}/kube-apiserver" "${dest}"
   log "kube-apiserver built in $((SECONDS - start))s"
+}
+
+# build_kube_apiserver_patched builds kube-apiserver with watch-doctor's own
+# patches to k8s.io/apiserver (test/e2e/patches/apiserver-<version>/*.patch,
+# see test/e2e/README.md): one binary whose stall fix is chosen at start by
+# $WATCH_DOCTOR_STALL_FIX (off, pr141899, complete) and
+# $WATCH_DOCTOR_STALL_TIMEOUT. Its name carries a hash of the patches, so an
+# edited patch is rebuilt.
+#
+# The patches are applied to a copy of the module from the module cache, and
+# a copy of build_kube_apiserver's build module `replace`s k8s.io/apiserver
+# with it. With -trimpath a replaced module's files are still named
+# k8s.io/apiserver@<version>/... (cmd/go trims to the required version), so
+# the packages the patches do not touch compile to the same cache entries as
+# the base build's and are reused.
+build_kube_apiserver_patched() {
+  local patches=("${PATCHES_DIR}/apiserver-${STAGING_VERSION}"/*.patch)
+  [[ -f "${patches[0]}" ]] || die "no patches in ${PATCHES_DIR}/apiserver-${STAGING_VERSION}"
+  local sum
+  sum="$(cat "${patches[@]}" | sha256sum | cut -c1-12)"
+  local dest="${BIN_DIR}/kube-apiserver-${KUBE_VERSION}-stallfix-${sum}"
+  PATCHED_BIN="${dest}"
+  if [[ -x "${dest}" && "${E2E_REBUILD:-0}" != 1 ]]; then
+    log "cached: ${dest}"
+    return
+  fi
+  local start=${SECONDS}
+  local base="${BUILD_DIR}/kube-apiserver-${KUBE_VERSION}"
+  if [[ ! -f "${base}/go.sum" ]]; then
+    # A cached base binary whose build module was removed: recreate it
+    # (the Go build cache makes this cheap when it is warm).
+    log "no build module in ${base}; rebuilding the base kube-apiserver first"
+    E2E_REBUILD=1 build_kube_apiserver
+  fi
+  local src
+  src="$(cd "${base}" && go mod download -json "k8s.io/apiserver@${STAGING_VERSION}" | jq -r '.Dir')"
+  [[ -d "${src}" ]] || die "k8s.io/apiserver@${STAGING_VERSION} is not in the module cache"
+  local copy="${BUILD_DIR}/apiserver-${STAGING_VERSION}-patched"
+  rm -rf "${copy}"
+  cp -r "${src}" "${copy}"
+  chmod -R u+w "${copy}"
+  local p
+  for p in "${patches[@]}"; do
+    log "applying $(basename "${p}")"
+    # git apply works outside a repository too, and refuses a patch that
+    # does not apply exactly.
+    (cd "${copy}" && git apply -p1 "${p}") || die "patch ${p} does not apply to k8s.io/apiserver@${STAGING_VERSION}"
+  done
+  local mod="${BUILD_DIR}/kube-apiserver-${KUBE_VERSION}-stallfix"
+  rm -rf "${mod}"
+  mkdir -p "${mod}"
+  cp "${base}/go.mod" "${base}/go.sum" "${mod}/"
+  (cd "${mod}" && go mod edit "-replace=k8s.io/apiserver=${copy}")
+  log "building patched kube-apiserver in ${mod}"
+  local ldflags
+  ldflags="$(kube_apiserver_ldflags)"
+  (cd "${mod}" && CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" \
+    -o "${mod}/kube-apiserver" "k8s.io/kubernetes/cmd/kube-apiserver")
+  install_binary "${mod}/kube-apiserver" "${dest}"
+  log "patched kube-apiserver built in $((SECONDS - start))s"
 }
 
 build_etcd() {
@@ -154,8 +226,11 @@ main() {
   log "cache: ${CACHE} ($(go version))"
   build_etcd
   build_kube_apiserver
+  local PATCHED_BIN
+  build_kube_apiserver_patched
   printf 'KUBE_APISERVER_BIN=%q\n' "${BIN_DIR}/kube-apiserver-${KUBE_VERSION}"
   printf 'ETCD_BIN=%q\n' "${BIN_DIR}/etcd-${ETCD_VERSION}"
+  printf 'KUBE_APISERVER_PATCHED_BIN=%q\n' "${PATCHED_BIN}"
 }
 
 main "$@"

@@ -1,0 +1,127 @@
+package watches
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// HeldAfterWatcherClosed: a watch handler blocked writing to its client for
+// at least a minute, still holding its APF seats (its APF goroutine waits in
+// (*initializationSignal).Wait), while no cacheWatcher goroutine serves it
+// any more. Measured on a kube-apiserver v1.37.2 patched as kubernetes PR
+// 141899 describes (test/e2e TestPatchedServers): the stall timeout closes
+// the watcher (processInterval returns, c.Stop(), close(c.result)), but the
+// handler stays in writeDataFromHandler and the seat stays held until the
+// request ends or the client goes, and the client is not told. Upstream
+// shows the same shape when a watcher is closed while its handler is
+// blocked (the cacher's forget on a full input buffer, say).
+const HeldAfterWatcherClosed = "HeldAfterWatcherClosed"
+
+// PhaseClosed is the phase of a HeldAfterWatcherClosed finding: the
+// watcher's goroutine is gone, its handler is not.
+const PhaseClosed Phase = "closed"
+
+// HeldHandler is a watch handler blocked writing to its client whose APF
+// goroutine still holds the request's seats, with no cacheWatcher goroutine
+// left under it.
+type HeldHandler struct {
+	Handler Handler `json:"handler"`
+	// APFGoroutineID is the goroutine in (*initializationSignal).Wait.
+	APFGoroutineID int64 `json:"apfGoroutineID"`
+}
+
+// heldHandlers lists the handlers blocked writing to their client, holding
+// an APF goroutine, with no watcher goroutine whose parent they are. Without
+// parent ids nothing can be linked, so nothing is listed.
+func (c *Collector) heldHandlers(hasParentIDs bool) []HeldHandler {
+	if !hasParentIDs {
+		return nil
+	}
+	withWatcher := make(map[int64]bool, len(c.watchers))
+	for _, w := range c.watchers {
+		withWatcher[w.ParentID] = true
+	}
+	var out []HeldHandler
+	for id, h := range c.handlers {
+		a, ok := c.apf[id]
+		if !ok || withWatcher[id] || h.Block != HandlerClientNotReading {
+			continue
+		}
+		out = append(out, HeldHandler{
+			Handler: Handler{
+				GoroutineID: h.ID, State: h.State, WaitMinutes: h.WaitMinutes, Block: h.Block,
+				ConnGoroutineID: h.ConnID, ConnInDump: c.conns[h.ConnID],
+			},
+			APFGoroutineID: a.ID,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Handler.GoroutineID < out[j].Handler.GoroutineID })
+	return out
+}
+
+// judgeHeld adds a HeldAfterWatcherClosed finding for each held handler of
+// d blocked for a minute or more, and returns the findings and the watchers
+// to match: each such handler holds one executing APF request, so it takes
+// part in client matching like an initial-phase watcher, with the handler's
+// wait as the request's minimum age. Its Watcher stands for the closed
+// watcher: GoroutineID is the handler's (the watcher has none).
+func judgeHeld(server string, d *Dump, findings []*Finding, toMatch []Watcher) ([]*Finding, []Watcher) {
+	for _, h := range d.Held {
+		if h.Handler.WaitMinutes < 1 {
+			continue
+		}
+		handler := h.Handler
+		w := Watcher{
+			GoroutineID: handler.GoroutineID, Phase: PhaseClosed, State: handler.State,
+			WaitMinutes: handler.WaitMinutes, Handler: &handler, APFGoroutineID: h.APFGoroutineID,
+		}
+		minutes := handler.WaitMinutes
+		f := &Finding{
+			Type: HeldAfterWatcherClosed, Severity: SeverityCritical, APIServer: server, Phase: PhaseClosed,
+			BlockedMinutes: &minutes,
+			GoroutineIDs:   []int64{handler.GoroutineID, h.APFGoroutineID},
+			Watcher:        w,
+			Connection:     handler.ConnGoroutineID,
+			Message: fmt.Sprintf("watch handler blocked writing to its client for %s with no cacheWatcher left: its APF seats stay held until the request ends or the client goes, and the client was not told (the shape kubernetes PR 141899 leaves behind)",
+				minutesText(handler.WaitMinutes)),
+			Evidence: []string{
+				fmt.Sprintf("handler goroutine %d [%s%s] in writeDataFromHandler or a socket write: the client's window is full", handler.GoroutineID, handler.State, waitSuffix(handler.WaitMinutes)),
+				fmt.Sprintf("APF goroutine %d in (*initializationSignal).Wait: WatchInitialized was never signalled, so the request still holds its seats", h.APFGoroutineID),
+				"no cacheWatcher goroutine was created by this handler: the watcher was closed (a stall timeout, or the cacher's forget) while the handler was blocked",
+			},
+		}
+		findings = append(findings, f)
+		toMatch = append(toMatch, w)
+	}
+	return findings, toMatch
+}
+
+// heldAdvice says what to do about HeldAfterWatcherClosed findings.
+func heldAdvice(r *Report) []string {
+	n, seats := 0, 0
+	users := map[string]bool{}
+	var names []string
+	for _, f := range r.Findings {
+		if f.Type != HeldAfterWatcherClosed {
+			continue
+		}
+		n++
+		if f.Client != nil && f.Client.Match != MatchAmbiguous {
+			seats += f.Client.Seats
+			if u := f.Client.User; u != "" && !users[u] {
+				users[u] = true
+				names = append(names, fmt.Sprintf("%q", u))
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	who := "their clients"
+	if len(names) > 0 {
+		who = strings.Join(names, ", ")
+	}
+	return []string{fmt.Sprintf("%d watch handler(s) still hold %d attributed APF seat(s) after their watcher was closed: restart or fix %s (they stopped reading); the server frees the handler and the seats only when the request ends or the connection closes, and the client does not know its watch is dead. A fix that ends the response stream on a stall (test/e2e/patches, mode complete) frees them.", n, seats, who)}
+}

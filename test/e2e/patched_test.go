@@ -1,0 +1,509 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
+	"github.com/watch-doctor/watch-doctor/test/e2e/h2sniff"
+	"github.com/watch-doctor/watch-doctor/test/e2e/probe"
+	"github.com/watch-doctor/watch-doctor/test/e2e/workload"
+)
+
+// Environment of the patched-server tests (test/e2e/run.sh exports the
+// binary; the others are optional).
+const (
+	// envPatchedBin is the kube-apiserver built with test/e2e/patches
+	// (hack/build-binaries.sh prints it).
+	envPatchedBin = "KUBE_APISERVER_PATCHED_BIN"
+	// envStallTimeout is the no-progress timeout given to the patched
+	// server (default 10s; PR 141899 describes 30s).
+	envStallTimeout = "E2E_STALL_TIMEOUT"
+	// envPatchedPods is the number of pods of the patched-server clusters
+	// (default 600: ~12 MB, more than the client's 4 MB stream window plus
+	// the server's buffers, so the slow informer's watcher stalls).
+	envPatchedPods = "E2E_PATCHED_PODS"
+	// envObserve is how long each patched-server test watches after the
+	// clients started (default: the stall timeout + 20s).
+	envObserve = "E2E_PATCHED_OBSERVE"
+	// envCaptureDir, when set, makes the pr141899 run write one capture in
+	// the layout of /work/shared/fixtures (goroutine dumps, APF dumps,
+	// metrics, version, captured-at) into that directory at the end of
+	// its observation.
+	envCaptureDir = "E2E_CAPTURE_DIR"
+)
+
+// Modes of the patched binary ($WATCH_DOCTOR_STALL_FIX).
+const (
+	modeOff      = "off"
+	modePR141899 = "pr141899"
+	modeComplete = "complete"
+)
+
+const (
+	// samplePeriod is how often a run samples the server.
+	samplePeriod = 2 * time.Second
+	// settle is how long after the server's stall log line the effects of
+	// the stall must be visible (one sample period and a margin).
+	settle = 2*samplePeriod + time.Second
+)
+
+// stallSample is the server's state at one instant of a run.
+type stallSample struct {
+	// At is the time since the clients started.
+	At time.Duration
+	// Senders are the goroutines in sendWatchCacheEvent called from
+	// processInterval (initial-events watchers not keeping up).
+	Senders int
+	// Writers are the watch handlers ((*WatchServer).HandleHTTP) blocked
+	// in writeDataFromHandler.
+	Writers int
+	// SlowExecuting and PacedExecuting say whether dump_requests lists
+	// the client's watch as executing (holding seats).
+	SlowExecuting, PacedExecuting bool
+	// Seats is apiserver_flowcontrol_current_executing_seats of the
+	// clients' priority level.
+	Seats float64
+}
+
+func (s stallSample) String() string {
+	return fmt.Sprintf("t=%5.1fs senders=%d writers=%d slow-informer-executing=%t paced-reader-executing=%t seats=%g",
+		s.At.Seconds(), s.Senders, s.Writers, s.SlowExecuting, s.PacedExecuting, s.Seats)
+}
+
+// stallRun is what one run of the seed reproduction on a patched server
+// measured.
+type stallRun struct {
+	cluster *cluster.Cluster
+	mode    string
+	timeout time.Duration
+	samples []stallSample
+	// stalls are the server's "closing it" log lines, as the time since
+	// the clients started.
+	stalls []time.Duration
+	// streamEnds is what the slow informer's transport received.
+	streamEnds []h2sniff.End
+	started    time.Time
+	// pacedBefore/pacedAfter are the paced reader's event counts at the
+	// first and last sample; pacedErr why its watch ended, if it did.
+	pacedBefore, pacedAfter int64
+	pacedErr                error
+	slowEvents              int64
+}
+
+// TestPatchedServers runs the seed reproduction (slow-informer stuck after
+// one event, paced-reader at one event per 400 ms) on the patched
+// kube-apiserver in each mode, at the same time, each on its own cluster,
+// and checks what each frees:
+//   - off: nothing (the unpatched behaviour);
+//   - pr141899: the slow informer's cacheWatcher goroutine, at the timeout;
+//     its handler stays blocked writing and its APF seat stays held, and
+//     its client is not told;
+//   - complete: the watcher, the handler and the seat, and the client's
+//     transport receives RST_STREAM.
+//
+// In every mode the paced reader keeps its watch and keeps reading.
+func TestPatchedServers(t *testing.T) {
+	bin := os.Getenv(envPatchedBin)
+	if bin == "" {
+		t.Fatalf("$%s is not set: run test/e2e/run.sh, or eval \"$(hack/build-binaries.sh)\" and export it", envPatchedBin)
+	}
+	timeout := envDuration(t, envStallTimeout, 10*time.Second)
+	observe := envDuration(t, envObserve, timeout+20*time.Second)
+	if observe < timeout+settle+samplePeriod {
+		t.Fatalf("$%s=%v: observe at least %v (the stall timeout %v, then settle)", envObserve, observe, timeout+settle+samplePeriod, timeout)
+	}
+	pods := 600
+	if v := os.Getenv(envPatchedPods); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("$%s=%q: want a positive number of pods", envPatchedPods, v)
+		}
+		pods = n
+	}
+	for _, mode := range []string{modeOff, modePR141899, modeComplete} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			run := runStallScenario(t, bin, mode, timeout, observe, pods)
+			for _, s := range run.samples {
+				t.Logf("%s", s)
+			}
+			t.Logf("server stall lines at %v; slow informer's transport: %v; paced reader %d -> %d events; slow informer %d events",
+				run.stalls, run.streamEnds, run.pacedBefore, run.pacedAfter, run.slowEvents)
+			checkStallRun(t, run)
+			compareWithReplay(t, run.cluster, run, pods, observe)
+		})
+	}
+}
+
+// checkStallRun asserts what run.mode must free and what it must keep.
+func checkStallRun(t *testing.T, run stallRun) {
+	t.Helper()
+	// Common to all modes: the paced reader is never cut and progresses;
+	// the slow informer read exactly one event.
+	if run.pacedErr != nil {
+		t.Errorf("paced reader's watch ended: %v", run.pacedErr)
+	}
+	if run.pacedAfter <= run.pacedBefore {
+		t.Errorf("paced reader did not progress: %d -> %d events", run.pacedBefore, run.pacedAfter)
+	}
+	if run.slowEvents != 1 {
+		t.Errorf("slow informer received %d events, want 1", run.slowEvents)
+	}
+	for _, s := range run.samples {
+		if !s.PacedExecuting {
+			t.Errorf("%s: paced reader's watch not executing (it never leaves the initial phase in this run)", s)
+		}
+	}
+	// Both watchers fill their streams within a sample period or two of
+	// the start; before the stall both are blocked sending.
+	reproduced := slices.ContainsFunc(run.samples, func(s stallSample) bool {
+		return s.Senders == 2 && s.SlowExecuting && (len(run.stalls) == 0 || s.At < run.stalls[0])
+	})
+	if !reproduced {
+		t.Fatalf("no sample shows both initial-events watchers blocked sending and slow-informer executing before any stall; first: %v", first(run.samples))
+	}
+
+	if run.mode == modeOff {
+		if len(run.stalls) != 0 {
+			t.Errorf("mode off logged stalls at %v", run.stalls)
+		}
+		for _, s := range run.samples {
+			if s.At < settle {
+				continue
+			}
+			if s.Senders != 2 || !s.SlowExecuting || s.Writers < 1 {
+				t.Errorf("%s: mode off must keep the slow informer's watcher, handler and seat", s)
+			}
+		}
+		if len(run.streamEnds) != 0 {
+			t.Errorf("mode off: slow informer's stream ended: %v", run.streamEnds)
+		}
+		return
+	}
+
+	if len(run.stalls) != 1 {
+		t.Fatalf("%s: server logged %d stalls (%v), want exactly 1 (the slow informer's)", run.mode, len(run.stalls), run.stalls)
+	}
+	stall := run.stalls[0]
+	// The timer starts at the watcher's last successful send, a moment
+	// after the watch opened.
+	if stall < run.timeout || stall > run.timeout+5*time.Second {
+		t.Errorf("stall logged at %v after the clients started, want within [%v, %v]", stall, run.timeout, run.timeout+5*time.Second)
+	}
+	var after []stallSample
+	for _, s := range run.samples {
+		if s.At >= stall+settle {
+			after = append(after, s)
+		}
+	}
+	if len(after) == 0 {
+		t.Fatalf("no sample %v after the stall at %v", settle, stall)
+	}
+	// The seats of the two watches, before the stall.
+	base := run.samples[0].Seats
+	for _, s := range run.samples {
+		if s.At < stall {
+			base = max(base, s.Seats)
+		}
+	}
+	for _, s := range after {
+		if s.Senders != 1 {
+			t.Errorf("%s: want only the paced reader's watcher left in processInterval", s)
+		}
+		switch run.mode {
+		case modePR141899:
+			if !s.SlowExecuting || s.Writers < 1 || s.Seats < base {
+				t.Errorf("%s: pr141899 must leave the slow informer's handler blocked and its seat held (seats at start %g)", s, base)
+			}
+		case modeComplete:
+			if s.SlowExecuting || s.Writers > 1 || s.Seats >= base {
+				t.Errorf("%s: complete must free the slow informer's handler and seat (seats at start %g)", s, base)
+			}
+		}
+	}
+	switch run.mode {
+	case modePR141899:
+		if len(run.streamEnds) != 0 {
+			t.Errorf("pr141899: the slow informer's transport was told: %v", run.streamEnds)
+		}
+	case modeComplete:
+		if len(run.streamEnds) != 1 || !run.streamEnds[0].Reset || run.streamEnds[0].Code != http2.ErrCodeInternal {
+			t.Fatalf("complete: slow informer's transport saw %v, want one RST_STREAM INTERNAL_ERROR", run.streamEnds)
+		}
+		told := run.streamEnds[0].At.Sub(run.started)
+		if told < stall || told > stall+time.Second {
+			t.Errorf("complete: client told at %v, want within 1s after the stall at %v", told, stall)
+		}
+	}
+}
+
+func first(s []stallSample) any {
+	if len(s) == 0 {
+		return "none"
+	}
+	return s[0]
+}
+
+// runStallScenario starts a cluster on the patched binary in mode, creates
+// the pods, starts the slow informer (through h2sniff) and the paced reader,
+// and samples the server every samplePeriod for observe.
+func runStallScenario(t *testing.T, bin, mode string, timeout, observe time.Duration, pods int) stallRun {
+	t.Helper()
+	c := cluster.StartForTest(t, cluster.Options{
+		KubeAPIServerBin: bin,
+		APIServerEnv: []string{
+			"WATCH_DOCTOR_STALL_FIX=" + mode,
+			"WATCH_DOCTOR_STALL_TIMEOUT=" + timeout.String(),
+		},
+	})
+	cfg, err := c.RESTConfig(cluster.UserAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 500, 500
+	admin, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	podOpts := workload.DefaultPodsOptions()
+	podOpts.Count = pods
+	began := time.Now()
+	if err := workload.CreatePods(context.Background(), admin, podOpts); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("created %d pods in %v", pods, time.Since(began).Round(time.Millisecond))
+
+	slowCfg, err := c.RESTConfig(cluster.UserSlowInformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowCfg, rec, err := h2sniff.Config(slowCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pacedCfg, err := c.RESTConfig(cluster.UserPacedReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	run := stallRun{cluster: c, mode: mode, timeout: timeout, started: time.Now()}
+	slow, err := workload.StartSlowInformer(ctx, slowCfg, podOpts.Namespace)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	paced, err := workload.StartPacedReader(ctx, pacedCfg, podOpts.Namespace, 400*time.Millisecond)
+	if err != nil {
+		cancel()
+		workload.StopAll(slow)
+		t.Fatal(err)
+	}
+	// Stop the clients before the cluster (cleanups run last-in first-out).
+	t.Cleanup(func() { cancel(); workload.StopAll(slow, paced) })
+
+	rc := admin.Discovery().RESTClient()
+	level := ""
+	deadline := run.started.Add(observe)
+	tick := time.NewTicker(samplePeriod)
+	defer tick.Stop()
+	for {
+		s, lvl, err := sampleStall(ctx, rc, run.started, podOpts.Namespace, level)
+		if err != nil {
+			t.Fatalf("sample at %v: %v", time.Since(run.started).Round(time.Millisecond), err)
+		}
+		level = lvl
+		if len(run.samples) == 0 {
+			run.pacedBefore = paced.Events()
+		}
+		run.samples = append(run.samples, s)
+		if time.Now().After(deadline) {
+			break
+		}
+		<-tick.C
+	}
+	run.pacedAfter = paced.Events()
+	run.pacedErr = paced.Err()
+	run.slowEvents = slow.Events()
+	run.streamEnds = rec.Ends()
+	if dir := os.Getenv(envCaptureDir); dir != "" && mode == modePR141899 {
+		if err := captureBundle(ctx, rc, dir); err != nil {
+			t.Errorf("capture into %s: %v", dir, err)
+		} else {
+			t.Logf("captured the server's state into %s at %v after the clients started", dir, time.Since(run.started).Round(time.Second))
+		}
+	}
+	_, logPath := c.LogFiles()
+	run.stalls, err = stallLines(logPath, run.started)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// sampleStall reads the server's goroutines, APF requests and seat metric.
+// level is the clients' priority level, found in the first sample.
+func sampleStall(ctx context.Context, rc rest.Interface, started time.Time, namespace, level string) (stallSample, string, error) {
+	s := stallSample{At: time.Since(started)}
+	gs, err := goroutines(ctx, rc)
+	if err != nil {
+		return s, level, err
+	}
+	s.Senders = len(probe.InitialEventsSenders(gs))
+	for _, g := range probe.BlockedIn(gs, probe.WriteDataFromHandler) {
+		if slices.ContainsFunc(g.Functions, func(f string) bool { return strings.HasSuffix(f, watchServeHTTP) }) {
+			s.Writers++
+		}
+	}
+	reqs, err := probe.APFRequests(ctx, rc)
+	if err != nil {
+		return s, level, err
+	}
+	for _, r := range reqs {
+		if !r.Executing() || r.Verb != "watch" || r.Resource != "pods" || r.Namespace != namespace {
+			continue
+		}
+		switch r.UserName {
+		case cluster.UserSlowInformer:
+			s.SlowExecuting = true
+		case cluster.UserPacedReader:
+			s.PacedExecuting = true
+		}
+		if level == "" {
+			level = r.PriorityLevel
+		}
+	}
+	if level == "" {
+		return s, level, fmt.Errorf("dump_requests lists no executing pod watch in %q", namespace)
+	}
+	metrics, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return s, level, fmt.Errorf("GET /metrics: %w", err)
+	}
+	s.Seats, err = executingSeats(string(metrics), level)
+	return s, level, err
+}
+
+// watchServeHTTP is the frame of a watch handler serving its stream.
+const watchServeHTTP = "k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleHTTP"
+
+var seatsRE = regexp.MustCompile(`^apiserver_flowcontrol_current_executing_seats\{(.*)\} (\S+)$`)
+
+// executingSeats sums apiserver_flowcontrol_current_executing_seats of
+// priority level over its flow schemas.
+func executingSeats(metrics, level string) (float64, error) {
+	var sum float64
+	found := false
+	sc := bufio.NewScanner(strings.NewReader(metrics))
+	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		m := seatsRE.FindStringSubmatch(sc.Text())
+		if m == nil || !strings.Contains(m[1], `priority_level="`+level+`"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			return 0, fmt.Errorf("metrics: %q: %w", sc.Text(), err)
+		}
+		sum += v
+		found = true
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, fmt.Errorf("metrics: no apiserver_flowcontrol_current_executing_seats for priority level %q", level)
+	}
+	return sum, nil
+}
+
+// stallLogRE matches the patched cacher's stall line (klog header: Lmmdd
+// hh:mm:ss.uuuuuu).
+var stallLogRE = regexp.MustCompile(`^W(\d{4} \d{2}:\d{2}:\d{2}\.\d{6}) .*watch-doctor stall fix \(\w+\): watcher .* closing it`)
+
+// stallLines returns the times of the server's stall lines, relative to
+// started (the log's clock is this machine's, in local time).
+func stallLines(logPath string, started time.Time) ([]time.Duration, error) {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []time.Duration
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		m := stallLogRE.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		at, err := time.ParseInLocation("2006 0102 15:04:05.000000", strconv.Itoa(started.Year())+" "+m[1], time.Local)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", logPath, sc.Text(), err)
+		}
+		out = append(out, at.Sub(started))
+	}
+	return out, sc.Err()
+}
+
+// captureBundle writes the files of one capture in the layout of the shared
+// fixtures (see /work/shared/fixtures/README.md), which `analyze` reads.
+func captureBundle(ctx context.Context, rc rest.Interface, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	at := time.Now().UTC().Format(time.RFC3339)
+	files := []struct {
+		name, path string
+		params     [][2]string
+	}{
+		{"goroutine-debug2.txt", "/debug/pprof/goroutine", [][2]string{{"debug", "2"}}},
+		{"goroutine-debug1.txt", "/debug/pprof/goroutine", [][2]string{{"debug", "1"}}},
+		{"goroutine.pb.gz", "/debug/pprof/goroutine", nil},
+		{"apf-requests.txt", "/debug/api_priority_and_fairness/dump_requests", [][2]string{{"includeRequestDetails", "1"}}},
+		{"apf-priority-levels.txt", "/debug/api_priority_and_fairness/dump_priority_levels", nil},
+		{"metrics.txt", "/metrics", nil},
+		{"version.json", "/version", nil},
+	}
+	for _, f := range files {
+		req := rc.Get().AbsPath(f.path)
+		for _, p := range f.params {
+			req = req.Param(p[0], p[1])
+		}
+		b, err := req.DoRaw(ctx)
+		if err != nil {
+			return fmt.Errorf("GET %s: %w", f.path, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "captured-at.txt"), []byte(at+"\n"), 0o644)
+}
+
+// envDuration reads a positive Go duration from env, or returns def.
+func envDuration(t *testing.T, env string, def time.Duration) time.Duration {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		t.Fatalf("$%s=%q: want a positive Go duration such as 30s", env, v)
+	}
+	return d
+}
