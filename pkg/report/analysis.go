@@ -37,7 +37,10 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 			if c := f.Client; c != nil {
 				client = orDash(c.User)
 				if c.Match == watches.MatchAmbiguous && c.User == "" {
-					client = "? " + strconv.Itoa(len(f.Candidates)) + " candidates"
+					client = "? too many candidates"
+					if us := watches.CandidateUsers(f); len(us) > 0 {
+						client = strings.Join(us, " | ")
+					}
 				}
 				verbPath = strings.TrimSpace(c.Verb + " " + c.Path)
 				if c.Seats > 0 {
@@ -93,7 +96,9 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 	}
 	for _, f := range r.Findings {
 		if f.Client != nil && f.Client.Match == watches.MatchAmbiguous {
-			fmt.Fprintf(ew, "  %s goroutine %d: candidates %s\n", f.Type, f.Watcher.GoroutineID, candidateList(f))
+			if len(f.Candidates) > 0 {
+				fmt.Fprintf(ew, "  %s goroutine %d: one of these is its request: %s\n", f.Type, f.Watcher.GoroutineID, candidateList(f))
+			}
 		}
 	}
 	if levels := levelsWithSeats(r.PriorityLevels); len(levels) > 0 {

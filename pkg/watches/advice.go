@@ -3,6 +3,7 @@ package watches
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // advice turns the findings into what to do, most urgent first.
@@ -18,6 +19,9 @@ func advice(r *Report) []string {
 		k := key{server: f.APIServer}
 		if f.Client != nil {
 			k.user, k.path = f.Client.User, f.Client.Path
+			if f.Client.User == "" && len(f.Candidates) > 0 {
+				k.user = strings.Join(CandidateUsers(f), " | ")
+			}
 		}
 		if _, ok := stuck[k]; !ok {
 			keys = append(keys, k)
@@ -36,11 +40,10 @@ func advice(r *Report) []string {
 		seatsKnown := true
 		for _, f := range fs {
 			gor += len(f.GoroutineIDs)
-			switch {
-			case f.Client == nil || f.Client.Match == MatchAmbiguous:
-				seatsKnown = false
-			case f.Client.Match != MatchAmbiguous:
+			if SeatsKnown(f) {
 				seats += f.Client.Seats
+			} else {
+				seatsKnown = false
 			}
 		}
 		seatText := fmt.Sprintf("%d APF seat(s) held", seats)
@@ -48,10 +51,13 @@ func advice(r *Report) []string {
 			seatText = "APF seats not known: no request attributed"
 		}
 		who := "an unidentified client"
-		if c := fs[0].Client; c != nil && c.User != "" {
+		switch c := fs[0].Client; {
+		case c != nil && c.User != "" && c.Match == MatchAmbiguous:
+			who = fmt.Sprintf("%q (user known exactly; which of its watches is ambiguous)", c.User)
+		case c != nil && c.User != "":
 			who = fmt.Sprintf("%q (%s match)", c.User, c.Match)
-		} else if len(fs[0].Candidates) > 0 {
-			who = "one of " + candidateUsers(fs[0])
+		case len(fs[0].Candidates) > 0:
+			who = fmt.Sprintf("one of %s (ambiguous match: the evidence cannot tell which of them is stuck, and the others may be healthy; check each)", quoteJoin(CandidateUsers(fs[0])))
 		}
 		what := "its watch"
 		if c := fs[0].Client; c != nil && c.Path != "" {
@@ -96,4 +102,12 @@ func advice(r *Report) []string {
 		out = append(out, fmt.Sprintf("%d executing watch request(s) in the APF dump have no initial-phase watcher: they may be served without the watch cache or be between phases; see unmatchedRequests.", len(r.UnmatchedRequests)))
 	}
 	return out
+}
+
+func quoteJoin(us []string) string {
+	q := make([]string, len(us))
+	for i, u := range us {
+		q[i] = fmt.Sprintf("%q", u)
+	}
+	return strings.Join(q, " | ")
 }

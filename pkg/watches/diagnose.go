@@ -77,7 +77,7 @@ func Diagnose(servers []Server, opts Options) *Report {
 		case StuckInitialEvents:
 			r.Summary.StuckWatches++
 			r.Summary.StuckGoroutines += len(f.GoroutineIDs)
-			if f.Client != nil && f.Client.Match != MatchAmbiguous {
+			if SeatsKnown(f) {
 				r.Summary.StuckSeats += f.Client.Seats
 			} else {
 				r.Summary.StuckUnattributed++
@@ -180,7 +180,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		incomplete = fmt.Sprintf("the APF dump lists %d executing watch requests for %d initial-phase watchers (it was taken after the goroutine dump)", len(reqs), len(watchersToMatch))
 	}
 	if cur.Requests != nil {
-		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, parentIDs: d.HasParentIDs, mixed: cur.Mixed}
+		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, mixed: cur.Mixed, seenAt: seenAt(cur, prevSample)}
 		if cur.Mixed != "" {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s; clients are matched as ambiguous at best", s.Name, cur.Mixed))
 		}
@@ -192,7 +192,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 			}
 		}
 		for i, w := range watchersToMatch {
-			if res.req[i] < 0 && len(res.candidates[i]) == 0 {
+			if res.req[i] < 0 && res.nCand[i] == 0 {
 				r.UnmatchedWatchers = append(r.UnmatchedWatchers, UnmatchedWatcher{APIServer: s.Name, GoroutineID: w.GoroutineID, State: w.State, WaitMinutes: w.WaitMinutes})
 			}
 		}
@@ -455,7 +455,7 @@ func priorityLevels(server string, findings []*Finding, cur Sample) []PriorityLe
 			continue
 		}
 		p := get(f.Client.PriorityLevel)
-		if f.Client.Match != MatchAmbiguous {
+		if SeatsKnown(*f) {
 			p.StuckSeats += f.Client.Seats
 		}
 	}
