@@ -1,6 +1,9 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,12 +15,55 @@ import (
 // RenderReport writes a diagnosis in format f.
 func RenderReport(w io.Writer, r *watches.Report, f Format) error {
 	switch f {
-	case FormatJSON, FormatYAML:
+	case FormatJSON:
+		return writeReportJSON(w, r)
+	case FormatYAML:
 		return writeStructured(w, r, f)
 	case FormatTable, FormatWide:
 		return renderReportTable(w, r, f == FormatWide)
 	}
 	return fmt.Errorf("unsupported format %q: use one of table, wide, json, yaml", f)
+}
+
+// writeReportJSON writes what writeStructured writes for a report, byte for
+// byte, without holding the whole document in memory: the findings (tens
+// of thousands on a big server) are encoded one at a time.
+func writeReportJSON(w io.Writer, r *watches.Report) error {
+	rest := *r
+	rest.Findings = nil
+	head, err := json.MarshalIndent(&rest, "", "  ")
+	if err != nil {
+		return err
+	}
+	const marker = "\n  \"findings\": null"
+	before, after, ok := bytes.Cut(head, []byte(marker))
+	if !ok {
+		return fmt.Errorf("encoding json: no findings field in the report")
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(before)
+	bw.WriteString(marker[:len(marker)-len("null")])
+	if len(r.Findings) == 0 {
+		bw.WriteString("[]")
+	} else {
+		bw.WriteString("[\n")
+		for i := range r.Findings {
+			b, err := json.MarshalIndent(&r.Findings[i], "    ", "  ")
+			if err != nil {
+				return err
+			}
+			bw.WriteString("    ")
+			bw.Write(b)
+			if i < len(r.Findings)-1 {
+				bw.WriteByte(',')
+			}
+			bw.WriteByte('\n')
+		}
+		bw.WriteString("  ]")
+	}
+	bw.Write(after)
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
 
 func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {

@@ -2,6 +2,7 @@ package watches
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -197,18 +198,20 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 			}
 		}
 	}
-	for _, f := range findings {
+	r.PriorityLevels = append(r.PriorityLevels, priorityLevels(s.Name, findings, cur)...)
+	r.Findings = slices.Grow(r.Findings, len(findings))
+	for i, f := range findings {
 		if f.Client == nil && cur.Requests != nil {
 			f.Evidence = append(f.Evidence, "no executing watch request in the APF dump fits this watcher: its request may have ended after the goroutine dump, or be served by another API server")
 		}
 		r.Findings = append(r.Findings, *f)
+		findings[i] = nil // one copy of each finding alive at a time
 	}
 	for _, w := range watchersToMatch {
 		if w.Handler == nil && d.HasParentIDs {
 			info.Notes = append(info.Notes, fmt.Sprintf("watcher goroutine %d: its handler goroutine is not in the dump", w.GoroutineID))
 		}
 	}
-	r.PriorityLevels = append(r.PriorityLevels, priorityLevels(s.Name, findings, cur)...)
 	r.APIServers = append(r.APIServers, info)
 }
 
@@ -241,6 +244,7 @@ func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*Fin
 	}
 	var findings []*Finding
 	var initial []Watcher
+	msgs := interner{}
 	for _, w := range cur.Dump.Watchers {
 		if w.Phase == PhaseInitial {
 			initial = append(initial, w)
@@ -270,6 +274,7 @@ func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*Fin
 		case PhaseInitial:
 			judgeInitial(f, w, before, prev != nil, interval, slack)
 		}
+		f.Message = msgs.intern(f.Message)
 		findings = append(findings, f)
 	}
 	return findings, initial
@@ -411,7 +416,7 @@ func executingWatches(rs *apf.Requests) []apf.Request {
 	if rs == nil {
 		return nil
 	}
-	var out []apf.Request
+	out := make([]apf.Request, 0, len(rs.Requests))
 	for _, r := range rs.Requests {
 		switch {
 		case !r.Executing():

@@ -116,13 +116,15 @@ type matcher struct {
 	resources []string
 	allowed   [][]int
 	typesUsed bool
+	// texts shares the explanations many watchers get word for word.
+	texts interner
 }
 
 // wild is the class of watchers whose object type is unknown.
 const wild = -1
 
 func newMatcher(in matchInput, trusted bool) *matcher {
-	m := &matcher{in: in, trusted: trusted}
+	m := &matcher{in: in, trusted: trusted, texts: interner{}}
 	m.need = make([]time.Duration, len(in.watchers))
 	for i, w := range in.watchers {
 		m.need[i] = m.needOf(w)
@@ -514,7 +516,7 @@ func (m *matcher) general(res *matchResult, cp *component) {
 func (m *matcher) pair(res *matchResult, i, j, reqs, watchers int) {
 	res.req[i], res.used[j] = j, true
 	res.conf[i] = MatchExact
-	res.why[i] = m.exactWhy(i, reqs, watchers)
+	res.why[i] = m.texts.intern(m.exactWhy(i, reqs, watchers))
 	if m.in.incomplete != "" {
 		res.conf[i] = MatchLikely
 		res.why[i] += "; but " + m.in.incomplete + ", so the request actually held may be missing"
@@ -564,6 +566,7 @@ func (m *matcher) ambiguousN(res *matchResult, i int, cands []int, n int, sameUs
 	if res.sameUser[i] != "" && n > 1 && res.conf[i] != "" {
 		res.why[i] += fmt.Sprintf("; every candidate has user %q, so the user is known exactly", res.sameUser[i])
 	}
+	res.why[i] = m.texts.intern(res.why[i])
 }
 
 // separation says what the candidates of watcher i were narrowed by.
@@ -714,4 +717,16 @@ func CandidateUsers(f Finding) []string {
 func SeatsKnown(f Finding) bool {
 	c := f.Client
 	return c != nil && c.Seats > 0 && (c.Match != MatchAmbiguous || c.PriorityLevel != "")
+}
+
+// interner keeps one copy of each distinct text: tens of thousands of
+// findings often share their explanations word for word.
+type interner map[string]string
+
+func (t interner) intern(s string) string {
+	if c, ok := t[s]; ok {
+		return c
+	}
+	t[s] = s
+	return s
 }
