@@ -18,6 +18,8 @@ env_lines="$("${here}/hack/build-binaries.sh")"
 eval "${env_lines}"
 export KUBE_APISERVER_BIN ETCD_BIN
 
+"${here}/hack/install-clients.sh"
+
 cd "${here}"
 echo "run.sh: KUBE_APISERVER_BIN=${KUBE_APISERVER_BIN} ETCD_BIN=${ETCD_BIN}" >&2
 # -count=1: the tests talk to processes the go test cache cannot see.
