@@ -116,7 +116,7 @@ func rbacObjects() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding, error) 
 			Rules: []rbacv1.PolicyRule{{
 				Verbs:     []string{"get", "list", "watch"},
 				APIGroups: []string{""},
-				Resources: []string{"pods", "configmaps"},
+				Resources: []string{"pods", "configmaps", "secrets"},
 			}},
 		},
 	}
