@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -175,4 +176,25 @@ func TestMatchSoundOnRandomInstances(t *testing.T) {
 		t.Errorf("claims %v: want at least 1000 exact and 1000 ambiguous", claims)
 	}
 	t.Logf("claims: %v", claims)
+}
+
+func TestMatchOrderIsALeadNotAMatch(t *testing.T) {
+	at := t0.Add(10 * time.Minute)
+	s := sample(at, []Watcher{typed(2000, 2, "0xa"), typed(1000, 2, "0xa")},
+		resourceRequest("second", "pods", t0.Add(30*time.Millisecond)), resourceRequest("first", "pods", t0))
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{CaptureSlack: time.Second})
+	lead := map[int64]string{}
+	for _, f := range r.Findings {
+		if f.Client == nil || f.Client.Match != MatchAmbiguous || f.Client.User != "" {
+			t.Errorf("watcher %d: client %+v, want ambiguous with no user", f.Watcher.GoroutineID, f.Client)
+		}
+		for _, e := range f.Evidence {
+			if strings.HasPrefix(e, "a lead, not a match") {
+				lead[f.Watcher.GoroutineID] = e
+			}
+		}
+	}
+	if !strings.Contains(lead[1000], "first's request") || !strings.Contains(lead[2000], "second's request") {
+		t.Errorf("leads %q: want the lower handler id led to the earlier arrival", lead)
+	}
 }
