@@ -195,6 +195,6 @@ func TestMatchOrderIsALeadNotAMatch(t *testing.T) {
 		}
 	}
 	if !strings.Contains(lead[1000], "first's request") || !strings.Contains(lead[2000], "second's request") {
-		t.Errorf("leads %q: want the lower handler id led to the earlier arrival", lead)
+		t.Errorf("leads %v: want the lower handler id led to the earlier arrival", lead)
 	}
 }
