@@ -42,12 +42,26 @@ func objectType(frames []stacks.Frame) string {
 			return ""
 		}
 		iface := splitArgs(strings.TrimSuffix(strings.TrimPrefix(args[1], "{"), "}"))
-		if len(iface) != 2 || !strings.HasPrefix(iface[0], "0x") || strings.HasSuffix(iface[0], "?") {
-			return ""
+		if len(iface) != 2 || !isHexWord(iface[0]) {
+			return "" // not a pair, or a word the runtime was unsure of ("0x...?")
 		}
 		return iface[0]
 	}
 	return ""
+}
+
+// isHexWord reports whether s is a word as the runtime prints it: "0x"
+// and hex digits.
+func isHexWord(s string) bool {
+	if len(s) < 3 || !strings.HasPrefix(s, "0x") {
+		return false
+	}
+	for _, c := range s[2:] {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // splitArgs splits a frame's argument text at its top-level commas:
