@@ -54,6 +54,9 @@ step "whole command as a process, against gostackparse and panicparse on the sam
 "$out/bin/wdbench" -wd "$out/bin/kubectl-watch_doctor" -peers "$out/bin/peers" \
   -dir "$out/dumps" -sizes "$SIZES" -runs "$RUNS" -panicparse-timeout "$PANICPARSE_TIMEOUT"
 
+step "matching: analyze -o json on 50,000 initial-phase watchers with 50,000 executing watch requests (targets < 2 s, < 256 MiB peak RSS)"
+"$out/bin/wdbench" match -wd "$out/bin/kubectl-watch_doctor" -dir "$out/dumps" -n "${MATCH_N:-50000}" -runs "$RUNS"
+
 if [[ "$KEEP_DUMPS" == "0" ]]; then
   rm -rf "$out/dumps"
 fi

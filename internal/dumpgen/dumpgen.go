@@ -50,6 +50,11 @@ type Config struct {
 	// WaitMinutes is the planted goroutines' wait, printed as
 	// "[select, N minutes]"; 0 means 5. Values under 1 are refused.
 	WaitMinutes int
+	// TrimHandlers cuts each planted handler's stack after its
+	// (*WatchServer).HandleHTTP frame (keeping the "created by" line):
+	// about 2 KB a watch instead of 20, for benchmarks of what follows
+	// parsing (client matching) on many watches.
+	TrimHandlers bool `json:",omitempty"`
 }
 
 // Planted names the goroutines of one planted stuck watch.
@@ -427,7 +432,7 @@ func (s *Set) Write(w io.Writer, cfg Config) (Result, error) {
 		off := int64(k) * s.stride
 		for bi := 0; bi < len(t.blocks); bi++ {
 			for planted < cfg.Stuck && written == nextPlant {
-				if err := s.plant(bw, &scratch, res.Planted[planted]); err != nil {
+				if err := s.plant(bw, &scratch, res.Planted[planted], cfg.TrimHandlers); err != nil {
 					return res, err
 				}
 				planted++
@@ -502,7 +507,7 @@ func (s *Set) meanBlockSize() int {
 // plant writes one stuck watch: connection, handler, APF goroutine and
 // watcher, in the order the real dump printed them, with p's ids, the
 // handler, APF and watcher waits set to p.WaitMinutes.
-func (s *Set) plant(w *bufio.Writer, scratch *[]byte, p Planted) error {
+func (s *Set) plant(w *bufio.Writer, scratch *[]byte, p Planted, trim bool) error {
 	tr := s.trio
 	write := func(text []byte, self, parent int64, wait int) {
 		bl := splitBlock(text)
@@ -527,10 +532,35 @@ func (s *Set) plant(w *bufio.Writer, scratch *[]byte, p Planted) error {
 		w.WriteString("\n\n")
 	}
 	write(tr.conn, p.ConnID, tr.connParent, 0)
-	write(tr.handler, p.HandlerID, p.ConnID, p.WaitMinutes)
+	handler := tr.handler
+	if trim {
+		handler = trimHandler(handler)
+	}
+	write(handler, p.HandlerID, p.ConnID, p.WaitMinutes)
 	write(tr.apf, p.APFID, p.HandlerID, p.WaitMinutes)
 	write(tr.watcher, p.WatcherID, p.HandlerID, p.WaitMinutes)
 	return nil
+}
+
+// trimHandler keeps a handler block's header, its frames down to
+// (*WatchServer).HandleHTTP and its "created by" lines.
+func trimHandler(text []byte) []byte {
+	lines := bytes.Split(text, []byte("\n"))
+	out := [][]byte{lines[0]}
+	i := 1
+	for ; i+1 < len(lines); i += 2 {
+		out = append(out, lines[i], lines[i+1])
+		if bytes.Contains(lines[i], []byte("(*WatchServer).HandleHTTP(")) {
+			break
+		}
+	}
+	for ; i < len(lines); i++ {
+		if bytes.HasPrefix(lines[i], []byte("created by ")) {
+			out = append(out, lines[i:]...)
+			break
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
 }
 
 // withWait rewrites " [state, 2 minutes]:" (or " [state]:") to carry

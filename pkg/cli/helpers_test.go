@@ -15,6 +15,21 @@ type finding struct {
 		Resource  string `json:"resource"`
 		Match     string `json:"match"`
 	} `json:"client"`
+	Candidates []struct {
+		User string `json:"user"`
+	} `json:"candidates"`
+}
+
+// names returns the client's user, or its candidates' users.
+func (f finding) names() []string {
+	if f.Client != nil && f.Client.User != "" {
+		return []string{f.Client.User}
+	}
+	var us []string
+	for _, c := range f.Candidates {
+		us = append(us, c.User)
+	}
+	return us
 }
 
 type reportDoc struct {

@@ -53,6 +53,10 @@ func Derive(ev Evidence) (*Scenario, error) {
 				resource = f.Client.Resource
 			}
 			ns, user = f.Client.Namespace, f.Client.User
+			if user == "" {
+				// Ambiguous: named after every candidate.
+				user = strings.Join(watches.CandidateUsers(f), "-or-")
+			}
 			if f.Client.Seats > 0 {
 				seats = f.Client.Seats
 			}

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,12 +15,55 @@ import (
 // RenderReport writes a diagnosis in format f.
 func RenderReport(w io.Writer, r *watches.Report, f Format) error {
 	switch f {
-	case FormatJSON, FormatYAML:
+	case FormatJSON:
+		return writeReportJSON(w, r)
+	case FormatYAML:
 		return writeStructured(w, r, f)
 	case FormatTable, FormatWide:
 		return renderReportTable(w, r, f == FormatWide)
 	}
 	return fmt.Errorf("unsupported format %q: use one of table, wide, json, yaml", f)
+}
+
+// writeReportJSON writes what writeStructured writes for a report, byte for
+// byte, without holding the whole document in memory: the findings (tens
+// of thousands on a big server) are encoded one at a time.
+func writeReportJSON(w io.Writer, r *watches.Report) error {
+	rest := *r
+	rest.Findings = nil
+	head, err := json.MarshalIndent(&rest, "", "  ")
+	if err != nil {
+		return err
+	}
+	const marker = "\n  \"findings\": null"
+	before, after, ok := bytes.Cut(head, []byte(marker))
+	if !ok {
+		return fmt.Errorf("encoding json: no findings field in the report")
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(before)
+	bw.WriteString(marker[:len(marker)-len("null")])
+	if len(r.Findings) == 0 {
+		bw.WriteString("[]")
+	} else {
+		bw.WriteString("[\n")
+		for i := range r.Findings {
+			b, err := json.MarshalIndent(&r.Findings[i], "    ", "  ")
+			if err != nil {
+				return err
+			}
+			bw.WriteString("    ")
+			bw.Write(b)
+			if i < len(r.Findings)-1 {
+				bw.WriteByte(',')
+			}
+			bw.WriteByte('\n')
+		}
+		bw.WriteString("  ]")
+	}
+	bw.Write(after)
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
 
 func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
@@ -35,10 +81,7 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 		for _, f := range r.Findings {
 			client, verbPath, seats, match := "<unmatched>", "", "", ""
 			if c := f.Client; c != nil {
-				client = orDash(c.User)
-				if c.Match == watches.MatchAmbiguous && c.User == "" {
-					client = "? " + strconv.Itoa(len(f.Candidates)) + " candidates"
-				}
+				client = clientName(f)
 				verbPath = strings.TrimSpace(c.Verb + " " + c.Path)
 				if c.Seats > 0 {
 					seats = strconv.Itoa(c.Seats)
@@ -93,7 +136,9 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 	}
 	for _, f := range r.Findings {
 		if f.Client != nil && f.Client.Match == watches.MatchAmbiguous {
-			fmt.Fprintf(ew, "  %s goroutine %d: candidates %s\n", f.Type, f.Watcher.GoroutineID, candidateList(f))
+			if len(f.Candidates) > 0 {
+				fmt.Fprintf(ew, "  %s goroutine %d: one of these is its request: %s\n", f.Type, f.Watcher.GoroutineID, candidateList(f))
+			}
 		}
 	}
 	if levels := levelsWithSeats(r.PriorityLevels); len(levels) > 0 {
@@ -120,7 +165,7 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 		for _, f := range r.Findings {
 			switch {
 			case f.Watcher.GoroutineID == 0 && f.Client != nil:
-				fmt.Fprintf(ew, "\n%s (%s %s on %s): %s\n", f.Type, f.Client.User, strings.TrimSpace(f.Client.Verb+" "+f.Client.Path), f.APIServer, f.Message)
+				fmt.Fprintf(ew, "\n%s (%s %s on %s): %s\n", f.Type, clientName(f), strings.TrimSpace(f.Client.Verb+" "+f.Client.Path), f.APIServer, f.Message)
 			default:
 				fmt.Fprintf(ew, "\n%s (goroutine %d on %s): %s\n", f.Type, f.Watcher.GoroutineID, f.APIServer, f.Message)
 			}
@@ -254,6 +299,19 @@ func levelsWithSeats(ls []watches.PriorityLevel) []watches.PriorityLevel {
 		}
 	}
 	return out
+}
+
+// clientName is the CLIENT cell of a finding with a client: its user, or
+// its candidates' users "a | b" when the match is ambiguous.
+func clientName(f watches.Finding) string {
+	c := f.Client
+	if c.Match == watches.MatchAmbiguous && c.User == "" {
+		if us := watches.CandidateUsers(f); len(us) > 0 {
+			return strings.Join(us, " | ")
+		}
+		return "? too many candidates"
+	}
+	return orDash(c.User)
 }
 
 func candidateList(f watches.Finding) string {

@@ -3,26 +3,30 @@ package watches
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // advice turns the findings into what to do, most urgent first.
 func advice(r *Report) []string {
 	var out []string
 	type key struct{ server, user, path string }
-	stuck := map[key][]Finding{}
+	stuck := map[key][]int{} // indices into r.Findings
 	var keys []key
-	for _, f := range r.Findings {
+	for i, f := range r.Findings {
 		if f.Type != StuckInitialEvents {
 			continue
 		}
 		k := key{server: f.APIServer}
 		if f.Client != nil {
 			k.user, k.path = f.Client.User, f.Client.Path
+			if f.Client.User == "" && len(f.Candidates) > 0 {
+				k.user = strings.Join(CandidateUsers(f), " | ")
+			}
 		}
 		if _, ok := stuck[k]; !ok {
 			keys = append(keys, k)
 		}
-		stuck[k] = append(stuck[k], f)
+		stuck[k] = append(stuck[k], i)
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		if keys[i].server != keys[j].server {
@@ -31,16 +35,16 @@ func advice(r *Report) []string {
 		return keys[i].user < keys[j].user
 	})
 	for _, k := range keys {
-		fs := stuck[k]
+		idx := stuck[k]
 		gor, seats := 0, 0
 		seatsKnown := true
-		for _, f := range fs {
+		for _, i := range idx {
+			f := r.Findings[i]
 			gor += len(f.GoroutineIDs)
-			switch {
-			case f.Client == nil || f.Client.Match == MatchAmbiguous:
-				seatsKnown = false
-			case f.Client.Match != MatchAmbiguous:
+			if SeatsKnown(f) {
 				seats += f.Client.Seats
+			} else {
+				seatsKnown = false
 			}
 		}
 		seatText := fmt.Sprintf("%d APF seat(s) held", seats)
@@ -48,17 +52,20 @@ func advice(r *Report) []string {
 			seatText = "APF seats not known: no request attributed"
 		}
 		who := "an unidentified client"
-		if c := fs[0].Client; c != nil && c.User != "" {
+		switch c := r.Findings[idx[0]].Client; {
+		case c != nil && c.User != "" && c.Match == MatchAmbiguous:
+			who = fmt.Sprintf("%q (user known exactly; which of its watches is ambiguous)", c.User)
+		case c != nil && c.User != "":
 			who = fmt.Sprintf("%q (%s match)", c.User, c.Match)
-		} else if len(fs[0].Candidates) > 0 {
-			who = "one of " + candidateUsers(fs[0])
+		case len(r.Findings[idx[0]].Candidates) > 0:
+			who = fmt.Sprintf("one of %s (ambiguous match: the evidence cannot tell which of them is stuck, and the others may be healthy; check each)", quoteJoin(CandidateUsers(r.Findings[idx[0]])))
 		}
 		what := "its watch"
-		if c := fs[0].Client; c != nil && c.Path != "" {
+		if c := r.Findings[idx[0]].Client; c != nil && c.Path != "" {
 			what = fmt.Sprintf("its watch %s", c.Path)
 		}
 		out = append(out, fmt.Sprintf("%s: %s stopped reading %s during the initial-events replay (%d watch(es), %d goroutines, %s). Fix the client so it keeps draining its watch (a blocked event handler is the usual cause) or restart it: the API server frees the watch only when the request ends, at the client's timeoutSeconds or after 1 to 2 x --min-request-timeout when unset (k8s.io/apiserver endpoints/handlers/get.go:276). With the proposed stall timeout (kubernetes PR 141899) it would have been stopped 30 s after its last send.",
-			k.server, who, what, len(fs), gor, seatText))
+			k.server, who, what, len(idx), gor, seatText))
 	}
 	samples := map[string]int{}
 	for _, a := range r.APIServers {
@@ -97,4 +104,12 @@ func advice(r *Report) []string {
 		out = append(out, fmt.Sprintf("%d executing watch request(s) in the APF dump have no initial-phase watcher: they may be served without the watch cache or be between phases; see unmatchedRequests.", len(r.UnmatchedRequests)))
 	}
 	return out
+}
+
+func quoteJoin(us []string) string {
+	q := make([]string, len(us))
+	for i, u := range us {
+		q[i] = fmt.Sprintf("%q", u)
+	}
+	return strings.Join(q, " | ")
 }

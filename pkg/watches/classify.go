@@ -108,7 +108,7 @@ type watcherG struct {
 
 // KeepArgs names the frames whose arguments the diagnosis reads: pass it
 // as stacks.Scanner.KeepArgs with SkipArgs set.
-func KeepArgs(fn string) bool { return is(fn, fnSendWatchCacheEvent) }
+func KeepArgs(fn string) bool { return is(fn, fnSendWatchCacheEvent) || is(fn, fnDoEncode) }
 
 type handlerG struct {
 	goroutineRef
@@ -118,6 +118,8 @@ type handlerG struct {
 	// handler itself on HTTP/1.1 (net/http.(*conn).serve runs handlers
 	// inline).
 	ConnID int64
+	// ObjectType and Transport: see Handler.
+	ObjectType, Transport string
 }
 
 // Collector classifies the goroutines of one debug=2 dump as they stream
@@ -194,7 +196,7 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	if watchAt < 0 {
 		return
 	}
-	h := handlerG{goroutineRef: ref, Block: HandlerOther}
+	h := handlerG{goroutineRef: ref, Block: HandlerOther, ObjectType: objectType(g.Frames[:watchAt]), Transport: handlerTransport(g.Frames[watchAt:], h2handler)}
 	switch {
 	case blockedWriting(g.Frames[:watchAt], g.State):
 		h.Block = HandlerClientNotReading

@@ -2,6 +2,7 @@ package watches
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -93,7 +94,7 @@ func Diagnose(servers []Server, opts Options) *Report {
 		case StuckInitialEvents:
 			r.Summary.StuckWatches++
 			r.Summary.StuckGoroutines += len(f.GoroutineIDs)
-			if f.Client != nil && f.Client.Match != MatchAmbiguous {
+			if SeatsKnown(f) {
 				r.Summary.StuckSeats += f.Client.Seats
 			} else {
 				r.Summary.StuckUnattributed++
@@ -206,7 +207,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		incomplete = "the goroutine dump is partial"
 	}
 	if cur.Requests != nil {
-		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, parentIDs: d.HasParentIDs, mixed: cur.Mixed}
+		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, mixed: cur.Mixed, seenAt: seenAt(cur, prevSample)}
 		if cur.Mixed != "" {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s; clients are matched as ambiguous at best", s.Name, cur.Mixed))
 		}
@@ -218,43 +219,53 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 			}
 		}
 		if info.Coverage != nil {
-			// Initializing requests attributed to no watcher of the
-			// covered part: their watcher may be after the cut. Suspects,
-			// never healthy.
-			attributed := make([]bool, len(reqs))
-			for i, q := range res.req {
-				if q >= 0 && res.conf[i] != MatchAmbiguous {
-					attributed[q] = true
-				}
-			}
+			// Initializing requests that are neither attributed to a
+			// watcher of the covered part nor a candidate of one: their
+			// watcher may be after the cut. Suspects, never healthy.
 			var open []apf.Request
+			used := 0
 			for i, rq := range reqs {
-				if !attributed[i] {
+				if res.used[i] {
+					used++
+				} else {
 					open = append(open, rq)
 				}
+			}
+			// Candidates beyond the watchers that share them may belong
+			// to watchers after the cut too; which ones is not known.
+			claiming := 0
+			for i, q := range res.req {
+				if q >= 0 || res.nCand[i] > 0 {
+					claiming++
+				}
+			}
+			if extra := used - claiming; extra > 0 {
+				findings = append(findings, sharedSuspects(s.Name, reqs, res, extra, cur.CapturedAt)...)
 			}
 			for _, rq := range initializingLonger(open, cur.CapturedAt) {
 				findings = append(findings, undecidedFinding(s.Name, rq, cur.CapturedAt, "no watcher of the covered part of the partial goroutine dump is attributed to it: stuck or slow: not decided"))
 			}
 		}
 		for i, w := range watchersToMatch {
-			if res.req[i] < 0 && len(res.candidates[i]) == 0 {
+			if res.req[i] < 0 && res.nCand[i] == 0 {
 				r.UnmatchedWatchers = append(r.UnmatchedWatchers, UnmatchedWatcher{APIServer: s.Name, GoroutineID: w.GoroutineID, State: w.State, WaitMinutes: w.WaitMinutes})
 			}
 		}
 	}
-	for _, f := range findings {
+	r.PriorityLevels = append(r.PriorityLevels, priorityLevels(s.Name, findings, cur)...)
+	r.Findings = slices.Grow(r.Findings, len(findings))
+	for i, f := range findings {
 		if f.Client == nil && cur.Requests != nil {
 			f.Evidence = append(f.Evidence, "no executing watch request in the APF dump fits this watcher: its request may have ended after the goroutine dump, or be served by another API server")
 		}
 		r.Findings = append(r.Findings, *f)
+		findings[i] = nil // one copy of each finding alive at a time
 	}
 	for _, w := range watchersToMatch {
 		if w.Handler == nil && d.HasParentIDs {
 			info.Notes = append(info.Notes, fmt.Sprintf("watcher goroutine %d: its handler goroutine is not in the dump", w.GoroutineID))
 		}
 	}
-	r.PriorityLevels = append(r.PriorityLevels, priorityLevels(s.Name, findings, cur)...)
 	r.APIServers = append(r.APIServers, info)
 }
 
@@ -362,6 +373,45 @@ func undecidedFinding(server string, rq apf.Request, at time.Time, why string) *
 	}
 }
 
+// sharedSuspects are the UndecidedInitialEvents findings of a partial
+// dump for the extra watchers whose requests are among the candidates of
+// covered ambiguous watchers: extra of those requests belong to watchers
+// after the cut, which ones is not known, so each finding lists the
+// candidates initializing longer than StallBound.
+func sharedSuspects(server string, reqs []apf.Request, res matchResult, extra int, at time.Time) []*Finding {
+	attributed := make([]bool, len(reqs))
+	for i, q := range res.req {
+		if q >= 0 && res.conf[i] != MatchAmbiguous {
+			attributed[q] = true
+		}
+	}
+	var pool []apf.Request
+	for i, rq := range reqs {
+		if res.used[i] && !attributed[i] {
+			pool = append(pool, rq)
+		}
+	}
+	pool = initializingLonger(pool, at)
+	if len(pool) == 0 {
+		return nil
+	}
+	// Oldest first, as the matcher lists candidates.
+	sort.SliceStable(pool, func(a, b int) bool { return pool[a].StartTime.Before(pool[b].StartTime) })
+	var out []*Finding
+	for n := 0; n < extra && n < len(pool); n++ {
+		f := undecidedFinding(server, pool[0], at, fmt.Sprintf("%d of these %d requests, candidates of watchers in the covered part, belong to watchers in the missing part of the partial goroutine dump: stuck or slow: not decided", extra, len(pool)))
+		f.Client = commonClient(pool)
+		f.Evidence = f.Evidence[:0]
+		for _, rq := range pool {
+			c := toRequest(server, rq, at)
+			f.Candidates = append(f.Candidates, c)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("APF dump_requests: executing watch of %s started %s, %s before the capture", c.User, c.StartTime.Format(time.RFC3339), roundDuration(at.Sub(rq.StartTime))))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 func addMetricsInfo(info *APIServer, m *MetricsContext) {
 	if m == nil {
 		return
@@ -391,6 +441,7 @@ func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*Fin
 	}
 	var findings []*Finding
 	var initial []Watcher
+	msgs := interner{}
 	for _, w := range cur.Dump.Watchers {
 		if w.Phase == PhaseInitial {
 			initial = append(initial, w)
@@ -420,6 +471,7 @@ func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*Fin
 		case PhaseInitial:
 			judgeInitial(f, w, before, prev != nil, interval, slack)
 		}
+		f.Message = msgs.intern(f.Message)
 		findings = append(findings, f)
 	}
 	return findings, initial
@@ -561,7 +613,7 @@ func executingWatches(rs *apf.Requests) []apf.Request {
 	if rs == nil {
 		return nil
 	}
-	var out []apf.Request
+	out := make([]apf.Request, 0, len(rs.Requests))
 	for _, r := range rs.Requests {
 		switch {
 		case !r.Executing():
@@ -605,7 +657,7 @@ func priorityLevels(server string, findings []*Finding, cur Sample) []PriorityLe
 			continue
 		}
 		p := get(f.Client.PriorityLevel)
-		if f.Client.Match != MatchAmbiguous {
+		if SeatsKnown(*f) {
 			p.StuckSeats += f.Client.Seats
 		}
 	}

@@ -139,10 +139,10 @@ func TestMatchClients(t *testing.T) {
 			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchExact}, {2000, StuckInitialEvents, SeverityCritical, "bob", MatchExact}}, nil,
 		},
 		{
-			"same ages: likely by arrival order",
+			"same ages: ambiguous, goroutine-id order is not evidence",
 			sample(at, []Watcher{initialWatcher(2000, 2), initialWatcher(1000, 0)},
 				watchRequest("second", t0.Add(30*time.Millisecond)), watchRequest("first", t0)),
-			[]verdict{{2000, StuckInitialEvents, SeverityCritical, "second", MatchLikely}, {1000, SlowInitialEvents, SeverityWarning, "first", MatchLikely}}, nil,
+			[]verdict{{2000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous}, {1000, SlowInitialEvents, SeverityWarning, "", MatchAmbiguous}}, nil,
 		},
 		{
 			"more requests than watchers, nothing separates them: ambiguous",
@@ -210,8 +210,15 @@ func TestAmbiguousMatchListsCandidatesAndCommonFields(t *testing.T) {
 	if c.User != "" || c.Namespace != "ns" || c.Resource != "pods" || c.Match != MatchAmbiguous || c.StartTime != nil {
 		t.Errorf("client = %+v: want only the fields both candidates share", c)
 	}
-	if r.Summary.StuckSeats != 0 {
-		t.Errorf("seats of an ambiguous match must not be counted, got %d", r.Summary.StuckSeats)
+	// Both candidates hold 1 seat of the same level: whichever it is,
+	// the watch holds 1 seat there.
+	if r.Summary.StuckSeats != 1 {
+		t.Errorf("seats of an ambiguous match whose candidates all hold 1 seat of one level: got %d, want 1", r.Summary.StuckSeats)
+	}
+	s := sample(at, []Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0))
+	s.Requests.Requests[1].InitialSeats = 3
+	if r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{}); r.Summary.StuckSeats != 0 || r.Summary.StuckUnattributed != 1 {
+		t.Errorf("candidates holding different seats: stuck seats %d (unattributed %d), want 0 (1)", r.Summary.StuckSeats, r.Summary.StuckUnattributed)
 	}
 }
 

@@ -47,6 +47,13 @@ type Handler struct {
 	ConnGoroutineID int64 `json:"connGoroutineID,omitempty"`
 	// ConnInDump is false when that goroutine is not in the dump.
 	ConnInDump bool `json:"connInDump"`
+	// ObjectType is the itab word of the object the handler is encoding
+	// ((*watchEncoder).doEncode), "" when it is not encoding: one word per
+	// concrete type within a process, so handlers serving the same
+	// group/resource show the same word.
+	ObjectType string `json:"objectType,omitempty"`
+	// Transport is http2, http/1.1 or websocket.
+	Transport string `json:"transport,omitempty"`
 }
 
 // GoroutineIDs lists the goroutines the watch keeps alive: the watcher,
@@ -141,6 +148,7 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 			w.Handler = &Handler{
 				GoroutineID: h.ID, State: h.State, WaitMinutes: h.WaitMinutes, Block: h.Block,
 				ConnGoroutineID: h.ConnID, ConnInDump: c.conns[h.ConnID],
+				ObjectType: h.ObjectType, Transport: h.Transport,
 			}
 			if a, ok := c.apf[h.ID]; ok {
 				w.APFGoroutineID = a.ID

@@ -2,6 +2,7 @@ package watches
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -9,14 +10,14 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 )
 
-// maxCandidatesListed bounds the candidates a finding lists; the rest are
-// counted.
+// maxCandidatesListed bounds the candidates a finding lists: with more,
+// the finding says how many there are and which fields they share.
 const maxCandidatesListed = 10
 
-// exactSearchBudget bounds the work spent proving pairs forced (watchers x
-// edges); beyond it a pair is exact only when its request fits no other
-// watcher.
-const exactSearchBudget = 5_000_000
+// classSearchBudget bounds the steps spent deciding which object type
+// serves which group/resource (see inferClasses); beyond it the types are
+// not used.
+const classSearchBudget = 200_000
 
 // matchInput is what client matching needs of one dump and APF dump.
 type matchInput struct {
@@ -32,247 +33,614 @@ type matchInput struct {
 	// ("" when it lists at least one request per watcher and skipped no
 	// row): a pair is then at best likely.
 	incomplete string
-	parentIDs  bool
 	// mixed: the goroutine dump and the APF dump may come from different
 	// processes; nothing better than ambiguous can be claimed.
 	mixed string
+	// seenAt is when an earlier sample of the same process saw each
+	// watcher (by goroutine id), zero when it did not: the watcher's
+	// request was executing then, so it is at least that old now.
+	seenAt map[int64]time.Time
 }
 
 // matchResult is the attribution of each watcher (by index).
 type matchResult struct {
-	req        []int    // attributed request, -1 for none
-	conf       []string // MatchExact, MatchLikely, MatchAmbiguous or ""
-	why        []string
-	candidates [][]int // for ambiguous watchers
+	req  []int    // attributed request, -1 for none
+	conf []string // MatchExact, MatchLikely, MatchAmbiguous or ""
+	why  []string
+	// candidates of ambiguous watchers, listed only when there are at
+	// most maxCandidatesListed of them; nCand counts them all.
+	candidates [][]int
+	nCand      []int
+	// sameUser: every candidate of an ambiguous watcher has this user.
+	sameUser []string
+	// hint is the request goroutine-id order would pair an ambiguous
+	// watcher with, -1 for none: a lead, not a match (see orderHint).
+	hint []int
 	// used marks requests attributed to, or candidate of, some watcher.
 	used []bool
 }
 
 // matchClients attributes executing watch requests (APF) to the
-// initial-phase watchers of one dump.
+// initial-phase watchers of one dump, in O((watchers + requests) log) time
+// and linear memory.
 //
 // Every watcher in its initial phase holds one executing APF request: APF
 // keeps a watch executing until WatchInitialized, which process() signals
-// after the replay (cache_watcher.go:541). A request fits a watcher when it
-// is at least as old as the watcher has been blocked: age = capture time -
-// StartTime >= wait - slack. Then:
-//   - exact: the pair is in every largest one-to-one pairing of watchers
-//     with fitting requests (no other pairing explains the evidence), and
-//     the APF dump is complete;
-//   - likely: a group of n watchers and n requests that fit each other,
-//     paired in order, handler goroutine id against arrival time. Ids grow
-//     with creation time but are handed out to each P in batches of 16
-//     (runtime/proc.go, _GoidCacheBatch), so order is a heuristic;
-//   - ambiguous: anything else; the candidates are listed.
+// after the replay (cache_watcher.go:541). What ties a watcher to its
+// request:
+//   - age: the request is at least as old as the watcher has been blocked
+//     (capture time - StartTime >= wait - slack), and at least as old as
+//     the time since an earlier sample saw the watcher;
+//   - object type: handlers of one group/resource print one itab word in
+//     doEncode (objectType), so the requests of a group/resource go to the
+//     watchers of one word; when the counts allow a single assignment of
+//     resources to words, a watcher's candidates are its resource's
+//     requests (inferClasses).
+//
+// A pair is exact only when the evidence forces it: the watcher has one
+// possible request, or every pairing of its group gives it the same one.
+// It is likely when it would be forced but the APF dump may be missing
+// requests. Everything else is ambiguous, with the candidates. Goroutine
+// id order is not used: ids are handed out per P in batches of 16
+// (runtime/proc.go, _GoidCacheBatch), so a later request can get a
+// smaller id.
 func matchClients(in matchInput) matchResult {
 	nw, nr := len(in.watchers), len(in.reqs)
-	res := matchResult{req: make([]int, nw), conf: make([]string, nw), why: make([]string, nw), candidates: make([][]int, nw), used: make([]bool, nr)}
+	res := matchResult{
+		req: make([]int, nw), conf: make([]string, nw), why: make([]string, nw),
+		candidates: make([][]int, nw), nCand: make([]int, nw), sameUser: make([]string, nw),
+		hint: make([]int, nw), used: make([]bool, nr),
+	}
 	for i := range res.req {
-		res.req[i] = -1
+		res.req[i], res.hint[i] = -1, -1
 	}
 	if nw == 0 || nr == 0 {
 		return res
 	}
-	fits := func(w Watcher, r apf.Request) bool {
-		if in.at.IsZero() || w.WaitMinutes == 0 {
-			return true
-		}
-		return in.at.Sub(r.StartTime) >= time.Duration(w.WaitMinutes)*time.Minute-in.slack
-	}
-	cand := make([][]int, nw)
-	edges := 0
-	for i, w := range in.watchers {
-		for j, r := range in.reqs {
-			if fits(w, r) {
-				cand[i] = append(cand[i], j)
-			}
-		}
-		edges += len(cand[i])
-	}
-
-	// Forced pairs.
-	taken := make([]bool, nr)
 	trusted := in.details && in.mixed == ""
-	if trusted {
-		forced := forcedPairs(cand, nr, nw*edges <= exactSearchBudget)
-		for i, j := range forced {
-			if j < 0 {
-				continue
-			}
-			res.req[i], taken[j] = j, true
-			res.conf[i], res.why[i] = MatchExact, exactWhy(len(cand[i]), nr, in.at)
-			if in.incomplete != "" {
-				res.conf[i] = MatchLikely
-				res.why[i] += "; but " + in.incomplete + ", so the request actually held may be missing"
-			}
-		}
-	}
-
-	// Group the other watchers with the requests left that fit them.
-	uf := newUnionFind(nw + nr)
-	for i := range in.watchers {
-		if res.req[i] >= 0 {
-			continue
-		}
-		for _, j := range cand[i] {
-			if !taken[j] {
-				uf.union(i, nw+j)
-			}
-		}
-	}
-	type group struct{ ws, rs []int }
-	groups := map[int]*group{}
-	var roots []int
-	for i := range in.watchers {
-		if res.req[i] >= 0 {
-			continue
-		}
-		root := uf.find(i)
-		if groups[root] == nil {
-			groups[root] = &group{}
-			roots = append(roots, root)
-		}
-		groups[root].ws = append(groups[root].ws, i)
-	}
-	for j := range in.reqs {
-		if taken[j] {
-			continue
-		}
-		if g := groups[uf.find(nw+j)]; g != nil {
-			g.rs = append(g.rs, j)
-		}
-	}
-	orderKey := func(w Watcher) int64 {
-		if w.Handler != nil {
-			return w.Handler.GoroutineID
-		}
-		return w.GoroutineID
-	}
-	for _, root := range roots {
-		g := groups[root]
-		if len(g.rs) == 0 {
-			continue
-		}
-		ws := append([]int(nil), g.ws...)
-		rs := append([]int(nil), g.rs...)
-		sort.Slice(ws, func(a, b int) bool { return orderKey(in.watchers[ws[a]]) < orderKey(in.watchers[ws[b]]) })
-		sort.Slice(rs, func(a, b int) bool { return in.reqs[rs[a]].ArriveTime.Before(in.reqs[rs[b]].ArriveTime) })
-		ordered := trusted && in.parentIDs && len(ws) == len(rs) && len(ws) > 1
-		for k := 0; ordered && k < len(ws); k++ {
-			ordered = fits(in.watchers[ws[k]], in.reqs[rs[k]])
-		}
-		for k, i := range ws {
-			if ordered {
-				res.req[i], res.conf[i] = rs[k], MatchLikely
-				res.why[i] = fmt.Sprintf("%d watchers and %d executing watch requests fit each other; paired by order (handler goroutine id against request arrival time), which follows arrival in practice but is not guaranteed: goroutine ids are handed out per P in batches", len(ws), len(rs))
-				if in.incomplete != "" {
-					res.why[i] += "; and " + in.incomplete
-				}
-				continue
-			}
-			res.conf[i] = MatchAmbiguous
-			for _, j := range cand[i] {
-				if !taken[j] {
-					res.candidates[i] = append(res.candidates[i], j)
-				}
-			}
-			switch {
-			case in.mixed != "":
-				res.why[i] = fmt.Sprintf("the goroutine dump and the APF dump may come from different API server processes: %d executing watch requests could be this watch's", len(res.candidates[i]))
-			case !in.details:
-				res.why[i] = fmt.Sprintf("the APF dump was taken without includeRequestDetails=1: %d executing requests could be this watch's", len(res.candidates[i]))
-			case len(ws) != len(rs):
-				res.why[i] = fmt.Sprintf("%d watchers and %d executing watch requests fit each other: no one-to-one pairing is implied", len(ws), len(rs))
-			default:
-				res.why[i] = fmt.Sprintf("%d executing watch requests fit and nothing separates them", len(res.candidates[i]))
-			}
-		}
-	}
-	for i := range in.watchers {
-		if res.req[i] >= 0 {
-			res.used[res.req[i]] = true
-		}
-		for _, j := range res.candidates[i] {
-			res.used[j] = true
-		}
-	}
+	m := newMatcher(in, trusted)
+	m.run(&res)
 	return res
 }
 
-// forcedPairs returns, per watcher, the request it is paired with in every
-// largest one-to-one pairing of watchers with the requests that fit them,
-// or -1. With prove false (too large to search), a pair counts as forced
-// only when it is the watcher's single fit and fits no other watcher.
-func forcedPairs(cand [][]int, nr int, prove bool) []int {
-	nw := len(cand)
-	forced := make([]int, nw)
-	for i := range forced {
-		forced[i] = -1
-	}
-	if !prove {
-		fitsOf := make([]int, nr)
-		for _, cs := range cand {
-			for _, j := range cs {
-				fitsOf[j]++
-			}
-		}
-		for i, cs := range cand {
-			if len(cs) == 1 && fitsOf[cs[0]] == 1 {
-				forced[i] = cs[0]
-			}
-		}
-		return forced
-	}
-	match, size := maxMatching(cand, nr, -1, -1)
-	for i := range cand {
-		j := match[i]
-		if j < 0 {
-			continue
-		}
-		// Forced when no largest pairing does without this pair.
-		if _, s := maxMatching(cand, nr, i, j); s < size {
-			forced[i] = j
-		}
-	}
-	return forced
+// matcher holds the sorted views matchClients works on.
+type matcher struct {
+	in      matchInput
+	trusted bool
+	need    []time.Duration // per watcher: the least age of its request
+	age     []time.Duration // per request
+	wclass  []int           // per watcher: class index, or wild
+	rres    []int           // per request: resource index
+	// classes are the distinct object types; resources the distinct
+	// group/resources; allowed[r] the classes resource r may be served by
+	// (wild included when some of its requests may go to watchers of no
+	// known type).
+	classes   []string
+	resources []string
+	allowed   [][]int
+	typesUsed bool
+	// texts shares the explanations many watchers get word for word.
+	texts interner
 }
 
-// maxMatching finds a largest one-to-one pairing of watchers with
-// requests by augmenting paths (Kuhn), ignoring the edge (skipW, skipR).
-// It returns each watcher's request (-1 for none) and the pairing's size.
-func maxMatching(cand [][]int, nr, skipW, skipR int) ([]int, int) {
-	ofReq := make([]int, nr)
-	for j := range ofReq {
-		ofReq[j] = -1
+// wild is the class of watchers whose object type is unknown.
+const wild = -1
+
+func newMatcher(in matchInput, trusted bool) *matcher {
+	m := &matcher{in: in, trusted: trusted, texts: interner{}}
+	m.need = make([]time.Duration, len(in.watchers))
+	for i, w := range in.watchers {
+		m.need[i] = m.needOf(w)
 	}
-	ofW := make([]int, len(cand))
-	for i := range ofW {
-		ofW[i] = -1
+	m.age = make([]time.Duration, len(in.reqs))
+	for j, r := range in.reqs {
+		if in.at.IsZero() {
+			m.age[j] = 1<<63 - 1
+		} else {
+			m.age[j] = in.at.Sub(r.StartTime)
+		}
 	}
-	seen := make([]int, nr)
-	stamp := 0
-	var augment func(i int) bool
-	augment = func(i int) bool {
-		for _, j := range cand[i] {
-			if (i == skipW && j == skipR) || seen[j] == stamp {
+	classIdx := map[string]int{}
+	m.wclass = make([]int, len(in.watchers))
+	for i, w := range in.watchers {
+		m.wclass[i] = wild
+		if w.Handler == nil || w.Handler.ObjectType == "" || !trusted {
+			continue
+		}
+		c, ok := classIdx[w.Handler.ObjectType]
+		if !ok {
+			c = len(m.classes)
+			classIdx[w.Handler.ObjectType] = c
+			m.classes = append(m.classes, w.Handler.ObjectType)
+		}
+		m.wclass[i] = c
+	}
+	resIdx := map[string]int{}
+	m.rres = make([]int, len(in.reqs))
+	for j, r := range in.reqs {
+		k := resourceKey(r)
+		if !trusted {
+			k = ""
+		}
+		x, ok := resIdx[k]
+		if !ok {
+			x = len(m.resources)
+			resIdx[k] = x
+			m.resources = append(m.resources, k)
+		}
+		m.rres[j] = x
+	}
+	m.inferClasses()
+	return m
+}
+
+// needOf is the least age the watcher's request can have; 0 without a
+// capture time.
+func (m *matcher) needOf(w Watcher) time.Duration {
+	if m.in.at.IsZero() {
+		return 0
+	}
+	var need time.Duration
+	if w.WaitMinutes > 0 {
+		need = time.Duration(w.WaitMinutes)*time.Minute - m.in.slack
+	}
+	if t, ok := m.in.seenAt[w.GoroutineID]; ok && !t.IsZero() {
+		need = max(need, m.in.at.Sub(t)-m.in.slack)
+	}
+	return need
+}
+
+// inferClasses decides which object types may serve each group/resource.
+//
+// Each watcher has one request in the dump (when it is complete), the
+// requests of one group/resource all go to watchers of one type, and a
+// type's watchers all get requests of the resources assigned to it, so a
+// type with n watchers needs resources with at least n requests between
+// them (exactly n when no watcher of unknown type and no surplus request
+// can take the rest). Every assignment meeting that is enumerated (up to
+// classSearchBudget steps); a resource may be served only by the types it
+// gets in some assignment. Without types, or when the search gives up,
+// every resource may be served by every type.
+func (m *matcher) inferClasses() {
+	nres := len(m.resources)
+	m.allowed = make([][]int, nres)
+	all := make([]int, 0, len(m.classes)+1)
+	all = append(all, wild)
+	for c := range m.classes {
+		all = append(all, c)
+	}
+	for r := range m.allowed {
+		m.allowed[r] = all
+	}
+	nw, nr := len(m.in.watchers), len(m.in.reqs)
+	untyped := func() {
+		for i := range m.wclass {
+			m.wclass[i] = wild
+		}
+	}
+	if len(m.classes) == 0 || !m.trusted || m.in.incomplete != "" || nr < nw {
+		untyped()
+		return
+	}
+	for _, k := range m.resources {
+		if k == "" {
+			untyped()
+			return
+		}
+	}
+	count := make([]int, nres)
+	for _, x := range m.rres {
+		count[x]++
+	}
+	nOf := make([]int, len(m.classes))
+	wilds := 0
+	for _, c := range m.wclass {
+		if c == wild {
+			wilds++
+		} else {
+			nOf[c]++
+		}
+	}
+	// spare: requests that may go to watchers of unknown type or to no
+	// watcher at all.
+	spare := wilds + nr - nw
+	order := make([]int, nres)
+	for r := range order {
+		order[r] = r
+	}
+	sort.Slice(order, func(a, b int) bool { return count[order[a]] > count[order[b]] })
+	possible := make([]map[int]bool, nres)
+	for r := range possible {
+		possible[r] = map[int]bool{}
+	}
+	assign := make([]int, nres)
+	capOf := make([]int, len(m.classes))
+	steps := 0
+	exhausted := false
+	deficit := func() int {
+		d := 0
+		for c, n := range nOf {
+			if capOf[c] < n {
+				d += n - capOf[c]
+			}
+		}
+		return d
+	}
+	var rec func(k, left int) bool
+	rec = func(k, left int) bool {
+		steps++
+		if steps > classSearchBudget {
+			exhausted = true
+			return false
+		}
+		if deficit() > left {
+			return false
+		}
+		if k == nres {
+			surplus := 0
+			for c, n := range nOf {
+				surplus += capOf[c] - n
+			}
+			for x, c := range assign {
+				if c == wild {
+					surplus += count[x]
+				}
+			}
+			if surplus != spare {
+				return false
+			}
+			for x, c := range assign {
+				possible[x][c] = true
+				if c != wild && capOf[c] > nOf[c] {
+					possible[x][wild] = true
+				}
+			}
+			return true
+		}
+		r := order[k]
+		found := false
+		for _, c := range all {
+			if c == wild && spare < count[r] {
 				continue
 			}
-			seen[j] = stamp
-			if ofReq[j] < 0 || augment(ofReq[j]) {
-				ofReq[j], ofW[i] = i, j
-				return true
+			assign[r] = c
+			if c != wild {
+				capOf[c] += count[r]
+			}
+			if rec(k+1, left-count[r]) {
+				found = true
+			}
+			if c != wild {
+				capOf[c] -= count[r]
+			}
+			if exhausted {
+				return false
 			}
 		}
-		return false
+		return found
 	}
-	size := 0
-	for i := range cand {
-		stamp++
-		if augment(i) {
-			size++
+	if !rec(0, nr) || exhausted {
+		untyped()
+		return
+	}
+	m.typesUsed = true
+	for r := range m.allowed {
+		var cs []int
+		for _, c := range all {
+			if possible[r][c] {
+				cs = append(cs, c)
+			}
+		}
+		m.allowed[r] = cs
+	}
+}
+
+// component is a set of watchers and requests that may pair only among
+// themselves.
+type component struct {
+	ws, rs  []int
+	classes map[int]bool
+}
+
+func (m *matcher) run(res *matchResult) {
+	// Components: union-find over classes (wild included) and resources.
+	nc := len(m.classes) + 1 // node c+1 for class c, 0 for wild
+	uf := newUnionFind(nc + len(m.resources))
+	for r, cs := range m.allowed {
+		for _, c := range cs {
+			uf.union(c+1, nc+r)
 		}
 	}
-	return ofW, size
+	comps := map[int]*component{}
+	var roots []int
+	get := func(node int) *component {
+		root := uf.find(node)
+		c := comps[root]
+		if c == nil {
+			c = &component{classes: map[int]bool{}}
+			comps[root] = c
+			roots = append(roots, root)
+		}
+		return c
+	}
+	for i, c := range m.wclass {
+		cp := get(c + 1)
+		cp.ws = append(cp.ws, i)
+		cp.classes[c] = true
+	}
+	for j, r := range m.rres {
+		cp := get(nc + r)
+		cp.rs = append(cp.rs, j)
+	}
+	for _, root := range roots {
+		cp := comps[root]
+		if len(cp.ws) == 0 || len(cp.rs) == 0 {
+			continue
+		}
+		if len(cp.classes) == 1 {
+			m.nested(res, cp)
+		} else {
+			m.general(res, cp)
+		}
+	}
+}
+
+// nested pairs a component where every watcher may take every request old
+// enough for it: the requests a watcher may take are a prefix of the
+// requests sorted oldest first, so the pairings are decided by counting.
+// With p(w) the length of w's prefix and watchers sorted by p, the
+// watchers with p <= k take the first k requests whenever there are k of
+// them (a tight point): a watcher alone between two tight points is
+// forced to the request at the second one, and the others may take any
+// request of their prefix after the previous tight point.
+func (m *matcher) nested(res *matchResult, cp *component) {
+	rs := slices.Clone(cp.rs)
+	sort.SliceStable(rs, func(a, b int) bool { return m.age[rs[a]] > m.age[rs[b]] })
+	// p of each watcher: requests with age >= need.
+	p := make([]int, len(cp.ws))
+	for k, i := range cp.ws {
+		p[k] = sort.Search(len(rs), func(x int) bool { return m.age[rs[x]] < m.need[i] })
+	}
+	ws := make([]int, len(cp.ws))
+	for k := range ws {
+		ws[k] = k
+	}
+	sort.SliceStable(ws, func(a, b int) bool { return p[ws[a]] < p[ws[b]] })
+	// sameTo[x]: the last index y >= x with the user of rs[x..y] equal.
+	sameTo := make([]int, len(rs))
+	for x := len(rs) - 1; x >= 0; x-- {
+		sameTo[x] = x
+		if x+1 < len(rs) && userOf(m.in.reqs[rs[x]]) == userOf(m.in.reqs[rs[x+1]]) {
+			sameTo[x] = sameTo[x+1]
+		}
+	}
+	feasible := true
+	for k, w := range ws {
+		if p[w] < k+1 {
+			feasible = false // a watcher has no request left: evidence disagrees
+			break
+		}
+	}
+	maxP := 0
+	// Walk the watchers by p, cutting blocks at tight points.
+	start := 0 // first watcher (in ws order) of the current block
+	k0 := 0    // requests taken by the blocks before
+	for k := range ws {
+		maxP = max(maxP, p[ws[k]])
+		tight := feasible && p[ws[k]] == k+1 && (k+1 == len(ws) || p[ws[k+1]] > k+1)
+		if !tight && k+1 < len(ws) {
+			continue
+		}
+		block := ws[start : k+1]
+		for _, w := range block {
+			i := cp.ws[w]
+			from, to := k0, p[w]
+			if !feasible {
+				from = 0
+			}
+			if tight && len(block) == 1 {
+				m.pair(res, i, rs[to-1], len(rs), len(cp.ws))
+				continue
+			}
+			m.ambiguous(res, i, rs[from:to], sameTo[from] >= to-1, len(cp.ws), len(rs), !feasible)
+		}
+		if tight && len(block) > 1 {
+			m.orderHint(res, cp, block, rs[k0:k+1])
+		}
+		start, k0 = k+1, k+1
+	}
+	for x := 0; x < maxP; x++ {
+		res.used[rs[x]] = true
+	}
+}
+
+// general pairs a component where watchers of several object types share
+// resources: a watcher with a single possible request is forced to it;
+// the others are ambiguous among the requests old enough for them of the
+// resources their type may serve.
+func (m *matcher) general(res *matchResult, cp *component) {
+	byRes := map[int][]int{}
+	for _, j := range cp.rs {
+		byRes[m.rres[j]] = append(byRes[m.rres[j]], j)
+	}
+	resOf := map[int][]int{} // class -> resources it may serve
+	for r := range byRes {
+		sort.SliceStable(byRes[r], func(a, b int) bool { return m.age[byRes[r][a]] > m.age[byRes[r][b]] })
+		for _, c := range m.allowed[r] {
+			resOf[c] = append(resOf[c], r)
+		}
+	}
+	for _, rsOf := range resOf {
+		sort.Ints(rsOf)
+	}
+	taken := map[int]bool{}
+	var rest []int
+	for _, i := range cp.ws {
+		n, last := 0, -1
+		for _, r := range resOf[m.wclass[i]] {
+			l := byRes[r]
+			x := sort.Search(len(l), func(x int) bool { return m.age[l[x]] < m.need[i] })
+			n += x
+			if x > 0 {
+				last = l[0]
+			}
+		}
+		if n == 1 && !taken[last] {
+			taken[last] = true
+			m.pair(res, i, last, len(cp.rs), len(cp.ws))
+			continue
+		}
+		rest = append(rest, i)
+	}
+	for _, i := range rest {
+		var cands []int
+		n := 0
+		for _, r := range resOf[m.wclass[i]] {
+			for _, j := range byRes[r] {
+				if m.age[j] < m.need[i] {
+					break
+				}
+				res.used[j] = true
+				if taken[j] {
+					continue
+				}
+				n++
+				if len(cands) <= maxCandidatesListed {
+					cands = append(cands, j)
+				}
+			}
+		}
+		same := n <= maxCandidatesListed
+		for _, j := range cands {
+			same = same && userOf(m.in.reqs[j]) == userOf(m.in.reqs[cands[0]])
+		}
+		m.ambiguousN(res, i, cands, n, same, len(cp.ws), len(cp.rs), false)
+	}
+}
+
+// orderHint pairs a block of watchers with as many requests by order:
+// handler goroutine id against arrival time. Ids grow with creation, but
+// the runtime hands them to each P in batches of 16 (runtime/proc.go,
+// _GoidCacheBatch), so a later request can get a smaller id on a server
+// with many Ps. On a 2-CPU v1.37.2 server the order held in 60 runs of 60
+// (README, "Attribution"): a lead worth printing, not evidence enough to
+// name a client.
+func (m *matcher) orderHint(res *matchResult, cp *component, block []int, reqs []int) {
+	ws := make([]int, len(block))
+	for k, w := range block {
+		ws[k] = cp.ws[w]
+	}
+	key := func(i int) int64 {
+		if h := m.in.watchers[i].Handler; h != nil {
+			return h.GoroutineID
+		}
+		return m.in.watchers[i].GoroutineID
+	}
+	sort.Slice(ws, func(a, b int) bool { return key(ws[a]) < key(ws[b]) })
+	rs := slices.Clone(reqs)
+	sort.SliceStable(rs, func(a, b int) bool { return m.in.reqs[rs[a]].ArriveTime.Before(m.in.reqs[rs[b]].ArriveTime) })
+	for k, i := range ws {
+		if m.age[rs[k]] < m.need[i] {
+			return // the order contradicts the ages: no lead
+		}
+	}
+	for k, i := range ws {
+		res.hint[i] = rs[k]
+	}
+}
+
+// pair records a forced pair.
+func (m *matcher) pair(res *matchResult, i, j, reqs, watchers int) {
+	res.req[i], res.used[j] = j, true
+	res.conf[i] = MatchExact
+	res.why[i] = m.texts.intern(m.exactWhy(i, reqs, watchers))
+	if m.in.incomplete != "" {
+		res.conf[i] = MatchLikely
+		res.why[i] += "; but " + m.in.incomplete + ", so the request actually held may be missing"
+	}
+	if !m.trusted {
+		// Without details or from mixed processes, a lone fit proves
+		// nothing: the request list is not the watches'.
+		res.req[i], res.conf[i] = -1, MatchAmbiguous
+		m.ambiguousN(res, i, []int{j}, 1, true, watchers, reqs, false)
+	}
+}
+
+func (m *matcher) ambiguous(res *matchResult, i int, cands []int, sameUser bool, watchers, reqs int, infeasible bool) {
+	n := len(cands)
+	if n > maxCandidatesListed {
+		cands = cands[:maxCandidatesListed+1]
+	}
+	m.ambiguousN(res, i, cands, n, sameUser, watchers, reqs, infeasible)
+}
+
+// ambiguousN records an ambiguous watcher with n candidates, of which
+// cands are the first (more than maxCandidatesListed means too many to
+// list).
+func (m *matcher) ambiguousN(res *matchResult, i int, cands []int, n int, sameUser bool, watchers, reqs int, infeasible bool) {
+	res.conf[i], res.nCand[i] = MatchAmbiguous, n
+	for _, j := range cands {
+		res.used[j] = true
+	}
+	if n <= maxCandidatesListed {
+		res.candidates[i] = slices.Clone(cands)
+	}
+	if sameUser && n > 0 {
+		res.sameUser[i] = userOf(m.in.reqs[cands[0]])
+	}
+	switch {
+	case n == 0:
+		res.conf[i] = ""
+	case m.in.mixed != "":
+		res.why[i] = fmt.Sprintf("the goroutine dump and the APF dump may come from different API server processes: %d executing watch requests could be this watch's", n)
+	case !m.in.details:
+		res.why[i] = fmt.Sprintf("the APF dump was taken without includeRequestDetails=1: %d executing requests could be this watch's", n)
+	case infeasible:
+		res.why[i] = fmt.Sprintf("%d executing watch requests could be this watch's; the ages do not allow one request per watcher (the APF dump was taken later, or the clock is off), so none is forced", n)
+	default:
+		res.why[i] = fmt.Sprintf("%d executing watch requests could be this watch's: %s; nothing in the dumps separates them (goroutine ids do not follow arrival order)", n, m.separation(i, watchers, reqs))
+	}
+	if res.sameUser[i] != "" && n > 1 && res.conf[i] != "" {
+		res.why[i] += fmt.Sprintf("; every candidate has user %q, so the user is known exactly", res.sameUser[i])
+	}
+	res.why[i] = m.texts.intern(res.why[i])
+}
+
+// separation says what the candidates of watcher i were narrowed by.
+func (m *matcher) separation(i, watchers, reqs int) string {
+	var by []string
+	if m.need[i] > 0 {
+		by = append(by, "old enough for the watcher's wait")
+	}
+	if m.typesUsed && m.wclass[i] != wild {
+		by = append(by, fmt.Sprintf("of the resources its handler's object type %s may serve", m.classes[m.wclass[i]]))
+	}
+	if len(by) == 0 {
+		return fmt.Sprintf("%d watchers and %d requests may pair among themselves", watchers, reqs)
+	}
+	return strings.Join(by, ", ") + fmt.Sprintf(" (%d watchers and %d requests may pair among themselves)", watchers, reqs)
+}
+
+func (m *matcher) exactWhy(i, reqs, watchers int) string {
+	typed := m.typesUsed && m.wclass[i] != wild
+	switch {
+	case len(m.in.reqs) == 1:
+		return "the APF dump lists exactly one executing watch request"
+	case typed && reqs == 1 && watchers == 1:
+		return fmt.Sprintf("the only watcher whose handler encodes object type %s and the only executing watch request of the resource that type must serve (the counts of watchers per type and of requests per resource allow no other assignment)", m.classes[m.wclass[i]])
+	case typed:
+		return fmt.Sprintf("of the resources its handler's object type %s may serve, every pairing of watchers with requests old enough for them gives it this one", m.classes[m.wclass[i]])
+	case m.in.at.IsZero():
+		return fmt.Sprintf("the only pairing of the %d executing watch requests that explains every watcher", reqs)
+	}
+	return fmt.Sprintf("every pairing of watchers with the %d executing watch requests old enough for them gives it this one", reqs)
+}
+
+func userOf(r apf.Request) string {
+	if r.User == "" {
+		return r.FlowDistinguisher
+	}
+	return r.User
 }
 
 // unionFind is a disjoint-set forest over 0..n-1.
@@ -295,18 +663,6 @@ func (u *unionFind) find(x int) int {
 }
 
 func (u *unionFind) union(a, b int) { u.parent[u.find(a)] = u.find(b) }
-
-func exactWhy(fit, total int, at time.Time) string {
-	switch {
-	case total == 1:
-		return "the APF dump lists exactly one executing watch request"
-	case at.IsZero():
-		return fmt.Sprintf("the only pairing of the %d executing watch requests that explains every watcher", total)
-	case fit == 1:
-		return fmt.Sprintf("the only one of %d executing watch requests old enough for the watcher's wait", total)
-	}
-	return fmt.Sprintf("every pairing of watchers with the %d executing watch requests old enough for them gives it this one", total)
-}
 
 // applyMatches writes the attribution into the findings.
 func applyMatches(findings []*Finding, in matchInput, res matchResult) {
@@ -331,38 +687,34 @@ func applyMatches(findings []*Finding, in matchInput, res matchResult) {
 			var cs []apf.Request
 			for _, j := range res.candidates[i] {
 				cs = append(cs, in.reqs[j])
+				f.Candidates = append(f.Candidates, toRequest(f.APIServer, in.reqs[j], in.at))
 			}
-			for k, r := range cs {
-				if k == maxCandidatesListed {
-					f.Evidence = append(f.Evidence, fmt.Sprintf("%d more candidates not listed", len(cs)-k))
-					break
-				}
-				f.Candidates = append(f.Candidates, toRequest(f.APIServer, r, in.at))
+			if len(cs) > 0 {
+				f.Client = commonClient(cs)
+			} else {
+				f.Client = &Client{Match: MatchAmbiguous}
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%d candidates, too many to list", res.nCand[i]))
 			}
-			f.Client = commonClient(cs)
+			f.Client.User = res.sameUser[i]
 			f.Evidence = append(f.Evidence, "client match ambiguous: "+res.why[i])
+			if j := res.hint[i]; j >= 0 && res.sameUser[i] == "" {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("a lead, not a match: by handler goroutine id against arrival order this would be %s's request; ids followed arrival order in 60 of 60 runs on a 2-CPU server, but are handed out per P in batches and can invert on servers with many CPUs", userOf(in.reqs[j])))
+			}
 		}
 	}
 }
 
 func clientFrom(r apf.Request, match string) *Client {
 	st := r.StartTime.UTC()
-	c := &Client{
-		User: r.User, Verb: r.Verb, Path: r.Path, Namespace: r.Namespace, Resource: r.Resource,
+	return &Client{
+		User: userOf(r), Verb: r.Verb, Path: r.Path, Namespace: r.Namespace, Resource: r.Resource,
 		APIVersion: r.APIVersion, PriorityLevel: r.PriorityLevel, FlowSchema: r.FlowSchema,
 		Seats: r.Seats(), StartTime: &st, Match: match,
 	}
-	if c.User == "" {
-		c.User = r.FlowDistinguisher
-	}
-	return c
 }
 
 // commonClient keeps the fields all candidates agree on.
 func commonClient(cs []apf.Request) *Client {
-	if len(cs) == 0 {
-		return nil
-	}
 	c := clientFrom(cs[0], MatchAmbiguous)
 	c.StartTime = nil
 	for _, r := range cs[1:] {
@@ -387,11 +739,34 @@ func commonClient(cs []apf.Request) *Client {
 	return c
 }
 
-// candidateUsers lists the users of the candidates, for messages.
-func candidateUsers(f Finding) string {
+// CandidateUsers lists the users of a finding's candidates, each once, in
+// the order listed.
+func CandidateUsers(f Finding) []string {
 	var us []string
 	for _, c := range f.Candidates {
-		us = append(us, c.User)
+		if !slices.Contains(us, c.User) {
+			us = append(us, c.User)
+		}
 	}
-	return strings.Join(us, ", ")
+	return us
+}
+
+// SeatsKnown reports whether the APF seats a finding's watch holds are
+// known: attributed exact or likely, or ambiguous among candidates of one
+// priority level that all hold the same seats.
+func SeatsKnown(f Finding) bool {
+	c := f.Client
+	return c != nil && c.Seats > 0 && (c.Match != MatchAmbiguous || c.PriorityLevel != "")
+}
+
+// interner keeps one copy of each distinct text: tens of thousands of
+// findings often share their explanations word for word.
+type interner map[string]string
+
+func (t interner) intern(s string) string {
+	if c, ok := t[s]; ok {
+		return c
+	}
+	t[s] = s
+	return s
 }

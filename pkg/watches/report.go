@@ -53,18 +53,23 @@ func SeverityRank(s string) int {
 
 // Match confidences.
 const (
-	// MatchExact: exactly one executing watch request fits the watcher.
+	// MatchExact: the evidence (ages, the handler's object type against
+	// the request's group/resource, counts) forces the pair, and the APF
+	// dump lists a request for every watcher.
 	MatchExact = "exact"
-	// MatchLikely: several fit; arrival order chose.
+	// MatchLikely: the evidence would force the pair, but the APF dump
+	// may be missing requests. Never from goroutine-id order.
 	MatchLikely = "likely"
-	// MatchAmbiguous: several fit and nothing separates them.
+	// MatchAmbiguous: several requests could be the watch's; Candidates
+	// lists them (up to 10) and Client keeps what they share.
 	MatchAmbiguous = "ambiguous"
 )
 
 // Report is the outcome of a diagnosis. Field names in JSON/YAML are a
 // contract: apiVersion, kind, findings[] (type, severity, apiserver, phase,
 // blockedMinutes, goroutineIDs, client{user, verb, path, namespace,
-// resource, priorityLevel, flowSchema, seats, startTime, match}) and
+// resource, priorityLevel, flowSchema, seats, startTime, match},
+// candidates[] when the match is ambiguous) and
 // summary{stuckWatches, slowWatches, goroutines} do not change within
 // watchdoctor/v1alpha1.
 type Report struct {

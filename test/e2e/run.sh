@@ -53,6 +53,9 @@ if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
   go mod download
   go vet ./...
 
+  # The clients nobody here wrote: curl, kubectl, @kubernetes/client-node.
+  "${here}/hack/install-clients.sh"
+
   # unshare and nsenter (util-linux), ip (iproute2): the namespaces.
   missing=()
   command -v ip >/dev/null || missing+=(iproute2)

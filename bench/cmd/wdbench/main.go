@@ -54,6 +54,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "probe" {
 		os.Exit(probe(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "match" {
+		if err := matchBench(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "wdbench match:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "wdbench:", err)
 		os.Exit(1)

@@ -33,6 +33,12 @@ const (
 	UserSlowInformer  = "slow-informer"
 	UserPacedReader   = "paced-reader"
 	UserHealthyClient = "healthy-client"
+	// UserCurlReader, UserKubectlReader and UserNodeReader run the
+	// attribution test's clients written by others (curl, kubectl,
+	// @kubernetes/client-node); bound to PodReaderRole too.
+	UserCurlReader    = "curl-reader"
+	UserKubectlReader = "kubectl-reader"
+	UserNodeReader    = "node-reader"
 )
 
 // Names of the RBAC objects the harness creates.
@@ -43,7 +49,8 @@ const (
 
 // Users lists every user in the token file, admin first.
 func Users() []string {
-	return []string{UserAdmin, UserWatchDoctor, UserNoDebug, UserSlowInformer, UserPacedReader, UserHealthyClient}
+	return []string{UserAdmin, UserWatchDoctor, UserNoDebug, UserSlowInformer, UserPacedReader, UserHealthyClient,
+		UserCurlReader, UserKubectlReader, UserNodeReader}
 }
 
 // user is one line of the static token file.
@@ -109,7 +116,7 @@ func rbacObjects() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding, error) 
 			Rules: []rbacv1.PolicyRule{{
 				Verbs:     []string{"get", "list", "watch"},
 				APIGroups: []string{""},
-				Resources: []string{"pods"},
+				Resources: []string{"pods", "configmaps", "secrets"},
 			}},
 		},
 	}
@@ -125,7 +132,8 @@ func rbacObjects() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding, error) 
 	}
 	bindings := []*rbacv1.ClusterRoleBinding{
 		bind(DiagnoseRole, DiagnoseRole, UserWatchDoctor),
-		bind(PodReaderRole, PodReaderRole, UserSlowInformer, UserPacedReader, UserHealthyClient),
+		bind(PodReaderRole, PodReaderRole, UserSlowInformer, UserPacedReader, UserHealthyClient,
+			UserCurlReader, UserKubectlReader, UserNodeReader),
 	}
 	return roles, bindings, nil
 }
@@ -198,6 +206,9 @@ func accessChecks() []accessCheck {
 		watchPods(UserSlowInformer),
 		watchPods(UserPacedReader),
 		watchPods(UserHealthyClient),
+		watchPods(UserCurlReader),
+		watchPods(UserKubectlReader),
+		watchPods(UserNodeReader),
 	}
 }
 

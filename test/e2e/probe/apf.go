@@ -22,6 +22,8 @@ type APFRequest struct {
 	APIPath             string
 	Namespace           string
 	Resource            string
+	// ArriveTime is the request's arrival as printed (RFC 3339).
+	ArriveTime string
 }
 
 // Executing reports whether the request holds seats (is not queued).
@@ -72,6 +74,7 @@ func ParseAPFRequests(dump string) ([]APFRequest, error) {
 			APIPath:             get("APIPath"),
 			Namespace:           get("Namespace"),
 			Resource:            get("Resource"),
+			ArriveTime:          get("ArriveTime"),
 		})
 	}
 	return out, nil

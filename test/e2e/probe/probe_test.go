@@ -111,20 +111,21 @@ func TestParseAPFRequestsFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	watch := func(user, queue string) APFRequest {
+	watch := func(user, queue, arrived string) APFRequest {
 		return APFRequest{
 			PriorityLevel: "global-default", FlowSchema: "global-default", RequestIndexInQueue: queue,
 			InitialSeats: "1", UserName: user, Verb: "watch",
-			APIPath: "/api/v1/namespaces/rand2/pods", Namespace: "rand2", Resource: "pods",
+			APIPath: "/api/v1/namespaces/rand2/pods", Namespace: "rand2", Resource: "pods", ArriveTime: arrived,
 		}
 	}
 	want := []APFRequest{
 		{
 			PriorityLevel: "exempt", FlowSchema: "exempt", RequestIndexInQueue: "-1", InitialSeats: "1",
 			UserName: "admin", Verb: "get", APIPath: "/debug/api_priority_and_fairness/dump_requests",
+			ArriveTime: "2026-11-29T10:24:33.564290502Z",
 		},
-		watch("slow-informer", "-1"),
-		watch("paced-reader", "-1"),
+		watch("slow-informer", "-1", "2026-11-29T10:22:03.339182246Z"),
+		watch("paced-reader", "-1", "2026-11-29T10:22:03.308778137Z"),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseAPFRequests mismatch (-want +got):\n%s", diff)

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+)
+
+// Targets of issue 10 item 5: client matching at scale.
+const (
+	targetMatchWall = 2 * time.Second
+	targetMatchRSS  = 256 << 20
+)
+
+// matchBench measures `analyze DIR -o json` on a bundle of n planted
+// initial-phase watches stuck in the replay (a generated debug=2 dump) and
+// an APF dump listing their n executing watch requests: the matching of
+// watchers to requests, which was quadratic before.
+func matchBench(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("wdbench match", flag.ContinueOnError)
+	wd := fs.String("wd", "", "path to the kubectl-watch_doctor binary")
+	dir := fs.String("dir", filepath.Join("bench", "out", "match"), "directory for the generated bundle")
+	n := fs.Int("n", 50000, "initial-phase watchers, and APF rows")
+	runs := fs.Int("runs", 3, "process runs; the best wall time counts")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *wd == "" {
+		return fmt.Errorf("missing -wd: pass the path of the kubectl-watch_doctor binary")
+	}
+	set, err := dumpgen.Repo()
+	if err != nil {
+		return err
+	}
+	bundle := filepath.Join(*dir, fmt.Sprintf("match-%d", *n))
+	if err := os.MkdirAll(bundle, 0o755); err != nil {
+		return err
+	}
+	const wait = 5
+	res, _, err := set.EnsureFile(filepath.Join(bundle, "goroutine-debug2.txt"), dumpgen.Config{Goroutines: 4**n + 20000, Stuck: *n, WaitMinutes: wait, TrimHandlers: true})
+	if err != nil {
+		return err
+	}
+	at := time.Date(2026, 11, 29, 10, 30, 0, 0, time.UTC)
+	if err := os.WriteFile(filepath.Join(bundle, "captured-at.txt"), []byte(at.Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := writeAPFRows(filepath.Join(bundle, "apf-requests.txt"), *n, at.Add(-(wait+1)*time.Minute)); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "matching: analyze -o json on %d initial-phase watchers (%d goroutines, %.1f MB) with %d executing watch requests in the APF dump, best of %d\n",
+		len(res.Planted), res.Goroutines, float64(res.Bytes)/1e6, *n, *runs)
+	var best measurement
+	for i := range *runs {
+		m, err := measure(2*time.Minute, *wd, "analyze", bundle, "-o", "json")
+		if err != nil {
+			return err
+		}
+		if m.timedOut {
+			return fmt.Errorf("analyze did not finish within 2m")
+		}
+		if err := checkMatch(m, len(res.Planted)); err != nil {
+			return err
+		}
+		if i == 0 || m.wall < best.wall {
+			best = m
+		}
+	}
+	verdict := func(ok bool) string { return map[bool]string{true: "PASS", false: "FAIL"}[ok] }
+	cpu := best.user + best.sys
+	fmt.Fprintf(out, "  wall %.2f s (target < %s: %s), cpu %.2f s, peak RSS %.1f MiB (target < %d MiB: %s)\n",
+		best.wall.Seconds(), targetMatchWall, verdict(best.wall < targetMatchWall), cpu.Seconds(),
+		float64(best.maxRSS)/(1<<20), targetMatchRSS>>20, verdict(best.maxRSS < targetMatchRSS))
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		// Wall time is only as good as the machine is idle.
+		fmt.Fprintf(out, "  load average during the run: %s", load)
+	}
+	return nil
+}
+
+// writeAPFRows writes a dump_requests table with details (the columns of
+// apf_controller_debug.go) holding n executing pod watches, one user
+// each, the oldest started at first and one a millisecond apart.
+func writeAPFRows(path string, n int, first time.Time) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime, InitialSeats, FinalSeats, AdditionalLatency, StartTime, UserName, Verb, APIPath, Namespace, Name, APIVersion, Resource, SubResource")
+	for i := range n {
+		t := first.Add(time.Duration(i) * time.Millisecond).Format(time.RFC3339Nano)
+		user := fmt.Sprintf("client-%d", i)
+		fmt.Fprintf(w, "global-default, global-default, %d, -1, %s, %s, 1, 0, 0s, %s, %s, watch, /api/v1/namespaces/ns-%d/pods, ns-%d, , v1, pods, \n", i%128, user, t, t, user, i, i)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// checkMatch checks that every planted watch was found stuck and given
+// candidates (nothing separates same-age watches of one resource).
+func checkMatch(m measurement, planted int) error {
+	if m.exit != 1 {
+		return fmt.Errorf("analyze exited %d, want 1 (findings): %s", m.exit, firstLine(m.stderr))
+	}
+	var r struct {
+		Findings []struct {
+			Type   string `json:"type"`
+			Client *struct {
+				Match string `json:"match"`
+			} `json:"client"`
+		} `json:"findings"`
+		Summary struct {
+			StuckWatches int `json:"stuckWatches"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(m.stdout, &r); err != nil {
+		return fmt.Errorf("reading analyze's JSON: %w", err)
+	}
+	if r.Summary.StuckWatches != planted {
+		return fmt.Errorf("analyze found %d stuck watches, want the %d planted", r.Summary.StuckWatches, planted)
+	}
+	for _, f := range r.Findings {
+		if f.Type == "StuckInitialEvents" && (f.Client == nil || f.Client.Match != "ambiguous") {
+			return fmt.Errorf("a planted watch was not matched ambiguous among same-age requests: %+v", f.Client)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package watches
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
+)
+
+// typed returns an initial-phase watcher whose handler encodes objType
+// ("" for a handler not encoding: waiting for its next event).
+func typed(id int64, wait int, objType string) Watcher {
+	w := initialWatcher(id, wait)
+	w.Handler.ObjectType = objType
+	return w
+}
+
+func resourceRequest(user, resource string, started time.Time) apf.Request {
+	r := watchRequest(user, started)
+	r.Resource, r.Path = resource, "/api/v1/"+resource
+	return r
+}
+
+func TestMatchByObjectType(t *testing.T) {
+	at := t0.Add(10 * time.Minute)
+	same := t0 // every request arrived at the same time: ages separate nothing
+	tests := []struct {
+		name string
+		s    Sample
+		want []verdict
+	}{
+		{
+			"the only watcher of its type, and the only request of the resource the counts give it: exact",
+			sample(at, []Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa"), typed(1200, 2, "0xb")},
+				resourceRequest("pods-1", "pods", same), resourceRequest("pods-2", "pods", same), resourceRequest("cm", "configmaps", same)),
+			[]verdict{
+				{1000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
+				{1100, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
+				{1200, StuckInitialEvents, SeverityCritical, "cm", MatchExact},
+			},
+		},
+		{
+			"a handler waiting for events may be of either resource, but the counts still pin configmaps",
+			sample(at, []Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa"), typed(1200, 2, "0xb"), typed(1300, 0, "")},
+				resourceRequest("pods-1", "pods", same), resourceRequest("pods-2", "pods", same), resourceRequest("pods-3", "pods", same), resourceRequest("cm", "configmaps", same)),
+			[]verdict{
+				{1000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
+				{1100, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
+				{1200, StuckInitialEvents, SeverityCritical, "cm", MatchExact},
+				{1300, SlowInitialEvents, SeverityWarning, "", MatchAmbiguous},
+			},
+		},
+		{
+			"one watcher per type, one request per resource, and a waiting handler: the counts allow both assignments",
+			sample(at, []Watcher{typed(1000, 2, "0xa"), typed(1200, 2, "0xb"), typed(1300, 0, "")},
+				resourceRequest("pods-1", "pods", same), resourceRequest("pods-2", "pods", same), resourceRequest("cm", "configmaps", same)),
+			[]verdict{
+				{1000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
+				{1200, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
+				{1300, SlowInitialEvents, SeverityWarning, "", MatchAmbiguous},
+			},
+		},
+		{
+			"same user on every candidate: the user is known exactly",
+			sample(at, []Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa")},
+				resourceRequest("team", "pods", same), resourceRequest("team", "pods", same)),
+			[]verdict{
+				{1000, StuckInitialEvents, SeverityCritical, "team", MatchAmbiguous},
+				{1100, StuckInitialEvents, SeverityCritical, "team", MatchAmbiguous},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Diagnose([]Server{{Name: "s", Samples: []Sample{tc.s}}}, Options{CaptureSlack: time.Second})
+			if diff := cmp.Diff(tc.want, verdicts(r)); diff != "" {
+				t.Errorf("verdicts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMatchAnEarlierSampleBoundsTheAge(t *testing.T) {
+	prevAt := t0.Add(5 * time.Minute)
+	at := t0.Add(10 * time.Minute)
+	// Both requests are old enough for the watcher's wait (none printed),
+	// but the earlier sample saw the watcher 5 minutes ago: only the
+	// request executing then can be its own.
+	w := typed(1000, 0, "")
+	prev := sample(prevAt, []Watcher{w})
+	cur := sample(at, []Watcher{w}, resourceRequest("old", "pods", t0), resourceRequest("new", "pods", at.Add(-time.Minute)))
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{prev, cur}}}, Options{CaptureSlack: time.Second})
+	if got := verdicts(r); len(got) != 1 || got[0].User != "old" || got[0].Match != MatchExact {
+		t.Errorf("verdicts = %+v, want the request executing at the earlier sample (old), exact", got)
+	}
+}
+
+// TestMatchSoundOnRandomInstances generates watchers with their true
+// requests, then checks every claim against all assignments the evidence
+// allows (brute force): an exact or likely pair must be the true one,
+// every ambiguous watcher must list its true request among its
+// candidates, and a user named on an ambiguous match must be the true
+// request's.
+func TestMatchSoundOnRandomInstances(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	at := t0.Add(30 * time.Minute)
+	resources := []struct{ name, typ string }{{"pods", "0xa"}, {"configmaps", "0xb"}, {"secrets", "0xc"}}
+	users := []string{"u1", "u2", "u3", "u4"}
+	claims := map[string]int{}
+	for n := range 3000 {
+		nw := 1 + rng.IntN(6)
+		var ws []Watcher
+		var reqs []apf.Request
+		truth := map[int64]string{} // watcher id -> request key
+		for i := range nw {
+			res := resources[rng.IntN(len(resources))]
+			started := at.Add(-time.Duration(1+rng.IntN(12)) * time.Minute)
+			age := at.Sub(started)
+			wait := rng.IntN(int(age/time.Minute) + 1) // waits never exceed the age
+			typ := res.typ
+			if rng.IntN(3) == 0 {
+				typ = "" // handler not encoding
+			}
+			id := int64(1000 + 10*i)
+			ws = append(ws, typed(id, wait, typ))
+			key := fmt.Sprintf("r%d", i)
+			r := resourceRequest(users[rng.IntN(len(users))], res.name, started)
+			r.Name = key
+			reqs = append(reqs, r)
+			truth[id] = key
+		}
+		for range rng.IntN(2) { // an extra executing watch with no watcher
+			res := resources[rng.IntN(len(resources))]
+			r := resourceRequest(users[rng.IntN(len(users))], res.name, at.Add(-time.Duration(rng.IntN(12))*time.Minute))
+			r.Name = "extra"
+			reqs = append(reqs, r)
+		}
+		rng.Shuffle(len(reqs), func(i, j int) { reqs[i], reqs[j] = reqs[j], reqs[i] })
+		in := matchInput{watchers: ws, reqs: reqs, at: at, slack: 0, details: true}
+		res := matchClients(in)
+		for i, w := range ws {
+			want := truth[w.GoroutineID]
+			claims[res.conf[i]]++
+			switch res.conf[i] {
+			case MatchExact, MatchLikely:
+				if got := reqs[res.req[i]].Name; got != want {
+					t.Fatalf("instance %d: watcher %d paired %s with %s, truth %s\nwatchers %+v\nrequests %+v", n, w.GoroutineID, res.conf[i], got, want, ws, reqs)
+				}
+			case MatchAmbiguous:
+				var names []string
+				for _, j := range res.candidates[i] {
+					names = append(names, reqs[j].Name)
+				}
+				if !slices.Contains(names, want) {
+					t.Fatalf("instance %d: watcher %d candidates %v lack the truth %s: %s", n, w.GoroutineID, names, want, res.why[i])
+				}
+				if u := res.sameUser[i]; u != "" {
+					for _, r := range reqs {
+						if r.Name == want && r.User != u {
+							t.Fatalf("instance %d: watcher %d user %q, truth %q", n, w.GoroutineID, u, r.User)
+						}
+					}
+				}
+			default:
+				t.Fatalf("instance %d: watcher %d unmatched (%q) though its request is listed", n, w.GoroutineID, res.conf[i])
+			}
+		}
+	}
+	// The generator must exercise both claims, or the test proves nothing.
+	if claims[MatchExact] < 1000 || claims[MatchAmbiguous] < 1000 {
+		t.Errorf("claims %v: want at least 1000 exact and 1000 ambiguous", claims)
+	}
+	t.Logf("claims: %v", claims)
+}
+
+func TestMatchOrderIsALeadNotAMatch(t *testing.T) {
+	at := t0.Add(10 * time.Minute)
+	s := sample(at, []Watcher{typed(2000, 2, "0xa"), typed(1000, 2, "0xa")},
+		resourceRequest("second", "pods", t0.Add(30*time.Millisecond)), resourceRequest("first", "pods", t0))
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{CaptureSlack: time.Second})
+	lead := map[int64]string{}
+	for _, f := range r.Findings {
+		if f.Client == nil || f.Client.Match != MatchAmbiguous || f.Client.User != "" {
+			t.Errorf("watcher %d: client %+v, want ambiguous with no user", f.Watcher.GoroutineID, f.Client)
+		}
+		for _, e := range f.Evidence {
+			if strings.HasPrefix(e, "a lead, not a match") {
+				lead[f.Watcher.GoroutineID] = e
+			}
+		}
+	}
+	if !strings.Contains(lead[1000], "first's request") || !strings.Contains(lead[2000], "second's request") {
+		t.Errorf("leads %v: want the lower handler id led to the earlier arrival", lead)
+	}
+}
