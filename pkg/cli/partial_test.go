@@ -108,10 +108,10 @@ func TestAnalyzePartialDumps(t *testing.T) {
 			wantNone: []string{"no watch stuck in the initial-events replay"},
 		},
 		{
-			name:    "head -n 30089 with APF: the missing watchers' requests are suspects",
-			dir:     partialCapture(t, headN, all...),
-			args:    []string{"--fail-on", "warning"},
-			code:    ExitFindings,
+			name: "head -n 30089 with APF: the missing watchers' requests are suspects",
+			dir:  partialCapture(t, headN, all...),
+			args: []string{"--fail-on", "warning"},
+			code: ExitFindings,
 			// The covered watcher is ambiguous between both requests: one
 			// of them belongs to the watcher after the cut.
 			wantOut: []string{"UndecidedInitialEvents   warning    paced-reader | slow-informer", "1 of these 2 requests, candidates of watchers in the covered part, belong to watchers in the missing part"},
