@@ -36,6 +36,7 @@ type Instance struct {
 
 	bin     string
 	args    []string
+	env     []string
 	logPath string
 
 	mu   sync.Mutex
@@ -116,7 +117,7 @@ func (c *Cluster) startHA(ctx context.Context, opts Options) error {
 	for i, ip := range InstanceAddresses() {
 		in := &Instance{
 			Name: "apiserver-" + strconv.Itoa(i+1), IP: ip, Address: net.JoinHostPort(ip, port),
-			bin: opts.KubeAPIServerBin, logPath: filepath.Join(c.dir, "logs", fmt.Sprintf("kube-apiserver-%d.log", i+1)),
+			bin: opts.KubeAPIServerBin, env: opts.APIServerEnv, logPath: filepath.Join(c.dir, "logs", fmt.Sprintf("kube-apiserver-%d.log", i+1)),
 		}
 		in.args = append([]string{
 			"--advertise-address=" + ip,
@@ -186,7 +187,7 @@ func commonFreePort(ips []string) (string, error) {
 // startInstance starts in's process and waits until it answers /readyz on
 // its own address.
 func (c *Cluster) startInstance(ctx context.Context, in *Instance) error {
-	p, err := startProcess(in.Name, in.bin, in.args, in.logPath)
+	p, err := startProcess(in.Name, in.bin, in.args, in.env, in.logPath)
 	if err != nil {
 		return err
 	}
