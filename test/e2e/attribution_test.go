@@ -192,7 +192,11 @@ func attributionRun(t *testing.T, c *cluster.Cluster, clientsDir, cmUser string,
 		t.Fatalf("the clients' watches did not block within the run's time: %v; last seen: %s", err, lastSeen)
 	}
 
-	res := runPlugin(t, c, cluster.UserWatchDoctor, "diagnose", "--apiserver", instanceAddress(t, c), "--samples", "2", "--interval", "5s", "-o", "json")
+	// The watches are seconds old: the cheap look alone would answer "none
+	// initializing past the 30 s stall bound" and take no goroutine dump
+	// (README, diagnose). --force takes the dump, whose evidence this test
+	// is about.
+	res := runPlugin(t, c, cluster.UserWatchDoctor, "diagnose", "--force", "--apiserver", instanceAddress(t, c), "--samples", "2", "--interval", "5s", "-o", "json")
 	if res.ExitCode != 0 && res.ExitCode != 1 {
 		t.Fatalf("diagnose exit %d\nstderr:\n%s", res.ExitCode, res.Stderr)
 	}
