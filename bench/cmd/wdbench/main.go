@@ -527,8 +527,16 @@ func measureIn(timeout time.Duration, stdin, argv0 string, args ...string) (meas
 		atCancel = snapshot(pid)
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// stdout goes to a file, as `> report.json` does: through a pipe this
+	// process would copy it while the measured one runs, on the same cores.
+	outFile, err := os.CreateTemp("", "wdbench-stdout-*")
+	if err != nil {
+		return measurement{}, err
+	}
+	defer os.Remove(outFile.Name())
+	defer outFile.Close()
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = outFile, &stderr
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {
@@ -538,8 +546,13 @@ func measureIn(timeout time.Duration, stdin, argv0 string, args ...string) (meas
 		cmd.Stdin = f
 	}
 	start := time.Now()
-	err := cmd.Run()
-	m := measurement{wall: time.Since(start), stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	err = cmd.Run()
+	m := measurement{wall: time.Since(start), stderr: stderr.Bytes()}
+	stdout, readErr := os.ReadFile(outFile.Name())
+	if readErr != nil {
+		return m, readErr
+	}
+	m.stdout = stdout
 	if ctx.Err() != nil {
 		m.timedOut = true
 		m.user, m.maxRSS = atCancel.cpu, atCancel.maxRSS
