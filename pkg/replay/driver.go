@@ -140,147 +140,184 @@ func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *
 	if err := b.Start(w.initial(), clk); err != nil {
 		return nil, nil, err
 	}
-	runs := expandClients(sc, w)
+	c := &columnRun{ctx: ctx, sc: sc, b: b, clk: clk, w: w, runs: expandClients(sc, w), tick: sc.Tick.Duration}
 	defer func() {
-		if terr := teardown(ctx, b, runs); terr != nil && err == nil {
+		if terr := teardown(ctx, b, c.runs); terr != nil && err == nil {
 			err = terr
 		}
 	}()
-	settle := func() error {
-		return b.Settle(ctx, func() bool {
-			now := clk.Now()
-			for _, r := range runs {
-				if r.h != nil && !r.h.quiescent(now, b.Alive) {
-					return false
-				}
-			}
-			return true
-		})
-	}
-	if err := settle(); err != nil {
+	if err := c.settle(); err != nil {
 		return nil, nil, err
 	}
-
-	// readAll lets every client read what its model allows, in rounds: each
-	// round's reads return credit, with which the handlers write more, until
-	// a round returns none.
-	readAll := func(t time.Duration) error {
-		for round := 0; ; round++ {
-			if round > maxReadRounds {
-				return fmt.Errorf("reads at %v did not converge", t)
-			}
-			progressed := false
-			for _, r := range runs {
-				if r.h != nil && r.read(t) {
-					progressed = true
-				}
-			}
-			if !progressed {
-				return nil
-			}
-			if err := settle(); err != nil {
-				return err
-			}
-		}
-	}
-
-	tick := sc.Tick.Duration
-	steps := int(sc.Duration.Duration / tick)
+	steps := int(sc.Duration.Duration / c.tick)
 	var series []int
 	for k := 0; k <= steps; k++ {
-		t := time.Duration(k) * tick
+		t := time.Duration(k) * c.tick
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		// 1. Clients connect and disconnect.
-		acted := false
-		for _, r := range runs {
-			if r.h == nil && r.start <= t && t < sc.Duration.Duration {
-				if err := startClient(sc, b, clk, r); err != nil {
-					return nil, nil, err
-				}
-				acted = true
-				if err := settle(); err != nil {
-					return nil, nil, err
-				}
-			}
-			if r.h != nil && r.model.Kind == ModelDisconnectsAfter && r.disconnectedAt == nil && r.stoppedAt == nil && t >= r.start+r.model.After {
-				at := t
-				r.disconnectedAt = &at
-				r.h.cancel()
-				acted = true
-			}
+		if err := c.connect(t); err != nil {
+			return nil, nil, err
 		}
-		if acted {
-			if err := settle(); err != nil {
-				return nil, nil, err
-			}
-		}
-		// 2. Clients read; then the tick's changes arrive one at a time, and
-		// whenever a client that would read has its handler blocked on
-		// flow-control credit, the clients read before the next change;
-		// then they read once more. So a client that keeps up never finds
-		// its watcher's channels filled by changes that came between two of
-		// its reads, as when the changes are spread over the tick (its
-		// handler, while it has credit, drains them as they come). Paced
-		// clients get their tick's allowance first.
-		for _, r := range runs {
-			if r.h != nil && r.model.Kind == ModelPaced {
-				per := r.model.Rate * tick.Seconds()
-				r.tokens = math.Min(r.tokens+per, per+1)
-			}
-		}
-		if err := readAll(t); err != nil {
+		c.refillPaced()
+		if err := c.readAll(t); err != nil {
 			return nil, nil, err
 		}
 		if k < steps {
-			changes := w.changesAt(t, tick)
-			for _, ch := range changes {
-				if err := apply(b, ch, settle); err != nil {
-					return nil, nil, err
-				}
-				if err := settle(); err != nil {
-					return nil, nil, err
-				}
-				if readerStarved(runs) {
-					if err := readAll(t); err != nil {
-						return nil, nil, err
-					}
-				}
-			}
-			if len(changes) > 0 {
-				if err := readAll(t); err != nil {
-					return nil, nil, err
-				}
+			if err := c.applyChanges(t); err != nil {
+				return nil, nil, err
 			}
 		}
-		// 3. Observe.
-		for _, r := range runs {
-			if r.h != nil && r.stoppedAt == nil && r.disconnectedAt == nil && r.h.end != endWatchError {
-				if r.h.done() && (r.h.end == endTimeout) {
-					at := t
-					r.disconnectedAt = &at
-				} else if !b.Alive(r.h.w) {
-					at := t
-					r.stoppedAt = &at
-					r.progressAtStop, _ = r.h.writeState()
-				}
-			}
-		}
+		c.observe(t)
 		if timeline {
 			series = append(series, b.BlockedNow())
 		}
 		if k == steps {
 			break
 		}
-		// 4. Time passes.
-		clk.SetTime(Epoch.Add(t + tick))
-		if err := settle(); err != nil {
+		if err := c.advance(t); err != nil {
 			return nil, nil, err
 		}
 	}
-	col, err := observeEnd(sc, b, clk, runs)
+	col, err := observeEnd(sc, b, clk, c.runs)
 	return col, series, err
+}
+
+// columnRun is one column's replay in progress: the steps of the loop in
+// the package comment, one method each. Used by one goroutine only.
+type columnRun struct {
+	ctx  context.Context
+	sc   *Scenario
+	b    Backend
+	clk  *testingclock.FakeClock
+	w    *world
+	runs []*clientRun
+	tick time.Duration
+}
+
+// settle waits until every client's handler is quiescent (see
+// Backend.Settle).
+func (c *columnRun) settle() error {
+	return c.b.Settle(c.ctx, func() bool {
+		now := c.clk.Now()
+		for _, r := range c.runs {
+			if r.h != nil && !r.h.quiescent(now, c.b.Alive) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// connect starts the clients due at t and disconnects those whose model
+// leaves at t.
+func (c *columnRun) connect(t time.Duration) error {
+	acted := false
+	for _, r := range c.runs {
+		if r.h == nil && r.start <= t && t < c.sc.Duration.Duration {
+			if err := startClient(c.sc, c.b, c.clk, r); err != nil {
+				return err
+			}
+			acted = true
+			if err := c.settle(); err != nil {
+				return err
+			}
+		}
+		if r.h != nil && r.model.Kind == ModelDisconnectsAfter && r.disconnectedAt == nil && r.stoppedAt == nil && t >= r.start+r.model.After {
+			at := t
+			r.disconnectedAt = &at
+			r.h.cancel()
+			acted = true
+		}
+	}
+	if acted {
+		return c.settle()
+	}
+	return nil
+}
+
+// refillPaced gives paced clients their tick's allowance of reads.
+func (c *columnRun) refillPaced() {
+	for _, r := range c.runs {
+		if r.h != nil && r.model.Kind == ModelPaced {
+			per := r.model.Rate * c.tick.Seconds()
+			r.tokens = math.Min(r.tokens+per, per+1)
+		}
+	}
+}
+
+// readAll lets every client read what its model allows, in rounds: each
+// round's reads return credit, with which the handlers write more, until a
+// round returns none.
+func (c *columnRun) readAll(t time.Duration) error {
+	for round := 0; ; round++ {
+		if round > maxReadRounds {
+			return fmt.Errorf("reads at %v did not converge", t)
+		}
+		progressed := false
+		for _, r := range c.runs {
+			if r.h != nil && r.read(t) {
+				progressed = true
+			}
+		}
+		if !progressed {
+			return nil
+		}
+		if err := c.settle(); err != nil {
+			return err
+		}
+	}
+}
+
+// applyChanges applies the tick's changes one at a time. Whenever a client
+// that would read has its handler blocked on flow-control credit, the
+// clients read before the next change; then they read once more. So a
+// client that keeps up never finds its watcher's channels filled by changes
+// that came between two of its reads, as when the changes are spread over
+// the tick (its handler, while it has credit, drains them as they come).
+func (c *columnRun) applyChanges(t time.Duration) error {
+	changes := c.w.changesAt(t, c.tick)
+	for _, ch := range changes {
+		if err := apply(c.b, ch, c.settle); err != nil {
+			return err
+		}
+		if err := c.settle(); err != nil {
+			return err
+		}
+		if readerStarved(c.runs) {
+			if err := c.readAll(t); err != nil {
+				return err
+			}
+		}
+	}
+	if len(changes) > 0 {
+		return c.readAll(t)
+	}
+	return nil
+}
+
+// observe records, at t, the clients whose request timed out and those
+// whose watcher the backend stopped.
+func (c *columnRun) observe(t time.Duration) {
+	for _, r := range c.runs {
+		if r.h == nil || r.stoppedAt != nil || r.disconnectedAt != nil || r.h.end == endWatchError {
+			continue
+		}
+		if r.h.done() && r.h.end == endTimeout {
+			at := t
+			r.disconnectedAt = &at
+		} else if !c.b.Alive(r.h.w) {
+			at := t
+			r.stoppedAt = &at
+			r.progressAtStop, _ = r.h.writeState()
+		}
+	}
+}
+
+// advance steps the fake clock to the next tick and settles.
+func (c *columnRun) advance(t time.Duration) error {
+	c.clk.SetTime(Epoch.Add(t + c.tick))
+	return c.settle()
 }
 
 // apply applies one change, settling and retrying while the backend's
