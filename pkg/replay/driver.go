@@ -134,6 +134,8 @@ func expandClients(sc *Scenario, w *world) []*clientRun {
 	return out
 }
 
+// runColumn replays sc on b in virtual time, one tick at a time, and returns
+// b's column and, with timeline, its blocked goroutines at every tick.
 func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *Column, _ []int, err error) {
 	clk := testingclock.NewFakeClock(Epoch)
 	w := newWorld(sc)
