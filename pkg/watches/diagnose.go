@@ -234,8 +234,8 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 			// Candidates beyond the watchers that share them may belong
 			// to watchers after the cut too; which ones is not known.
 			claiming := 0
-			for i, q := range res.req {
-				if q >= 0 || res.nCand[i] > 0 {
+			for _, pr := range res.pairs {
+				if pr.req >= 0 || pr.nCand > 0 {
 					claiming++
 				}
 			}
@@ -247,7 +247,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 			}
 		}
 		for i, w := range watchersToMatch {
-			if res.req[i] < 0 && res.nCand[i] == 0 {
+			if res.pairs[i].req < 0 && res.pairs[i].nCand == 0 {
 				r.UnmatchedWatchers = append(r.UnmatchedWatchers, UnmatchedWatcher{APIServer: s.Name, GoroutineID: w.GoroutineID, State: w.State, WaitMinutes: w.WaitMinutes})
 			}
 		}
@@ -380,9 +380,9 @@ func undecidedFinding(server string, rq apf.Request, at time.Time, why string) *
 // candidates initializing longer than StallBound.
 func sharedSuspects(server string, reqs []apf.Request, res matchResult, extra int, at time.Time) []*Finding {
 	attributed := make([]bool, len(reqs))
-	for i, q := range res.req {
-		if q >= 0 && res.conf[i] != MatchAmbiguous {
-			attributed[q] = true
+	for _, pr := range res.pairs {
+		if pr.req >= 0 && pr.conf != MatchAmbiguous {
+			attributed[pr.req] = true
 		}
 	}
 	var pool []apf.Request

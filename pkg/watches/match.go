@@ -42,22 +42,27 @@ type matchInput struct {
 	seenAt map[int64]time.Time
 }
 
-// matchResult is the attribution of each watcher (by index).
+// matchResult is the attribution of each watcher: pairs[i] is watcher i's.
 type matchResult struct {
-	req  []int    // attributed request, -1 for none
-	conf []string // MatchExact, MatchLikely, MatchAmbiguous or ""
-	why  []string
-	// candidates of ambiguous watchers, listed only when there are at
-	// most maxCandidatesListed of them; nCand counts them all.
-	candidates [][]int
-	nCand      []int
-	// sameUser: every candidate of an ambiguous watcher has this user.
-	sameUser []string
-	// hint is the request goroutine-id order would pair an ambiguous
-	// watcher with, -1 for none: a lead, not a match (see orderHint).
-	hint []int
+	pairs []pairing
 	// used marks requests attributed to, or candidate of, some watcher.
 	used []bool
+}
+
+// pairing is what client matching says of one watcher.
+type pairing struct {
+	req  int    // attributed request, -1 for none
+	conf string // MatchExact, MatchLikely, MatchAmbiguous or ""
+	why  string
+	// candidates of an ambiguous watcher, listed only when there are at
+	// most maxCandidatesListed of them; nCand counts them all.
+	candidates []int
+	nCand      int
+	// sameUser: every candidate of an ambiguous watcher has this user.
+	sameUser string
+	// hint is the request goroutine-id order would pair an ambiguous
+	// watcher with, -1 for none: a lead, not a match (see orderHint).
+	hint int
 }
 
 // matchClients attributes executing watch requests (APF) to the
@@ -86,13 +91,9 @@ type matchResult struct {
 // smaller id.
 func matchClients(in matchInput) matchResult {
 	nw, nr := len(in.watchers), len(in.reqs)
-	res := matchResult{
-		req: make([]int, nw), conf: make([]string, nw), why: make([]string, nw),
-		candidates: make([][]int, nw), nCand: make([]int, nw), sameUser: make([]string, nw),
-		hint: make([]int, nw), used: make([]bool, nr),
-	}
-	for i := range res.req {
-		res.req[i], res.hint[i] = -1, -1
+	res := matchResult{pairs: make([]pairing, nw), used: make([]bool, nr)}
+	for i := range res.pairs {
+		res.pairs[i].req, res.pairs[i].hint = -1, -1
 	}
 	if nw == 0 || nr == 0 {
 		return res
@@ -545,23 +546,23 @@ func (m *matcher) orderHint(res *matchResult, cp *component, block []int, reqs [
 		}
 	}
 	for k, i := range ws {
-		res.hint[i] = rs[k]
+		res.pairs[i].hint = rs[k]
 	}
 }
 
 // pair records a forced pair.
 func (m *matcher) pair(res *matchResult, i, j, reqs, watchers int) {
-	res.req[i], res.used[j] = j, true
-	res.conf[i] = MatchExact
-	res.why[i] = m.texts.intern(m.exactWhy(i, reqs, watchers))
+	res.pairs[i].req, res.used[j] = j, true
+	res.pairs[i].conf = MatchExact
+	res.pairs[i].why = m.texts.intern(m.exactWhy(i, reqs, watchers))
 	if m.in.incomplete != "" {
-		res.conf[i] = MatchLikely
-		res.why[i] += "; but " + m.in.incomplete + ", so the request actually held may be missing"
+		res.pairs[i].conf = MatchLikely
+		res.pairs[i].why += "; but " + m.in.incomplete + ", so the request actually held may be missing"
 	}
 	if !m.trusted {
 		// Without details or from mixed processes, a lone fit proves
 		// nothing: the request list is not the watches'.
-		res.req[i], res.conf[i] = -1, MatchAmbiguous
+		res.pairs[i].req, res.pairs[i].conf = -1, MatchAmbiguous
 		m.ambiguousN(res, i, []int{j}, 1, true, watchers, reqs, false)
 	}
 }
@@ -578,32 +579,32 @@ func (m *matcher) ambiguous(res *matchResult, i int, cands []int, sameUser bool,
 // cands are the first (more than maxCandidatesListed means too many to
 // list).
 func (m *matcher) ambiguousN(res *matchResult, i int, cands []int, n int, sameUser bool, watchers, reqs int, infeasible bool) {
-	res.conf[i], res.nCand[i] = MatchAmbiguous, n
+	res.pairs[i].conf, res.pairs[i].nCand = MatchAmbiguous, n
 	for _, j := range cands {
 		res.used[j] = true
 	}
 	if n <= maxCandidatesListed {
-		res.candidates[i] = slices.Clone(cands)
+		res.pairs[i].candidates = slices.Clone(cands)
 	}
 	if sameUser && n > 0 {
-		res.sameUser[i] = userOf(m.in.reqs[cands[0]])
+		res.pairs[i].sameUser = userOf(m.in.reqs[cands[0]])
 	}
 	switch {
 	case n == 0:
-		res.conf[i] = ""
+		res.pairs[i].conf = ""
 	case m.in.mixed != "":
-		res.why[i] = fmt.Sprintf("the goroutine dump and the APF dump may come from different API server processes: %d executing watch requests could be this watch's", n)
+		res.pairs[i].why = fmt.Sprintf("the goroutine dump and the APF dump may come from different API server processes: %d executing watch requests could be this watch's", n)
 	case !m.in.details:
-		res.why[i] = fmt.Sprintf("the APF dump was taken without includeRequestDetails=1: %d executing requests could be this watch's", n)
+		res.pairs[i].why = fmt.Sprintf("the APF dump was taken without includeRequestDetails=1: %d executing requests could be this watch's", n)
 	case infeasible:
-		res.why[i] = fmt.Sprintf("%d executing watch requests could be this watch's; the ages do not allow one request per watcher (the APF dump was taken later, or the clock is off), so none is forced", n)
+		res.pairs[i].why = fmt.Sprintf("%d executing watch requests could be this watch's; the ages do not allow one request per watcher (the APF dump was taken later, or the clock is off), so none is forced", n)
 	default:
-		res.why[i] = fmt.Sprintf("%d executing watch requests could be this watch's: %s; nothing in the dumps separates them (goroutine ids do not follow arrival order)", n, m.separation(i, watchers, reqs))
+		res.pairs[i].why = fmt.Sprintf("%d executing watch requests could be this watch's: %s; nothing in the dumps separates them (goroutine ids do not follow arrival order)", n, m.separation(i, watchers, reqs))
 	}
-	if res.sameUser[i] != "" && n > 1 && res.conf[i] != "" {
-		res.why[i] += fmt.Sprintf("; every candidate has user %q, so the user is known exactly", res.sameUser[i])
+	if res.pairs[i].sameUser != "" && n > 1 && res.pairs[i].conf != "" {
+		res.pairs[i].why += fmt.Sprintf("; every candidate has user %q, so the user is known exactly", res.pairs[i].sameUser)
 	}
-	res.why[i] = m.texts.intern(res.why[i])
+	res.pairs[i].why = m.texts.intern(res.pairs[i].why)
 }
 
 // separation says what the candidates of watcher i were narrowed by.
@@ -676,16 +677,16 @@ func applyMatches(findings []*Finding, in matchInput, res matchResult) {
 			continue
 		}
 		switch {
-		case res.req[i] >= 0:
-			r := in.reqs[res.req[i]]
-			f.Client = clientFrom(r, res.conf[i])
-			f.Evidence = append(f.Evidence, fmt.Sprintf("client match %s: %s", res.conf[i], res.why[i]))
+		case res.pairs[i].req >= 0:
+			r := in.reqs[res.pairs[i].req]
+			f.Client = clientFrom(r, res.pairs[i].conf)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("client match %s: %s", res.pairs[i].conf, res.pairs[i].why))
 			if !in.at.IsZero() {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("request started %s before the capture", roundDuration(in.at.Sub(r.StartTime))))
 			}
-		case res.conf[i] == MatchAmbiguous:
+		case res.pairs[i].conf == MatchAmbiguous:
 			var cs []apf.Request
-			for _, j := range res.candidates[i] {
+			for _, j := range res.pairs[i].candidates {
 				cs = append(cs, in.reqs[j])
 				f.Candidates = append(f.Candidates, toRequest(f.APIServer, in.reqs[j], in.at))
 			}
@@ -693,11 +694,11 @@ func applyMatches(findings []*Finding, in matchInput, res matchResult) {
 				f.Client = commonClient(cs)
 			} else {
 				f.Client = &Client{Match: MatchAmbiguous}
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%d candidates, too many to list", res.nCand[i]))
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%d candidates, too many to list", res.pairs[i].nCand))
 			}
-			f.Client.User = res.sameUser[i]
-			f.Evidence = append(f.Evidence, "client match ambiguous: "+res.why[i])
-			if j := res.hint[i]; j >= 0 && res.sameUser[i] == "" {
+			f.Client.User = res.pairs[i].sameUser
+			f.Evidence = append(f.Evidence, "client match ambiguous: "+res.pairs[i].why)
+			if j := res.pairs[i].hint; j >= 0 && res.pairs[i].sameUser == "" {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("a lead, not a match: by handler goroutine id against arrival order this would be %s's request; ids followed arrival order in 60 of 60 runs on a 2-CPU server, but are handed out per P in batches and can invert on servers with many CPUs", userOf(in.reqs[j])))
 			}
 		}

@@ -145,21 +145,21 @@ func TestMatchSoundOnRandomInstances(t *testing.T) {
 		res := matchClients(in)
 		for i, w := range ws {
 			want := truth[w.GoroutineID]
-			claims[res.conf[i]]++
-			switch res.conf[i] {
+			claims[res.pairs[i].conf]++
+			switch res.pairs[i].conf {
 			case MatchExact, MatchLikely:
-				if got := reqs[res.req[i]].Name; got != want {
-					t.Fatalf("instance %d: watcher %d paired %s with %s, truth %s\nwatchers %+v\nrequests %+v", n, w.GoroutineID, res.conf[i], got, want, ws, reqs)
+				if got := reqs[res.pairs[i].req].Name; got != want {
+					t.Fatalf("instance %d: watcher %d paired %s with %s, truth %s\nwatchers %+v\nrequests %+v", n, w.GoroutineID, res.pairs[i].conf, got, want, ws, reqs)
 				}
 			case MatchAmbiguous:
 				var names []string
-				for _, j := range res.candidates[i] {
+				for _, j := range res.pairs[i].candidates {
 					names = append(names, reqs[j].Name)
 				}
 				if !slices.Contains(names, want) {
-					t.Fatalf("instance %d: watcher %d candidates %v lack the truth %s: %s", n, w.GoroutineID, names, want, res.why[i])
+					t.Fatalf("instance %d: watcher %d candidates %v lack the truth %s: %s", n, w.GoroutineID, names, want, res.pairs[i].why)
 				}
-				if u := res.sameUser[i]; u != "" {
+				if u := res.pairs[i].sameUser; u != "" {
 					for _, r := range reqs {
 						if r.Name == want && r.User != u {
 							t.Fatalf("instance %d: watcher %d user %q, truth %q", n, w.GoroutineID, u, r.User)
@@ -167,7 +167,7 @@ func TestMatchSoundOnRandomInstances(t *testing.T) {
 					}
 				}
 			default:
-				t.Fatalf("instance %d: watcher %d unmatched (%q) though its request is listed", n, w.GoroutineID, res.conf[i])
+				t.Fatalf("instance %d: watcher %d unmatched (%q) though its request is listed", n, w.GoroutineID, res.pairs[i].conf)
 			}
 		}
 	}
