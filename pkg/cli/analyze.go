@@ -109,7 +109,7 @@ func (o *AnalyzeOptions) Validate() error {
 
 // Run loads the inputs, diagnoses them and writes the report.
 func (o *AnalyzeOptions) Run() error {
-	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt})
+	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, Now: time.Now()})
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,25 @@ func (o *AnalyzeOptions) Run() error {
 	if err := writeReport(o.Out, r, o.format, o.failOn); err != nil {
 		return err
 	}
-	return errNothingDiagnosed(r)
+	if err := errNothingDiagnosed(r); err != nil {
+		return err
+	}
+	return errForeign(loaded)
+}
+
+// errForeign fails a run whose every goroutine dump holds no
+// kube-apiserver code: "no watch stuck" would be said of another process.
+func errForeign(l *bundle.Loaded) error {
+	foreign := l.Foreign()
+	for _, c := range l.Captures {
+		if c.Dump != nil && !c.Foreign() {
+			return nil
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	return fmt.Errorf("no watch-cache goroutines found: the goroutine dump of %s holds no kube-apiserver code and may be from another process; nothing was diagnosed (capture kube-apiserver's /debug/pprof/goroutine?debug=2)", strings.Join(foreign, ", "))
 }
 
 // errNothingDiagnosed fails a run in which no API server had a goroutine
