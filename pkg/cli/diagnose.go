@@ -116,6 +116,7 @@ func (o *DiagnoseOptions) Run() error {
 	if err != nil {
 		return err
 	}
+	res.Notes = warnNotes(o.ErrOut, append(o.notes, res.Notes...))
 	errs := instanceErrors(res, o.ErrOut)
 	loaded := target.Loaded(res)
 	if len(loaded.Captures) == 0 {

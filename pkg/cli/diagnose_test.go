@@ -178,7 +178,7 @@ func TestDiagnoseErrors(t *testing.T) {
 		want := []string{
 			`GET /metrics forbidden: missing RBAC rule nonResourceURLs: ["/metrics"], verbs: ["get"]`,
 			// Without go_goroutines the stop-the-world dump is not taken.
-			"go_goroutines could not be read from /metrics",
+			"/metrics failed, so go_goroutines is unknown",
 			`GET /debug/api_priority_and_fairness/dump_requests forbidden: missing RBAC rule nonResourceURLs: ["/debug/api_priority_and_fairness/*"], verbs: ["get"]`,
 			`nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
 			`apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"]`,

@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +32,8 @@ type LiveOptions struct {
 
 	// Clock is injected by tests; nil means the real clock.
 	Clock clock.Clock
+
+	notes []string // what config resolved that the user should know
 }
 
 func newLiveOptions() LiveOptions {
@@ -83,6 +82,10 @@ func (o *LiveOptions) validate() error {
 
 // config resolves the kubeconfig and flags into the engine's Config.
 func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
+	if err := checkRequestTimeout(o.ConfigFlags); err != nil {
+		return live.Config{}, err
+	}
+	o.notes = kubeconfigNotes(o.ConfigFlags)
 	rc, err := o.ConfigFlags.ToRESTConfig()
 	if err != nil {
 		return live.Config{}, fmt.Errorf("no cluster to read: %w (set --kubeconfig or --context, or use analyze on saved files)", err)
@@ -103,13 +106,15 @@ func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
 }
 
 // signalContext is canceled on SIGINT/SIGTERM.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
+func signalContext() (context.Context, context.CancelFunc) { return interruptContext() }
 
 // instanceErrors flattens per-instance errors for the report and stderr,
 // and prints the missing RBAC rules once when a request was refused.
 func instanceErrors(res *live.Result, errOut io.Writer) []string {
+	if wasInterrupted() != nil {
+		return nil // canceled requests are no failures: execute says so
+	}
+	explainNotFound(res)
 	var out []string
 	forbidden := false
 	for _, ir := range res.Instances {

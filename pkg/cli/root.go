@@ -44,7 +44,12 @@ func Main(streams genericiooptions.IOStreams, args []string) int {
 // returns the exit code.
 func execute(cmd *cobra.Command, streams genericiooptions.IOStreams, args []string) int {
 	cmd.SetArgs(args)
+	interrupted.Store(nil)
 	err := cmd.Execute()
+	if sig := wasInterrupted(); sig != nil {
+		fmt.Fprintf(streams.ErrOut, "interrupted (%v): stopped before the command completed; what is printed above is all that was read\n", sig)
+		return ExitInterrupted
+	}
 	switch {
 	case err == nil:
 		return ExitOK

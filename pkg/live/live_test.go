@@ -183,7 +183,7 @@ func TestMaxGoroutinesHoldsWhenMetricsCannotBeRead(t *testing.T) {
 			t.Errorf("the dump was taken although go_goroutines is unknown: %s", p)
 		}
 	}
-	if errs := res.Instances[0].Errors; len(errs) < 2 || !strings.Contains(errs[1].Error(), "pass --force") {
+	if errs := res.Instances[0].Errors; len(errs) < 2 || !strings.Contains(errs[1].Error(), "/metrics failed") || strings.Contains(errs[1].Error(), "--force") {
 		t.Errorf("errors = %v", errs)
 	}
 	cfg.Force = true

@@ -259,9 +259,13 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 	case !cfg.wants(bundle.KindGoroutineDebug2):
 	case cfg.MaxGoroutines > 0 && !cfg.Force && (math.IsNaN(goroutines) || goroutines > float64(cfg.MaxGoroutines)):
 		var err error
-		if math.IsNaN(goroutines) {
+		switch {
+		case mfi.Error != "":
+			// The server may be down or sick: no stop-the-world dump.
+			err = fmt.Errorf("%s: /metrics failed, so go_goroutines is unknown and the goroutine dump (which stops the world in the API server while it is written) was not attempted: fix /metrics first (see its error)", inst.Name)
+		case math.IsNaN(goroutines):
 			err = fmt.Errorf("%s: go_goroutines could not be read from /metrics, so the goroutine dump (which stops the world in the API server while it is written) cannot be checked against --max-goroutines %d: pass --force to take it anyway", inst.Name, cfg.MaxGoroutines)
-		} else {
+		default:
 			err = fmt.Errorf("%s: go_goroutines is %.0f, above --max-goroutines %d: a debug=2 dump stops the world in the API server while it is written; pass --force to take it anyway", inst.Name, goroutines, cfg.MaxGoroutines)
 		}
 		errs = append(errs, err)
