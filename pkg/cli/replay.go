@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
 
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
@@ -247,10 +249,91 @@ func sanitizeName(s string) string {
 	return s
 }
 
+// scenarioInfo is one row of --list.
+type scenarioInfo struct {
+	Name        string `json:"name"`
+	Duration    string `json:"duration"`
+	Clients     int    `json:"clients"`
+	Description string `json:"description"`
+}
+
+// list prints the built-in scenarios in the --output format.
+func (o *ReplayOptions) list() error {
+	var rows []scenarioInfo
+	for _, n := range replay.BuiltinNames() {
+		sc, err := replay.Builtin(n)
+		if err != nil {
+			return err
+		}
+		clients := 0
+		for _, c := range sc.Clients {
+			clients += c.Count
+		}
+		rows = append(rows, scenarioInfo{Name: n, Duration: sc.Duration.String(), Clients: clients, Description: sc.Description})
+	}
+	switch o.format {
+	case report.FormatJSON, report.FormatYAML:
+		b, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			return err
+		}
+		if o.format == report.FormatYAML {
+			if b, err = yaml.JSONToYAML(b); err != nil {
+				return err
+			}
+		} else {
+			b = append(b, '\n')
+		}
+		_, err = o.Out.Write(b)
+		return err
+	}
+	t := report.NewTable(o.Out, "scenario", "duration", "clients", "description")
+	for _, r := range rows {
+		if err := t.Append(r.Name, r.Duration, fmt.Sprint(r.Clients), r.Description); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// checkSVG refuses an --svg that cannot be written before the replay runs
+// (it can take minutes), and "-": stdout carries the report.
+func checkSVG(path string) error {
+	if path == "" {
+		return nil
+	}
+	if path == "-" {
+		return fmt.Errorf("invalid --svg %q: stdout carries the report; name a file, like --svg timeline.svg", path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("invalid --svg %q: directory %q: %w", path, dir, unwrapPathError(err))
+	case !st.IsDir():
+		return fmt.Errorf("invalid --svg %q: %q is not a directory", path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("invalid --svg %q: it is a directory; name a file inside it", path)
+	}
+	return nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // Validate checks the flags.
 func (o *ReplayOptions) Validate() error {
 	if o.List {
 		return nil
+	}
+	if err := checkSVG(o.SVG); err != nil {
+		return err
 	}
 	if o.StallTimeout < 0 {
 		return fmt.Errorf("invalid --stall-timeout %v: use a positive duration such as 30s", o.StallTimeout)
@@ -283,21 +366,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		ctx = context.Background()
 	}
 	if o.List {
-		t := report.NewTable(o.Out, "scenario", "duration", "clients", "description")
-		for _, n := range replay.BuiltinNames() {
-			sc, err := replay.Builtin(n)
-			if err != nil {
-				return err
-			}
-			clients := 0
-			for _, c := range sc.Clients {
-				clients += c.Count
-			}
-			if err := t.Append(n, sc.Duration.String(), fmt.Sprint(clients), sc.Description); err != nil {
-				return err
-			}
-		}
-		return t.Render()
+		return o.list()
 	}
 	if o.PrintScenario {
 		b, err := o.scenario.Marshal()

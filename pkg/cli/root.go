@@ -25,10 +25,10 @@ const (
 	ExitError = 2
 )
 
-const exitCodesHelp = `Exit codes:
-  0  no finding at or above --fail-on (default critical)
-  1  at least one finding at or above --fail-on
-  2  error: bad flag, unreadable or invalid input, cluster not reachable or refused`
+// exitCodesHelp marks where a command's help gives its exit codes; the
+// text is generated from the command's flags by finishHelp, so it cannot
+// contradict them.
+const exitCodesHelp = "\x00exit-codes\x00"
 
 // errFindings is returned by a command that ran to completion but found
 // something at or above --fail-on. It carries no message: the report already
@@ -108,5 +108,6 @@ It only reads from the cluster.
 	cmd.AddCommand(NewCmdAnalyze(streams))
 	cmd.AddCommand(NewCmdReplay(streams))
 	cmd.AddCommand(NewCmdVersion(streams))
+	finishHelp(cmd)
 	return cmd
 }
