@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/clock"
+
+	"github.com/watch-doctor/watch-doctor/pkg/report"
 )
 
 // Exit codes, the same for every subcommand (documented in --help and README).
@@ -56,7 +58,7 @@ func execute(cmd *cobra.Command, streams genericiooptions.IOStreams, args []stri
 	case errors.Is(err, errFindings):
 		return ExitFindings
 	default:
-		fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+		fmt.Fprintf(streams.ErrOut, "error: %s\n", report.Escape(err.Error()))
 		return ExitError
 	}
 }

@@ -15,7 +15,7 @@ func RenderReport(w io.Writer, r *watches.Report, f Format) error {
 	case FormatJSON, FormatYAML:
 		return writeStructured(w, r, f)
 	case FormatTable, FormatWide:
-		return renderReportTable(w, r, f == FormatWide)
+		return renderReportTable(escapeWriter{w}, r, f == FormatWide)
 	}
 	return fmt.Errorf("unsupported format %q: use one of table, wide, json, yaml", f)
 }
