@@ -28,6 +28,7 @@ const diagnoseExample = `  # Every API server of the current context, sampled tw
 type DiagnoseOptions struct {
 	genericiooptions.IOStreams
 	LiveOptions
+	Fleet FleetOptions
 
 	Output string
 	FailOn string
@@ -38,7 +39,7 @@ type DiagnoseOptions struct {
 
 // NewDiagnoseOptions returns options with defaults.
 func NewDiagnoseOptions(streams genericiooptions.IOStreams) *DiagnoseOptions {
-	return &DiagnoseOptions{IOStreams: streams, LiveOptions: newLiveOptions(), Output: string(report.FormatTable), FailOn: watches.SeverityCritical}
+	return &DiagnoseOptions{IOStreams: streams, LiveOptions: newLiveOptions(), Fleet: newFleetOptions(), Output: string(report.FormatTable), FailOn: watches.SeverityCritical}
 }
 
 // NewCmdDiagnose builds `kubectl watch-doctor diagnose`.
@@ -72,6 +73,7 @@ Needs get on /debug/pprof/*, /debug/api_priority_and_fairness/*, /metrics,
 
 func (o *DiagnoseOptions) addFlags(cmd *cobra.Command) {
 	o.LiveOptions.addFlags(cmd)
+	o.Fleet.addFlags(cmd)
 	addOutputFlag(cmd, &o.Output)
 	addFailOnFlag(cmd, &o.FailOn)
 }
@@ -101,6 +103,9 @@ func (o *DiagnoseOptions) Validate() error { return o.LiveOptions.validate() }
 
 // Run samples the cluster, diagnoses and writes the report.
 func (o *DiagnoseOptions) Run() error {
+	if o.Fleet.enabled() {
+		return o.runFleet()
+	}
 	var progress io.Writer = o.ErrOut
 	if o.format.Structured() && o.Verbose == 0 {
 		progress = nil
