@@ -75,10 +75,12 @@ func newCmdRoot(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.Comm
 	o := NewDiagnoseOptions(streams)
 	o.Clock = clk
 	cmd := &cobra.Command{
-		Use:   "kubectl-watch_doctor",
-		Args:  cobra.NoArgs,
-		RunE:  o.runE,
-		Short: "Find watches stuck inside Kubernetes API servers and the clients that hold them",
+		Use:     "kubectl-watch_doctor",
+		Args:    rootArgs,
+		Example: rootExample,
+		Version: versionLine(currentVersion()),
+		RunE:    o.runE,
+		Short:   "Find watches stuck inside Kubernetes API servers and the clients that hold them",
 		Long: `watch-doctor finds watches stuck in the initial-events phase of kube-apiserver's
 watch cache (kubernetes issue 131721), names the client holding each one, and
 says what it costs (goroutines, APF seats) and what the proposed stall
@@ -110,6 +112,9 @@ It only reads from the cluster.
 	cmd.AddCommand(NewCmdAnalyze(streams))
 	cmd.AddCommand(NewCmdReplay(streams))
 	cmd.AddCommand(NewCmdVersion(streams))
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	finishHelp(cmd)
+	finishCompletion(cmd)
+	finishUsage(cmd)
 	return cmd
 }
