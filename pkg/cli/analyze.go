@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type AnalyzeOptions struct {
 	genericiooptions.IOStreams
 
 	Output     string
+	NoHeaders  bool
 	FailOn     string
 	CapturedAt string
 	Paths      []string
@@ -73,7 +75,7 @@ sample tells a stuck watch from a slow one.
 			return o.Run()
 		},
 	}
-	addOutputFlag(cmd, &o.Output)
+	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
 	cmd.Flags().StringVar(&o.CapturedAt, "captured-at", o.CapturedAt, "when the inputs were captured (RFC 3339), for a single capture without captured-at.txt")
 	return cmd
@@ -83,7 +85,7 @@ sample tells a stuck watch from a slow one.
 func (o *AnalyzeOptions) Complete(args []string) error {
 	o.Paths = args
 	var err error
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
+	if o.format, err = parseOutput(o.Output, o.NoHeaders); err != nil {
 		return err
 	}
 	if o.failOn, err = parseFailOn(o.FailOn); err != nil {
@@ -153,8 +155,8 @@ func errNothingDiagnosed(r *watches.Report) error {
 
 // writeReport renders r and turns findings at or above failOn into the
 // findings exit code.
-func writeReport(w interface{ Write([]byte) (int, error) }, r *watches.Report, f report.Format, failOn string) error {
-	if err := report.RenderReport(w, r, f); err != nil {
+func writeReport(w io.Writer, r *watches.Report, f report.Format, failOn string) error {
+	if err := renderDiagnosis(w, r, f); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if failOn != failOnNone && watches.SeverityRank(r.MaxSeverity()) >= watches.SeverityRank(failOn) {

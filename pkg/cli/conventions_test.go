@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
 )
 
@@ -100,4 +101,31 @@ func TestHelpLayout(t *testing.T) {
 		}
 	}
 	walk(root)
+}
+
+func TestOutputForms(t *testing.T) {
+	t2 := golden.Fixture("t2")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-o", "name"}, "StuckInitialEvents/slow-informer\nSlowInitialEvents/paced-reader\n"},
+		{[]string{"-o", "jsonpath={.findings[*].client.user}"}, "slow-informer paced-reader"},
+		{[]string{"-o", `go-template={{range .findings}}{{.type}} {{.client.seats}}{{"\n"}}{{end}}`}, "StuckInitialEvents 1\nSlowInitialEvents 1\n"},
+	}
+	for _, tc := range tests {
+		_, out, errOut := run(t, nil, append([]string{"analyze", t2, "--fail-on", "none"}, tc.args...)...)
+		if out != tc.want {
+			t.Errorf("%q: stdout %q, want %q (stderr %q)", tc.args, out, tc.want, errOut)
+		}
+	}
+	_, out, _ := run(t, nil, "analyze", t2, "--fail-on", "none", "--no-headers")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "StuckInitialEvents ") || strings.Contains(out, "FINDING") || strings.Contains(out, "Summary") {
+		t.Errorf("--no-headers:\n%s", out)
+	}
+	code, out, errOut := run(t, nil, "analyze", t2, "-o", "jsonpath={.findings[")
+	if code != ExitError || out != "" || !strings.Contains(errOut, "invalid -o jsonpath template") {
+		t.Errorf("bad template: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }

@@ -30,8 +30,9 @@ type DiagnoseOptions struct {
 	LiveOptions
 	Fleet FleetOptions
 
-	Output string
-	FailOn string
+	Output    string
+	NoHeaders bool
+	FailOn    string
 
 	format report.Format
 	failOn string
@@ -74,7 +75,7 @@ Needs get on /debug/pprof/*, /debug/api_priority_and_fairness/*, /metrics,
 func (o *DiagnoseOptions) addFlags(cmd *cobra.Command) {
 	o.LiveOptions.addFlags(cmd)
 	o.Fleet.addFlags(cmd)
-	addOutputFlag(cmd, &o.Output)
+	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
 }
 
@@ -91,7 +92,7 @@ func (o *DiagnoseOptions) runE(cmd *cobra.Command, args []string) error {
 // Complete resolves flags.
 func (o *DiagnoseOptions) Complete() error {
 	var err error
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
+	if o.format, err = parseOutput(o.Output, o.NoHeaders); err != nil {
 		return err
 	}
 	o.failOn, err = parseFailOn(o.FailOn)

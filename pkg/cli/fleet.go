@@ -146,7 +146,7 @@ func (o *DiagnoseOptions) runFleet() error {
 	}
 	wg.Wait()
 	fr := report.NewFleetReport(clusters)
-	if err := report.RenderFleet(o.Out, fr, o.format); err != nil {
+	if err := renderFleet(o.Out, fr, o.format); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if fr.Summary.Failed > 0 {
@@ -244,4 +244,29 @@ func (p *prefixWriter) flush() {
 	if p.buf.Len() > 0 {
 		p.Write([]byte("\n"))
 	}
+}
+
+// renderFleet writes fr in format f (see parseOutput).
+func renderFleet(w io.Writer, fr *report.FleetReport, f report.Format) error {
+	switch {
+	case f == outputName:
+		var b strings.Builder
+		for _, c := range fr.Clusters {
+			if c.Report == nil {
+				continue
+			}
+			for _, fd := range c.Report.Findings {
+				client := "unmatched"
+				if fd.Client != nil && fd.Client.User != "" {
+					client = fd.Client.User
+				}
+				fmt.Fprintf(&b, "%s/%s/%s\n", c.Context, fd.Type, client)
+			}
+		}
+		_, err := io.WriteString(w, report.Escape(b.String()))
+		return err
+	case isTemplateOutput(string(f)):
+		return printObject(w, fr, f)
+	}
+	return report.RenderFleet(w, fr, report.Format(strings.TrimSuffix(string(f), noHeadersSuffix)))
 }
