@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,7 @@ type ReplayOptions struct {
 	List          bool
 	PrintScenario bool
 	FailOn        string
+	MaxMemory     string
 
 	format   report.Format
 	scenario *replay.Scenario
@@ -78,6 +80,7 @@ func NewReplayOptions(streams genericiooptions.IOStreams) *ReplayOptions {
 		Output:    string(report.FormatTable),
 		Columns:   append([]string(nil), replayColumns...),
 		FailOn:    failOnNone,
+		MaxMemory: defaultReplayMaxMemory,
 	}
 }
 
@@ -126,6 +129,7 @@ a bundle. ` + exitCodesHelp,
 	cmd.Flags().BoolVar(&o.Timeline, "timeline", o.Timeline, "record blocked watcher goroutines per tick in every column")
 	cmd.Flags().StringVar(&o.SVG, "svg", o.SVG, "write the timeline as an SVG chart to this file (implies --timeline)")
 	cmd.Flags().StringVar(&o.From, "from", o.From, "derive the scenario from a bundle directory (metrics, goroutine and APF dumps, or an analyze -o json report)")
+	cmd.Flags().StringVar(&o.MaxMemory, "max-memory", o.MaxMemory, "refuse a replay expected to need more memory than this (estimated from its objects, clients and columns)")
 	cmd.Flags().BoolVar(&o.List, "list", o.List, "list the built-in scenarios and exit")
 	cmd.Flags().BoolVar(&o.PrintScenario, "print-scenario", o.PrintScenario, "print the scenario as YAML and exit, without replaying it")
 	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, "exit 1 when: "+replayFailOnCut+" (the patch stops a client that completes without it), "+replayFailOnDifferent+" (upstream and unpatched disagree), or "+failOnNone)
@@ -146,7 +150,7 @@ func (o *ReplayOptions) Complete(args []string) error {
 	case o.From != "" && len(args) > 0:
 		return fmt.Errorf("both a scenario %q and --from %q given: use one", args[0], o.From)
 	case o.From != "":
-		o.scenario, err = scenarioFromDir(o.From)
+		o.scenario, err = scenarioFromDir(o.From, o.ErrOut)
 	case len(args) == 0:
 		return fmt.Errorf("no scenario: name a built-in one (%s), a YAML file, or use --from DIR", strings.Join(replay.BuiltinNames(), ", "))
 	default:
@@ -188,7 +192,8 @@ func loadScenario(name string) (*replay.Scenario, error) {
 // scenarioFromDir reads a bundle directory (any layout analyze reads): the
 // metrics of its latest capture, and a diagnosis, either an analyze -o json
 // report at its top level or one made from its dumps.
-func scenarioFromDir(dir string) (*replay.Scenario, error) {
+func scenarioFromDir(dir string, progress io.Writer) (*replay.Scenario, error) {
+	fmt.Fprintf(progress, "replay --from %s: reading the bundle\n", dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading --from %q: %w", dir, err)
@@ -225,6 +230,7 @@ func scenarioFromDir(dir string) (*replay.Scenario, error) {
 			ev.Metrics = latest.MetricsSample
 		}
 		if ev.Report == nil {
+			fmt.Fprintf(progress, "replay --from %s: diagnosing %d capture(s)\n", dir, len(loaded.Captures))
 			ev.Report = watches.Diagnose(loaded.Servers(), watches.Options{})
 		}
 	}
@@ -232,6 +238,13 @@ func scenarioFromDir(dir string) (*replay.Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--from %q: %w", dir, err)
 	}
+	objects := 0
+	for _, r := range sc.Resources {
+		for _, g := range r.Objects {
+			objects += g.Count
+		}
+	}
+	fmt.Fprintf(progress, "replay --from %s: derived scenario %s: %s virtual, %d objects, %d client group(s)\n", dir, sc.Name, sc.Duration.Duration, objects, len(sc.Clients))
 	return sc, nil
 }
 
@@ -357,7 +370,10 @@ func (o *ReplayOptions) Validate() error {
 	if !ok {
 		return fmt.Errorf("unsupported --fail-on %q: use one of %s", o.FailOn, strings.Join(replayFailOnValues, ", "))
 	}
-	return nil
+	if o.PrintScenario {
+		return nil
+	}
+	return checkReplayMemory(o.ErrOut, o.scenario, o.columns, o.MaxMemory)
 }
 
 // Run replays the scenario and writes the report.
