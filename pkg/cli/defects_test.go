@@ -233,9 +233,7 @@ func TestInterruptExits130(t *testing.T) {
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.Block = true
 	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)
-	restore := notifySignals
-	notifySignals = func(c chan<- os.Signal) { c <- os.Interrupt }
-	t.Cleanup(func() { notifySignals = restore })
+	interruptAtOnce(t)
 	code, _, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", s.Address(), "--samples", "1")
 	if code != ExitInterrupted {
 		t.Errorf("exit %d, want %d", code, ExitInterrupted)
@@ -299,9 +297,7 @@ func TestInterruptedCollectKeepsTheBundle(t *testing.T) {
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.Block = true
 	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)
-	restore := notifySignals
-	notifySignals = func(c chan<- os.Signal) { c <- os.Interrupt }
-	t.Cleanup(func() { notifySignals = restore })
+	interruptAtOnce(t)
 	dir := filepath.Join(t.TempDir(), "bundle")
 	code, _, errOut := runLive(t, "collect", "--kubeconfig", kc, "--apiserver", s.Address(), "--samples", "1", "-d", dir)
 	if code != ExitInterrupted || !strings.Contains(errOut, "wrote "+dir) || !strings.Contains(errOut, "interrupted") {
@@ -310,4 +306,12 @@ func TestInterruptedCollectKeepsTheBundle(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
 		t.Errorf("no manifest after the interrupt: %v", err)
 	}
+}
+
+// interruptAtOnce makes the next command see Ctrl-C as soon as it listens.
+func interruptAtOnce(t *testing.T) {
+	t.Helper()
+	restore := notifySignals
+	notifySignals = func(c chan<- os.Signal) { c <- os.Interrupt }
+	t.Cleanup(func() { notifySignals = restore })
 }

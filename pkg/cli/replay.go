@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"sigs.k8s.io/yaml"
 
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
@@ -284,21 +283,8 @@ func (o *ReplayOptions) list() error {
 		}
 		rows = append(rows, scenarioInfo{Name: n, Duration: sc.Duration.String(), Clients: clients, Description: sc.Description})
 	}
-	switch o.format {
-	case report.FormatJSON, report.FormatYAML:
-		b, err := json.MarshalIndent(rows, "", "  ")
-		if err != nil {
-			return err
-		}
-		if o.format == report.FormatYAML {
-			if b, err = yaml.JSONToYAML(b); err != nil {
-				return err
-			}
-		} else {
-			b = append(b, '\n')
-		}
-		_, err = o.Out.Write(b)
-		return err
+	if o.format.Structured() {
+		return report.WriteStructured(o.Out, rows, o.format)
 	}
 	t := report.NewTable(o.Out, "scenario", "duration", "clients", "description")
 	for _, r := range rows {

@@ -1,14 +1,14 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"sigs.k8s.io/yaml"
+
+	"github.com/watch-doctor/watch-doctor/pkg/report"
 )
 
 // version and commit are set at link time by `make build`/`make dist`
@@ -88,19 +88,7 @@ func (o *VersionOptions) Run() error {
 		_, err := fmt.Fprintln(o.Out, versionLine(v))
 		return err
 	case "json", "yaml":
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		if o.Output == "yaml" {
-			if b, err = yaml.JSONToYAML(b); err != nil {
-				return err
-			}
-		} else {
-			b = append(b, '\n')
-		}
-		_, err = o.Out.Write(b)
-		return err
+		return report.WriteStructured(o.Out, v, report.Format(o.Output))
 	}
 	return fmt.Errorf("unsupported --output %q: use one of json, yaml, or none for one line", o.Output)
 }
