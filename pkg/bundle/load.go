@@ -447,16 +447,20 @@ func readDebug2(r io.Reader) (*watches.Dump, bool, error) {
 	sc := stacks.NewScanner(r)
 	sc.SkipArgs, sc.KeepArgs = true, watches.KeepArgs
 	c := watches.NewCollector()
-	var firstID int64
+	// The ids of a dump's first goroutines (the dumping one, goroutine 1,
+	// the runtime's): a dump lists each id once, so seeing one again means
+	// another dump starts. A few ids suffice and cost nothing at 1M
+	// goroutines; the long-lived ones recur in any later dump of a process.
+	const watched = 64
+	first := make(map[int64]int, watched)
 	apiserver := false
-	for n := 0; sc.Next(); n++ {
+	for sc.Next() {
 		g := sc.Goroutine()
-		if n == 0 {
-			firstID = g.ID
-		} else if g.ID == firstID || len(g.Frames) > 0 && g.Frames[0].Func == dumpWriter {
-			// runtime.Stack(all) prints the dumping goroutine first and
-			// each id once: a repeat of either starts another dump.
-			return nil, false, &stacks.SyntaxError{Line: g.Line, Msg: fmt.Sprintf("a second goroutine dump starts here (goroutine %d, %s): the input holds concatenated dumps; split it at this line into one file per capture (one directory each)", g.ID, secondDumpReason(g, firstID))}
+		if line, ok := first[g.ID]; ok {
+			return nil, false, &stacks.SyntaxError{Line: g.Line, Msg: fmt.Sprintf("a second goroutine dump starts here (goroutine %d was already listed at line %d): the input holds concatenated dumps; split it into one file per capture (one directory each)", g.ID, line)}
+		}
+		if len(first) < watched {
+			first[g.ID] = g.Line
 		}
 		if !apiserver {
 			apiserver = hasAPIServerFrame(g.Frames)
@@ -467,17 +471,6 @@ func readDebug2(r io.Reader) (*watches.Dump, bool, error) {
 		return nil, false, err
 	}
 	return c.Dump(sc.Stats()), apiserver, nil
-}
-
-// dumpWriter is the innermost frame of the goroutine writing a debug=2
-// dump (runtime/pprof/pprof.go writeGoroutineStacks).
-const dumpWriter = "runtime/pprof.writeGoroutineStacks"
-
-func secondDumpReason(g *stacks.Goroutine, firstID int64) string {
-	if g.ID == firstID {
-		return "the id of the first goroutine again"
-	}
-	return "another goroutine writing a dump"
 }
 
 // hasAPIServerFrame reports whether frames run k8s.io/apiserver code,
