@@ -7,7 +7,12 @@ SHELL := /usr/bin/env bash
 VERSION   ?= v0.1.0
 BINARY    := kubectl-watch_doctor
 PKG       := github.com/watch-doctor/watch-doctor
-LDFLAGS   := -s -w -X $(PKG)/pkg/cli.version=$(VERSION)
+# COMMIT is the last commit that changed anything but .krew.yaml, so
+# committing the regenerated manifest does not change the archives it
+# names (dist stays reproducible for a given tree); "unknown" outside git.
+COMMIT    ?= $(shell git log -1 --format=%H -- . ':(exclude).krew.yaml' 2>/dev/null || echo unknown)
+LDFLAGS   := -s -w -X $(PKG)/pkg/cli.version=$(VERSION) -X $(PKG)/pkg/cli.commit=$(or $(COMMIT),unknown)
+COMPLETION := kubectl_complete-watch_doctor
 GO        ?= go
 GOFLAGS_BUILD := -trimpath -buildvcs=false
 
@@ -30,8 +35,11 @@ all: build
 build: ## Build bin/kubectl-watch_doctor for this machine.
 	$(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o bin/$(BINARY) ./cmd/kubectl-watch_doctor
 
-install: ## Install the plugin into GOBIN (kubectl finds it on PATH).
+install: ## Install the plugin and its completion script (kubectl_complete-watch_doctor) into GOBIN (kubectl finds both on PATH).
 	$(GO) install $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' ./cmd/kubectl-watch_doctor
+	@bindir=$$($(GO) env GOBIN); [ -n "$$bindir" ] || bindir=$$($(GO) env GOPATH)/bin; \
+	  install -m 0755 $(COMPLETION) "$$bindir/$(COMPLETION)"; \
+	  echo "installed $$bindir/$(BINARY) and $$bindir/$(COMPLETION)"
 
 demo: build ## Analyze a real kube-apiserver capture shipped in testdata (no cluster, no network).
 	@echo '$$ kubectl watch-doctor analyze $(DEMO_DIR)/t1 $(DEMO_DIR)/t2' >&2

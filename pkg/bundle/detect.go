@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
 // Kind is what an input holds.
@@ -158,7 +160,9 @@ func isCapturedAt(b []byte) bool {
 }
 
 // isMetrics recognises Prometheus text exposition: comment lines starting
-// with "# HELP" or "# TYPE", or a first line shaped like a sample.
+// with "# HELP" or "# TYPE", or a first line shaped like a sample of a
+// metric kube-apiserver exposes (metrics.IsKnownName). Any "word number"
+// line is not enough: a stray note would be read as /metrics.
 func isMetrics(b []byte) bool {
 	if bytes.HasPrefix(b, []byte("# HELP ")) || bytes.HasPrefix(b, []byte("# TYPE ")) {
 		return true
@@ -194,7 +198,7 @@ func isMetrics(b []byte) bool {
 		return false
 	}
 	_, err := strconv.ParseFloat(string(fields[0]), 64)
-	return err == nil
+	return err == nil && metrics.IsKnownName(string(first[:i]))
 }
 
 func isText(b []byte) bool {

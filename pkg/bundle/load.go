@@ -52,6 +52,22 @@ type Capture struct {
 	files    map[Kind]string
 	notes    []string
 	warnings []string
+	// foreign is set when the goroutine dump holds no kube-apiserver code.
+	foreign bool
+}
+
+// Foreign reports whether the capture's goroutine dump holds no
+// kube-apiserver code (k8s.io/apiserver frames): it may be from another
+// process, and saying "no watch stuck" of it would be wrong.
+func (c *Capture) Foreign() bool { return c.Dump != nil && c.foreign }
+
+func aggregatedAPIServer(a *stacks.Aggregated) bool {
+	for _, st := range a.Stacks {
+		if hasAPIServerFrame(st.Frames) {
+			return true
+		}
+	}
+	return false
 }
 
 // Warnings are what reading the capture's inputs skipped.
@@ -74,6 +90,9 @@ type Options struct {
 	// CapturedAt overrides the capture time; it applies only when the
 	// inputs form a single capture.
 	CapturedAt time.Time
+	// Now is the current time, to refuse capture times in the future;
+	// zero skips that check.
+	Now time.Time
 }
 
 // Load reads paths: files, directories (walked; every directory holding
@@ -225,6 +244,18 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 		}
 		l.Captures[0].CapturedAt, l.Captures[0].CapturedAtSource = opts.CapturedAt, "--captured-at"
 	}
+	for _, c := range l.Captures {
+		if err := c.checkCaptureTime(opts.Now); err != nil {
+			return nil, err
+		}
+		if w := c.dropLaterRequests(); w != "" {
+			l.Warnings = append(l.Warnings, w)
+		}
+		if c.Foreign() {
+			l.Warnings = append(l.Warnings, ForeignWarning(c.Name))
+		}
+	}
+	l.Warnings = append(l.Warnings, l.orderWarnings()...)
 	return l, nil
 }
 
@@ -330,24 +361,24 @@ func (c *Capture) Read(kind Kind, name string, r io.Reader) error {
 	}
 	switch kind {
 	case KindGoroutineDebug2:
-		d, err := ReadDebug2(r)
+		d, apiserver, err := readDebug2(r)
 		if err != nil {
 			return wrap(err)
 		}
-		c.Dump = d
+		c.Dump, c.foreign = d, !apiserver
 	case KindGoroutineDebug1:
 		a, err := stacks.ParseDebug1(r)
 		if err != nil {
 			return wrap(err)
 		}
-		c.Dump = watches.FromAggregated(a, watches.FormatDebug1)
+		c.Dump, c.foreign = watches.FromAggregated(a, watches.FormatDebug1), !aggregatedAPIServer(a)
 	case KindGoroutineProfile:
 		a, err := stacks.ParseProfile(r)
 		if err != nil {
 			delete(c.files, kind)
 			return fmt.Errorf("%s: %w: binary data that is not a goroutine profile (%v)", name, ErrUnknownKind, err)
 		}
-		c.Dump = watches.FromAggregated(a, watches.FormatProtobuf)
+		c.Dump, c.foreign = watches.FromAggregated(a, watches.FormatProtobuf), !aggregatedAPIServer(a)
 	case KindAPFRequests:
 		rq, err := apf.ParseRequests(r)
 		if err != nil {
@@ -409,16 +440,52 @@ func rank(k Kind) int {
 // ReadDebug2 streams a debug=2 dump through the watch classifier, keeping
 // only what the diagnosis needs.
 func ReadDebug2(r io.Reader) (*watches.Dump, error) {
+	d, _, err := readDebug2(r)
+	return d, err
+}
+
+// readDebug2 is ReadDebug2 that also tells whether any goroutine ran
+// kube-apiserver code, and refuses dumps concatenated into one input.
+func readDebug2(r io.Reader) (*watches.Dump, bool, error) {
 	sc := stacks.NewScanner(r)
 	sc.SkipArgs, sc.KeepArgs = true, watches.KeepArgs
 	c := watches.NewCollector()
+	// The ids of a dump's first goroutines (the dumping one, goroutine 1,
+	// the runtime's): a dump lists each id once, so seeing one again means
+	// another dump starts. A few ids suffice and cost nothing at 1M
+	// goroutines; the long-lived ones recur in any later dump of a process.
+	const watched = 64
+	first := make(map[int64]int, watched)
+	apiserver := false
 	for sc.Next() {
-		c.Add(sc.Goroutine())
+		g := sc.Goroutine()
+		if line, ok := first[g.ID]; ok {
+			return nil, false, &stacks.SyntaxError{Line: g.Line, Msg: fmt.Sprintf("a second goroutine dump starts here (goroutine %d was already listed at line %d): the input holds concatenated dumps; split it into one file per capture (one directory each)", g.ID, line)}
+		}
+		if len(first) < watched {
+			first[g.ID] = g.Line
+		}
+		if !apiserver {
+			apiserver = hasAPIServerFrame(g.Frames)
+		}
+		c.Add(g)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return c.Dump(sc.Stats()), nil
+	return c.Dump(sc.Stats()), apiserver, nil
+}
+
+// hasAPIServerFrame reports whether frames run k8s.io/apiserver code,
+// which every kube-apiserver goroutine dump holds (its handlers, the
+// watch cache, APF).
+func hasAPIServerFrame(frames []stacks.Frame) bool {
+	for _, f := range frames {
+		if strings.HasPrefix(f.Func, "k8s.io/apiserver/") {
+			return true
+		}
+	}
+	return false
 }
 
 func readVersion(r io.Reader) (string, error) {
@@ -672,4 +739,100 @@ func (c *Capture) sample() watches.Sample {
 		s.Metrics = mc
 	}
 	return s
+}
+
+// RequestSlack is how long after a capture time an APF request may have
+// started and still be read with that capture.
+const RequestSlack = 5 * time.Second
+
+// Foreign names the captures whose goroutine dump holds no kube-apiserver
+// code (Capture.Foreign).
+func (l *Loaded) Foreign() []string {
+	var out []string
+	for _, c := range l.Captures {
+		if c.Foreign() {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// ForeignWarning is the warning for a capture whose dump is Foreign.
+func ForeignWarning(name string) string {
+	return fmt.Sprintf("%s: the goroutine dump holds no kube-apiserver code (no k8s.io/apiserver frame), so no watch-cache goroutines were found: it may be from another process; capture kube-apiserver's /debug/pprof/goroutine?debug=2", name)
+}
+
+// dropLaterRequests removes the APF requests that started after the
+// capture time (beyond RequestSlack): a request that did not exist when the
+// goroutine dump was taken cannot be one of its watches (an APF dump of
+// another moment, t1's dump with t2's APF file). It returns a warning, or
+// "" when nothing was dropped.
+func (c *Capture) dropLaterRequests() string {
+	if c.Requests == nil || c.CapturedAt.IsZero() {
+		return ""
+	}
+	limit := c.CapturedAt.Add(RequestSlack)
+	kept := c.Requests.Requests[:0:0]
+	var latest time.Time
+	dropped := 0
+	for _, r := range c.Requests.Requests {
+		if r.StartTime.After(limit) {
+			dropped++
+			if r.StartTime.After(latest) {
+				latest = r.StartTime
+			}
+			continue
+		}
+		kept = append(kept, r)
+	}
+	if dropped == 0 {
+		return ""
+	}
+	c.Requests.Requests = kept
+	return fmt.Sprintf("%s: %d APF request(s) started after the capture time %s (up to %s after it; %s): they are not of the same moment as the goroutine dump and are not matched; give each capture its own APF dump",
+		c.files[KindAPFRequests], dropped, c.CapturedAt.Format(time.RFC3339), latest.Sub(c.CapturedAt).Round(time.Second), c.CapturedAtSource)
+}
+
+// kubernetesEpoch is the day of Kubernetes' first commit: no kube-apiserver
+// was captured before it.
+var kubernetesEpoch = time.Date(2014, 6, 6, 0, 0, 0, 0, time.UTC)
+
+// checkCaptureTime refuses a capture time no kube-apiserver capture can
+// have: before Kubernetes existed, or after now (a clock an hour fast is
+// allowed).
+func (c *Capture) checkCaptureTime(now time.Time) error {
+	if c.CapturedAt.IsZero() {
+		return nil
+	}
+	where := c.CapturedAtSource
+	if f, ok := c.files[KindCapturedAt]; ok && c.CapturedAtSource == "captured-at" {
+		where = f + ":1"
+	}
+	ts := c.CapturedAt.Format(time.RFC3339Nano)
+	if c.CapturedAt.Before(kubernetesEpoch) {
+		return fmt.Errorf("%s: capture time %s is before Kubernetes existed (%s): fix the capture time", where, ts, kubernetesEpoch.Format("2006-01-02"))
+	}
+	if !now.IsZero() && c.CapturedAt.After(now.Add(time.Hour)) {
+		return fmt.Errorf("%s: capture time %s is in the future (now %s): fix the capture time", where, ts, now.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// orderWarnings says where capture times and goroutine ids disagree on the
+// order of a process' samples: ids only grow, so one capture time is wrong.
+func (l *Loaded) orderWarnings() []string {
+	var out []string
+	for _, g := range l.Groups() {
+		for i := 1; i < len(g.Captures); i++ {
+			a, b := g.Captures[i-1], g.Captures[i]
+			if a.CapturedAt.IsZero() || b.CapturedAt.IsZero() || a.Dump == nil || b.Dump == nil || a.Dump.MaxGoroutineID == 0 || b.Dump.MaxGoroutineID == 0 {
+				continue
+			}
+			if a.Dump.MaxGoroutineID > b.Dump.MaxGoroutineID {
+				out = append(out, fmt.Sprintf("%s: capture times put %s (%s) before %s (%s), but its goroutine ids are higher (up to %d, against %d), and ids only grow: one capture time is wrong; samples are read in capture-time order",
+					g.Name, a.Name, a.CapturedAt.Format(time.RFC3339), b.Name, b.CapturedAt.Format(time.RFC3339), a.Dump.MaxGoroutineID, b.Dump.MaxGoroutineID))
+			}
+		}
+	}
+	return out
 }

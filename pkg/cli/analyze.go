@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type AnalyzeOptions struct {
 	genericiooptions.IOStreams
 
 	Output     string
+	NoHeaders  bool
 	FailOn     string
 	CapturedAt string
 	Paths      []string
@@ -73,7 +75,7 @@ sample tells a stuck watch from a slow one.
 			return o.Run()
 		},
 	}
-	addOutputFlag(cmd, &o.Output)
+	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
 	cmd.Flags().StringVar(&o.CapturedAt, "captured-at", o.CapturedAt, "when the inputs were captured (RFC 3339), for a single capture without captured-at.txt")
 	return cmd
@@ -83,7 +85,7 @@ sample tells a stuck watch from a slow one.
 func (o *AnalyzeOptions) Complete(args []string) error {
 	o.Paths = args
 	var err error
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
+	if o.format, err = parseOutput(o.Output, o.NoHeaders); err != nil {
 		return err
 	}
 	if o.failOn, err = parseFailOn(o.FailOn); err != nil {
@@ -109,7 +111,7 @@ func (o *AnalyzeOptions) Validate() error {
 
 // Run loads the inputs, diagnoses them and writes the report.
 func (o *AnalyzeOptions) Run() error {
-	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt})
+	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, Now: time.Now()})
 	if err != nil {
 		return err
 	}
@@ -118,7 +120,25 @@ func (o *AnalyzeOptions) Run() error {
 	if err := writeReport(o.Out, r, o.format, o.failOn); err != nil {
 		return err
 	}
-	return errNothingDiagnosed(r)
+	if err := errNothingDiagnosed(r); err != nil {
+		return err
+	}
+	return errForeign(loaded)
+}
+
+// errForeign fails a run whose every goroutine dump holds no
+// kube-apiserver code: "no watch stuck" would be said of another process.
+func errForeign(l *bundle.Loaded) error {
+	foreign := l.Foreign()
+	for _, c := range l.Captures {
+		if c.Dump != nil && !c.Foreign() {
+			return nil
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	return fmt.Errorf("no watch-cache goroutines found: the goroutine dump of %s holds no kube-apiserver code and may be from another process; nothing was diagnosed (capture kube-apiserver's /debug/pprof/goroutine?debug=2)", strings.Join(foreign, ", "))
 }
 
 // errNothingDiagnosed fails a run in which no API server had a goroutine
@@ -135,8 +155,8 @@ func errNothingDiagnosed(r *watches.Report) error {
 
 // writeReport renders r and turns findings at or above failOn into the
 // findings exit code.
-func writeReport(w interface{ Write([]byte) (int, error) }, r *watches.Report, f report.Format, failOn string) error {
-	if err := report.RenderReport(w, r, f); err != nil {
+func writeReport(w io.Writer, r *watches.Report, f report.Format, failOn string) error {
+	if err := renderDiagnosis(w, r, f); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if failOn != failOnNone && watches.SeverityRank(r.MaxSeverity()) >= watches.SeverityRank(failOn) {

@@ -105,10 +105,11 @@ func (o *CollectOptions) Run() error {
 	ctx, cancel := signalContext()
 	defer cancel()
 	target := &live.Dir{Root: o.Dir}
-	res, err := live.Run(ctx, cfg, target)
-	if err != nil {
-		return err
+	res, runErr := live.Run(ctx, cfg, target)
+	if runErr != nil && (res == nil || ctx.Err() == nil) {
+		return runErr
 	}
+	// Interrupted: what was read still makes a valid bundle.
 	m := bundle.Manifest{CreatedAt: cfg.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: cfg.REST.Host}
 	if o.ConfigFlags.Context != nil {
 		m.Context = *o.ConfigFlags.Context
@@ -126,6 +127,9 @@ func (o *CollectOptions) Run() error {
 	}
 	fmt.Fprintf(o.ErrOut, "wrote %s: %d instance(s), %d sample(s), %d failed request(s); read it with: kubectl watch-doctor analyze %s\n", o.Dir, len(res.Instances), samples, len(errs), o.Dir)
 	printSummary(o.Out, o.Dir, res)
+	if runErr != nil {
+		return runErr
+	}
 	return errIncomplete(errs)
 }
 

@@ -29,9 +29,11 @@ const diagnoseExample = `  # Every API server of the current context, sampled tw
 type DiagnoseOptions struct {
 	genericiooptions.IOStreams
 	LiveOptions
+	Fleet FleetOptions
 
-	Output string
-	FailOn string
+	Output    string
+	NoHeaders bool
+	FailOn    string
 
 	format report.Format
 	failOn string
@@ -39,7 +41,7 @@ type DiagnoseOptions struct {
 
 // NewDiagnoseOptions returns options with defaults.
 func NewDiagnoseOptions(streams genericiooptions.IOStreams) *DiagnoseOptions {
-	return &DiagnoseOptions{IOStreams: streams, LiveOptions: newLiveOptions(), Output: string(report.FormatTable), FailOn: watches.SeverityCritical}
+	return &DiagnoseOptions{IOStreams: streams, LiveOptions: newLiveOptions(), Fleet: newFleetOptions(), Output: string(report.FormatTable), FailOn: watches.SeverityCritical}
 }
 
 // NewCmdDiagnose builds `kubectl watch-doctor diagnose`.
@@ -79,7 +81,8 @@ Needs get on /debug/pprof/*, /debug/api_priority_and_fairness/*, /metrics,
 
 func (o *DiagnoseOptions) addFlags(cmd *cobra.Command) {
 	o.LiveOptions.addFlags(cmd)
-	addOutputFlag(cmd, &o.Output)
+	o.Fleet.addFlags(cmd)
+	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
 }
 
@@ -97,7 +100,7 @@ func (o *DiagnoseOptions) runE(cmd *cobra.Command, args []string) error {
 // Complete resolves flags.
 func (o *DiagnoseOptions) Complete() error {
 	var err error
-	if o.format, err = report.ParseFormat(o.Output); err != nil {
+	if o.format, err = parseOutput(o.Output, o.NoHeaders); err != nil {
 		return err
 	}
 	o.failOn, err = parseFailOn(o.FailOn)
@@ -109,6 +112,9 @@ func (o *DiagnoseOptions) Validate() error { return o.LiveOptions.validate() }
 
 // Run samples the cluster, diagnoses and writes the report.
 func (o *DiagnoseOptions) Run() error {
+	if o.Fleet.enabled() {
+		return o.runFleet()
+	}
 	var progress io.Writer = o.ErrOut
 	if o.format.Structured() && o.Verbose == 0 {
 		progress = nil
@@ -124,6 +130,7 @@ func (o *DiagnoseOptions) Run() error {
 	if err != nil {
 		return err
 	}
+	res.Notes = warnNotes(o.ErrOut, append(o.notes, res.Notes...))
 	errs := instanceErrors(res, o.ErrOut)
 	loaded := target.Loaded(res)
 	if len(loaded.Captures) == 0 {
@@ -147,7 +154,7 @@ func (o *DiagnoseOptions) Run() error {
 	r.Errors = errs
 	if err := writeReport(o.Out, r, o.format, o.failOn); err != nil {
 		var ie *incompleteError
-		if errors.As(err, &ie) && len(withheld) > 0 {
+		if errors.As(err, &ie) && forceAdvised(res) {
 			ie.hint = forceHint
 		}
 		return err

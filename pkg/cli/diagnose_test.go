@@ -188,6 +188,10 @@ func TestDiagnoseErrors(t *testing.T) {
 		if !containsAll(errOut, want...) {
 			t.Errorf("stderr lacks the RBAC advice:\n%s", errOut)
 		}
+		// Refused fetches are no reason for a stop-the-world dump.
+		if strings.Contains(errOut, "--force") {
+			t.Errorf("stderr advises --force though the pause could not be estimated:\n%s", errOut)
+		}
 		// The ClusterRole printed is deploy/rbac.yaml's.
 		role := string(rbac[strings.Index(string(rbac), "apiVersion:"):])
 		if !strings.Contains(errOut, indent(role, "  ")) {

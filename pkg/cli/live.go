@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
 	// Auth plugins (exec, OIDC, cloud providers) for kubeconfigs that use them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	"k8s.io/utils/clock"
@@ -44,6 +42,8 @@ type LiveOptions struct {
 
 	// Clock is injected by tests; nil means the real clock.
 	Clock clock.Clock
+
+	notes []string // what config resolved that the user should know
 }
 
 func newLiveOptions() LiveOptions {
@@ -107,6 +107,10 @@ func (o *LiveOptions) validate() error {
 
 // config resolves the kubeconfig and flags into the engine's Config.
 func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
+	if err := checkRequestTimeout(o.ConfigFlags); err != nil {
+		return live.Config{}, err
+	}
+	o.notes = kubeconfigNotes(o.ConfigFlags)
 	rc, err := o.ConfigFlags.ToRESTConfig()
 	if err != nil {
 		return live.Config{}, fmt.Errorf("no cluster to read: %w (set --kubeconfig or --context, or use analyze on saved files)", err)
@@ -127,13 +131,15 @@ func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
 }
 
 // signalContext is canceled on SIGINT/SIGTERM.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
+func signalContext() (context.Context, context.CancelFunc) { return interruptContext() }
 
 // instanceErrors flattens per-instance errors for the report and stderr,
 // and prints the missing RBAC rules once when a request was refused.
 func instanceErrors(res *live.Result, errOut io.Writer) []string {
+	if wasInterrupted() != nil {
+		return nil // canceled requests are no failures: execute says so
+	}
+	explainNotFound(res)
 	var out []string
 	forbidden := false
 	for _, ir := range res.Instances {
@@ -178,10 +184,31 @@ func withheldAdvice(res *live.Result, maxPause time.Duration) []string {
 	var out []string
 	for _, ir := range res.Instances {
 		for _, w := range ir.Withheld {
+			if !w.Estimate.Known() {
+				// Neither /metrics nor the debug=1 profile answered: the
+				// server may be down or sick, no place for a
+				// stop-the-world dump. Say so, do not advise --force.
+				out = append(out, fmt.Sprintf("%s; fix those fetches first (see the errors)", w.Error()))
+				continue
+			}
 			out = append(out, fmt.Sprintf("%s; --force takes it anyway, or raise --max-pause (now %s)", w.Error(), maxPause))
 		}
 	}
 	return out
+}
+
+// forceAdvised reports whether a dump was withheld for its estimated
+// pause alone, where --force is sound advice (not when the server did not
+// answer the fetches the estimate comes from).
+func forceAdvised(res *live.Result) bool {
+	for _, ir := range res.Instances {
+		for _, w := range ir.Withheld {
+			if w.Estimate.Known() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // forceHint is appended to an incomplete result whose goroutine dumps

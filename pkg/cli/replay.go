@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +65,7 @@ type ReplayOptions struct {
 	List          bool
 	PrintScenario bool
 	FailOn        string
+	MaxMemory     string
 
 	format   report.Format
 	scenario *replay.Scenario
@@ -76,6 +79,7 @@ func NewReplayOptions(streams genericiooptions.IOStreams) *ReplayOptions {
 		Output:    string(report.FormatTable),
 		Columns:   append([]string(nil), replayColumns...),
 		FailOn:    failOnNone,
+		MaxMemory: defaultReplayMaxMemory,
 	}
 }
 
@@ -128,6 +132,7 @@ a bundle. ` + exitCodesHelp,
 	cmd.Flags().BoolVar(&o.Timeline, "timeline", o.Timeline, "record blocked watcher goroutines per tick in every column")
 	cmd.Flags().StringVar(&o.SVG, "svg", o.SVG, "write the timeline as an SVG chart to this file (implies --timeline)")
 	cmd.Flags().StringVar(&o.From, "from", o.From, "derive the scenario from a bundle directory (metrics, goroutine and APF dumps, or an analyze -o json report)")
+	cmd.Flags().StringVar(&o.MaxMemory, "max-memory", o.MaxMemory, "refuse a replay expected to need more memory than this (estimated from its objects, clients and columns)")
 	cmd.Flags().BoolVar(&o.List, "list", o.List, "list the built-in scenarios and exit")
 	cmd.Flags().BoolVar(&o.PrintScenario, "print-scenario", o.PrintScenario, "print the scenario as YAML and exit, without replaying it")
 	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, "exit 1 when: "+replayFailOnCut+" (the stall timeout stops a client that completes without it), "+replayFailOnDifferent+" (upstream and unpatched disagree), or "+failOnNone)
@@ -148,7 +153,7 @@ func (o *ReplayOptions) Complete(args []string) error {
 	case o.From != "" && len(args) > 0:
 		return fmt.Errorf("both a scenario %q and --from %q given: use one", args[0], o.From)
 	case o.From != "":
-		o.scenario, err = scenarioFromDir(o.From)
+		o.scenario, err = scenarioFromDir(o.From, o.ErrOut)
 	case len(args) == 0:
 		return fmt.Errorf("no scenario: name a built-in one (%s), a YAML file, or use --from DIR", strings.Join(replay.BuiltinNames(), ", "))
 	default:
@@ -190,7 +195,8 @@ func loadScenario(name string) (*replay.Scenario, error) {
 // scenarioFromDir reads a bundle directory (any layout analyze reads): the
 // metrics of its latest capture, and a diagnosis, either an analyze -o json
 // report at its top level or one made from its dumps.
-func scenarioFromDir(dir string) (*replay.Scenario, error) {
+func scenarioFromDir(dir string, progress io.Writer) (*replay.Scenario, error) {
+	fmt.Fprintf(progress, "replay --from %s: reading the bundle\n", dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading --from %q: %w", dir, err)
@@ -227,6 +233,7 @@ func scenarioFromDir(dir string) (*replay.Scenario, error) {
 			ev.Metrics = latest.MetricsSample
 		}
 		if ev.Report == nil {
+			fmt.Fprintf(progress, "replay --from %s: diagnosing %d capture(s)\n", dir, len(loaded.Captures))
 			ev.Report = watches.Diagnose(loaded.Servers(), watches.Options{})
 		}
 	}
@@ -234,6 +241,13 @@ func scenarioFromDir(dir string) (*replay.Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--from %q: %w", dir, err)
 	}
+	objects := 0
+	for _, r := range sc.Resources {
+		for _, g := range r.Objects {
+			objects += g.Count
+		}
+	}
+	fmt.Fprintf(progress, "replay --from %s: derived scenario %s: %s virtual, %d objects, %d client group(s)\n", dir, sc.Name, sc.Duration.Duration, objects, len(sc.Clients))
 	return sc, nil
 }
 
@@ -251,10 +265,78 @@ func sanitizeName(s string) string {
 	return s
 }
 
+// scenarioInfo is one row of --list.
+type scenarioInfo struct {
+	Name        string `json:"name"`
+	Duration    string `json:"duration"`
+	Clients     int    `json:"clients"`
+	Description string `json:"description"`
+}
+
+// list prints the built-in scenarios in the --output format.
+func (o *ReplayOptions) list() error {
+	var rows []scenarioInfo
+	for _, n := range replay.BuiltinNames() {
+		sc, err := replay.Builtin(n)
+		if err != nil {
+			return err
+		}
+		clients := 0
+		for _, c := range sc.Clients {
+			clients += c.Count
+		}
+		rows = append(rows, scenarioInfo{Name: n, Duration: sc.Duration.String(), Clients: clients, Description: sc.Description})
+	}
+	if o.format.Structured() {
+		return report.WriteStructured(o.Out, rows, o.format)
+	}
+	t := report.NewTable(o.Out, "scenario", "duration", "clients", "description")
+	for _, r := range rows {
+		if err := t.Append(r.Name, r.Duration, fmt.Sprint(r.Clients), r.Description); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// checkSVG refuses an --svg that cannot be written before the replay runs
+// (it can take minutes), and "-": stdout carries the report.
+func checkSVG(path string) error {
+	if path == "" {
+		return nil
+	}
+	if path == "-" {
+		return fmt.Errorf("invalid --svg %q: stdout carries the report; name a file, like --svg timeline.svg", path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("invalid --svg %q: directory %q: %w", path, dir, unwrapPathError(err))
+	case !st.IsDir():
+		return fmt.Errorf("invalid --svg %q: %q is not a directory", path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("invalid --svg %q: it is a directory; name a file inside it", path)
+	}
+	return nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // Validate checks the flags.
 func (o *ReplayOptions) Validate() error {
 	if o.List {
 		return nil
+	}
+	if err := checkSVG(o.SVG); err != nil {
+		return err
 	}
 	if o.StallTimeout < 0 {
 		return fmt.Errorf("invalid --stall-timeout %v: use a positive duration such as 30s", o.StallTimeout)
@@ -278,7 +360,10 @@ func (o *ReplayOptions) Validate() error {
 	if !ok {
 		return fmt.Errorf("unsupported --fail-on %q: use one of %s", o.FailOn, strings.Join(replayFailOnValues, ", "))
 	}
-	return nil
+	if o.PrintScenario {
+		return nil
+	}
+	return checkReplayMemory(o.ErrOut, o.scenario, o.columns, o.MaxMemory)
 }
 
 // Run replays the scenario and writes the report.
@@ -287,21 +372,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		ctx = context.Background()
 	}
 	if o.List {
-		t := report.NewTable(o.Out, "scenario", "duration", "clients", "description")
-		for _, n := range replay.BuiltinNames() {
-			sc, err := replay.Builtin(n)
-			if err != nil {
-				return err
-			}
-			clients := 0
-			for _, c := range sc.Clients {
-				clients += c.Count
-			}
-			if err := t.Append(n, sc.Duration.String(), fmt.Sprint(clients), sc.Description); err != nil {
-				return err
-			}
-		}
-		return t.Render()
+		return o.list()
 	}
 	if o.PrintScenario {
 		b, err := o.scenario.Marshal()

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/clock"
+
+	"github.com/watch-doctor/watch-doctor/pkg/report"
 )
 
 // Exit codes, the same for every subcommand (documented in --help and README).
@@ -25,13 +27,10 @@ const (
 	ExitError = 2
 )
 
-const exitCodesHelp = `Exit codes:
-  0  no finding at or above --fail-on (default critical)
-  1  at least one finding at or above --fail-on
-  2  error: bad flag, unreadable or invalid input, cluster not reachable or refused;
-     or incomplete: nothing at or above --fail-on in what was decided, but part
-     was not (a partial dump, a debug=1 or protobuf dump alone, a goroutine dump
-     withheld for --max-pause)`
+// exitCodesHelp marks where a command's help gives its exit codes; the
+// text is generated from the command's flags by finishHelp, so it cannot
+// contradict them.
+const exitCodesHelp = "\x00exit-codes\x00"
 
 // errFindings is returned by a command that ran to completion but found
 // something at or above --fail-on. It carries no message: the report already
@@ -47,14 +46,19 @@ func Main(streams genericiooptions.IOStreams, args []string) int {
 // returns the exit code.
 func execute(cmd *cobra.Command, streams genericiooptions.IOStreams, args []string) int {
 	cmd.SetArgs(args)
+	interrupted.Store(nil)
 	err := cmd.Execute()
+	if sig := wasInterrupted(); sig != nil {
+		fmt.Fprintf(streams.ErrOut, "interrupted (%v): stopped before the command completed; what is printed above is all that was read\n", sig)
+		return ExitInterrupted
+	}
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.Is(err, errFindings):
 		return ExitFindings
 	default:
-		fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+		fmt.Fprintf(streams.ErrOut, "error: %s\n", report.Escape(err.Error()))
 		return ExitError
 	}
 }
@@ -71,10 +75,12 @@ func newCmdRoot(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.Comm
 	o := NewDiagnoseOptions(streams)
 	o.Clock = clk
 	cmd := &cobra.Command{
-		Use:   "kubectl-watch_doctor",
-		Args:  cobra.NoArgs,
-		RunE:  o.runE,
-		Short: "Find watches stuck inside Kubernetes API servers and the clients that hold them",
+		Use:     "kubectl-watch_doctor",
+		Args:    rootArgs,
+		Example: rootExample,
+		Version: versionLine(currentVersion()),
+		RunE:    o.runE,
+		Short:   "Find watches stuck inside Kubernetes API servers and the clients that hold them",
 		Long: `watch-doctor finds watches stuck in the initial-events phase of kube-apiserver's
 watch cache (kubernetes issue 131721), names the client holding each one, and
 says what it costs (goroutines, APF seats) and what the proposed stall
@@ -106,5 +112,9 @@ It only reads from the cluster.
 	cmd.AddCommand(NewCmdAnalyze(streams))
 	cmd.AddCommand(NewCmdReplay(streams))
 	cmd.AddCommand(NewCmdVersion(streams))
+	cmd.SetVersionTemplate("{{.Version}}\n")
+	finishHelp(cmd)
+	finishCompletion(cmd)
+	finishUsage(cmd)
 	return cmd
 }

@@ -170,8 +170,10 @@ func normalizeAddress(a, server string) (string, error) {
 	if host == "" {
 		return "", fmt.Errorf("invalid --apiserver %q: want HOST or HOST:PORT", a)
 	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+	if n, err := strconv.ParseUint(port, 10, 64); err != nil {
 		return "", fmt.Errorf("invalid --apiserver %q: port %q is not a number", a, port)
+	} else if n < 1 || n > 65535 {
+		return "", fmt.Errorf("invalid --apiserver %q: port %q is out of range: use 1 to 65535", a, port)
 	}
 	return net.JoinHostPort(host, port), nil
 }

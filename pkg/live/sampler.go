@@ -130,7 +130,8 @@ const defaultParallel = 4
 //
 // Run fails fast: an instance that times out or refuses a connection is
 // not asked again, and when every instance failed its first sample the
-// interval is not waited out.
+// interval is not waited out. When ctx ends after discovery, Run returns
+// what was read so far with ctx's error.
 func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -161,6 +162,12 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	insts := disc.Instances
 	clients := make([]*Client, len(insts))
 	results := make([]InstanceResult, len(insts))
+	// partial is what was read when ctx ended, with ctx's error: a
+	// collect interrupted by Ctrl-C still writes a valid bundle of it.
+	partial := func() (*Result, error) {
+		res.Instances = results
+		return res, ctx.Err()
+	}
 	reachable := 0
 	parallel(ctx, cfg.Parallel, len(insts), func(i int) {
 		inst := insts[i]
@@ -179,7 +186,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 		clients[i] = c
 	})
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return partial()
 	}
 	for _, c := range clients {
 		if c != nil {
@@ -206,7 +213,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 			cfg.progress("waiting %s for sample %d/%d (--interval)", cfg.Interval, s, cfg.Samples)
 			select {
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return partial()
 			case <-cfg.Clock.After(cfg.Interval):
 			}
 		}
@@ -220,7 +227,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 			results[i].Errors = append(results[i].Errors, errs...)
 		})
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return partial()
 		}
 		// Fail fast: an instance whose first sample failed entirely is
 		// not asked again; with none left, no interval is waited out.

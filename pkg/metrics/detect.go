@@ -166,3 +166,32 @@ func helpStability(help string) string {
 	}
 	return ""
 }
+
+// exposedPrefixes are the name prefixes of families kube-apiserver and the
+// Go and process collectors it registers expose (component-base/metrics,
+// prometheus/client_golang's go and process collectors).
+var exposedPrefixes = []string{
+	"apiserver_", "etcd_", "go_", "process_", "kubernetes_", "rest_client_",
+	"workqueue_", "watch_cache_", "aggregator_", "authentication_",
+	"authorization_", "field_validation_", "registered_metrics_", "storage_",
+}
+
+// IsKnownName reports whether name is a family of the catalog or carries a
+// prefix of kube-apiserver's metrics: a sample line alone (no # HELP or
+// # TYPE) counts as exposition only with such a name, so a stray note
+// holding "ticket 4711" is not read as /metrics.
+func IsKnownName(name string) bool {
+	for _, m := range catalog {
+		for _, n := range m.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	for _, p := range exposedPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}

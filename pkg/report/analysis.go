@@ -20,7 +20,7 @@ func RenderReport(w io.Writer, r *watches.Report, f Format) error {
 	case FormatYAML:
 		return writeStructured(w, r, f)
 	case FormatTable, FormatWide:
-		return renderReportTable(w, r, f == FormatWide)
+		return renderReportTable(escapeWriter{w}, r, f == FormatWide)
 	}
 	return fmt.Errorf("unsupported format %q: use one of table, wide, json, yaml", f)
 }
@@ -70,43 +70,9 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 	ew := &errWriter{w: w}
 	multi := len(r.APIServers) > 1
 	if len(r.Findings) > 0 {
-		headers := []string{"finding", "severity", "client", "verb+path", "phase", "blocked", "seats", "goroutines", "match"}
-		if multi {
-			headers = append([]string{"apiserver"}, headers...)
-		}
-		if wide {
-			headers = append(headers, "namespace", "resource", "priority level", "flow schema", "started", "conn", "goroutine ids", "handler")
-		}
-		t := NewTable(ew, headers...)
+		t := NewTable(ew, findingHeaders(multi, wide)...)
 		for _, f := range r.Findings {
-			client, verbPath, seats, match := "<unmatched>", "", "", ""
-			if c := f.Client; c != nil {
-				client = clientName(f)
-				verbPath = strings.TrimSpace(c.Verb + " " + c.Path)
-				if c.Seats > 0 {
-					seats = strconv.Itoa(c.Seats)
-				}
-				match = c.Match
-			}
-			row := []string{f.Type, f.Severity, client, orDash(verbPath), string(f.Phase), blockedText(f.BlockedMinutes), orDash(seats), strconv.Itoa(len(f.GoroutineIDs)), orDash(match)}
-			if multi {
-				row = append([]string{f.APIServer}, row...)
-			}
-			if wide {
-				ns, res, pl, fs, started := "", "", "", "", ""
-				if c := f.Client; c != nil {
-					ns, res, pl, fs = c.Namespace, c.Resource, c.PriorityLevel, c.FlowSchema
-					if c.StartTime != nil {
-						started = c.StartTime.Format("2006-01-02T15:04:05Z")
-					}
-				}
-				handler := ""
-				if h := f.Watcher.Handler; h != nil {
-					handler = string(h.Block)
-				}
-				row = append(row, orDash(ns), orDash(res), orDash(pl), orDash(fs), orDash(started), orDash(idText(f.Connection)), joinIDs(f.GoroutineIDs), orDash(handler))
-			}
-			if err := t.Append(row...); err != nil {
+			if err := t.Append(findingRow(f, multi, wide)...); err != nil {
 				return err
 			}
 		}
@@ -205,6 +171,51 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 		}
 	}
 	return ew.err
+}
+
+// findingHeaders are the columns of the findings table; multi adds the
+// API server, wide the details.
+func findingHeaders(multi, wide bool) []string {
+	headers := []string{"finding", "severity", "client", "verb+path", "phase", "blocked", "seats", "goroutines", "match"}
+	if multi {
+		headers = append([]string{"apiserver"}, headers...)
+	}
+	if wide {
+		headers = append(headers, "namespace", "resource", "priority level", "flow schema", "started", "conn", "goroutine ids", "handler")
+	}
+	return headers
+}
+
+// findingRow is one finding under findingHeaders(multi, wide).
+func findingRow(f watches.Finding, multi, wide bool) []string {
+	client, verbPath, seats, match := "<unmatched>", "", "", ""
+	if c := f.Client; c != nil {
+		client = clientName(f)
+		verbPath = strings.TrimSpace(c.Verb + " " + c.Path)
+		if c.Seats > 0 {
+			seats = strconv.Itoa(c.Seats)
+		}
+		match = c.Match
+	}
+	row := []string{f.Type, f.Severity, client, orDash(verbPath), string(f.Phase), blockedText(f.BlockedMinutes), orDash(seats), strconv.Itoa(len(f.GoroutineIDs)), orDash(match)}
+	if multi {
+		row = append([]string{f.APIServer}, row...)
+	}
+	if wide {
+		ns, res, pl, fs, started := "", "", "", "", ""
+		if c := f.Client; c != nil {
+			ns, res, pl, fs = c.Namespace, c.Resource, c.PriorityLevel, c.FlowSchema
+			if c.StartTime != nil {
+				started = c.StartTime.Format("2006-01-02T15:04:05Z")
+			}
+		}
+		handler := ""
+		if h := f.Watcher.Handler; h != nil {
+			handler = string(h.Block)
+		}
+		row = append(row, orDash(ns), orDash(res), orDash(pl), orDash(fs), orDash(started), orDash(idText(f.Connection)), joinIDs(f.GoroutineIDs), orDash(handler))
+	}
+	return row
 }
 
 func summaryLine(r *watches.Report) string {

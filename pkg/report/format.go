@@ -116,7 +116,12 @@ func NewTable(w io.Writer, headers ...string) *Table {
 }
 
 // Append adds one row; missing trailing cells are left empty.
-func (t *Table) Append(cells ...string) error { return t.t.Append(cells) }
+func (t *Table) Append(cells ...string) error {
+	for i, c := range cells {
+		cells[i] = Escape(c)
+	}
+	return t.t.Append(cells)
+}
 
 // Render writes the table, with trailing blanks trimmed from every line so
 // output and golden files carry no invisible padding.

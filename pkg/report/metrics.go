@@ -27,7 +27,7 @@ func RenderMetrics(w io.Writer, r metrics.Report, f Format) error {
 	case FormatJSON, FormatYAML:
 		return writeStructured(w, metricsDocument(r), f)
 	case FormatTable, FormatWide:
-		return renderMetricsTable(w, r, f == FormatWide)
+		return renderMetricsTable(escapeWriter{w}, r, f == FormatWide)
 	}
 	return fmt.Errorf("unsupported format %q: use one of table, wide, json, yaml", f)
 }

@@ -19,6 +19,7 @@ func RenderReplay(w io.Writer, r *replay.Result, f Format) error {
 		return writeStructured(w, r, f)
 	}
 	wide := f == FormatWide
+	w = escapeWriter{w}
 	fmt.Fprintf(w, "SCENARIO %s: %s virtual, stall timeout %s, HTTP/2 window %s with %s refresh unless a client says otherwise\n",
 		r.Scenario, seconds(r.DurationSeconds), seconds(r.StallTimeoutSeconds), byteSize(float64(r.Transport.Window)), r.Transport.Refresh)
 	if r.Description != "" {
