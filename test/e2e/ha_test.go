@@ -163,7 +163,7 @@ func (h *haEnv) waitStuck(t *testing.T) {
 	h.minuteOnce.Do(func() {
 		cs, err := h.instanceClientset(h.stuckOn, cluster.UserAdmin)
 		if err == nil {
-			err = waitStuckAMinute(cs.Discovery().RESTClient(), h.clientsStarted.Add(6*time.Minute))
+			err = waitStuckAMinute(cs.Discovery().RESTClient(), waitDeadline(h.clientsStarted, 6*time.Minute))
 		}
 		h.minuteErr = err
 	})

@@ -304,3 +304,14 @@ func startRepro(logf func(format string, args ...any), c *cluster.Cluster) (*rep
 	logf("started watchers %s, %s (every %v) and %s", r.slowInformer.Name(), r.pacedReader.Name(), interval, r.healthyClient.Name())
 	return r, nil
 }
+
+// waitDeadline is the deadline of a wait for something due by d after
+// started: later tests of the package may begin long after the clients
+// started (the shared cluster starts while the other tests run), so the
+// wait always has at least a minute of its own.
+func waitDeadline(started time.Time, d time.Duration) time.Time {
+	if due, least := started.Add(d), time.Now().Add(time.Minute); due.After(least) {
+		return due
+	}
+	return time.Now().Add(time.Minute)
+}

@@ -87,7 +87,7 @@ func stuckForAMinute(t *testing.T, r *reproEnv) {
 	t.Helper()
 	stuckOnce.Do(func() {
 		admin := clientsetFor(t, r.cluster, cluster.UserAdmin).Discovery().RESTClient()
-		stuckOnce.err = waitStuckAMinute(admin, r.clientsStarted.Add(6*time.Minute))
+		stuckOnce.err = waitStuckAMinute(admin, waitDeadline(r.clientsStarted, 6*time.Minute))
 	})
 	if stuckOnce.err != nil {
 		t.Fatalf("slow-informer's watcher never showed a one-minute wait: %v", stuckOnce.err)

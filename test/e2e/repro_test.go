@@ -119,7 +119,7 @@ func TestReproStuckWatcherAges(t *testing.T) {
 	admin := clientsetFor(t, r.cluster, cluster.UserAdmin).Discovery().RESTClient()
 	// The runtime stamps a goroutine's wait start at the next GC after it
 	// blocked, so the minutes can lag; allow a few minutes past the first.
-	deadline := r.clientsStarted.Add(5 * time.Minute)
+	deadline := waitDeadline(r.clientsStarted, 5*time.Minute)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 
