@@ -26,6 +26,9 @@ type Evidence struct {
 	Report  *watches.Report
 }
 
+// maxDerivedDuration bounds the virtual time of a derived scenario.
+const maxDerivedDuration = 2 * time.Hour
+
 // Derive builds a scenario that replays what the evidence shows: every
 // resource a finding names, with the object count apiserver_resource_objects
 // reports and the average size of its watch events, and one client per
@@ -127,15 +130,27 @@ func Derive(ev Evidence) (*Scenario, error) {
 	}
 	sc.Clients = clients
 	// Long enough for the slow clients to get through their initial events
-	// at one per second, so that the replay can tell slow from stuck.
-	for _, c := range clients {
-		if c.Model == "paced 1/s" {
-			for _, r := range sc.Resources {
-				if r.Name == c.Resource {
-					need := time.Duration(countIn(r.Objects, c.Namespace)+60) * time.Second
-					sc.Duration.Duration = max(sc.Duration.Duration, need.Round(time.Minute)+time.Minute)
-				}
+	// at one per second, so that the replay can tell slow from stuck; past
+	// maxDerivedDuration they read faster instead (the stall timeout looks
+	// at progress, not at the rate), so that a huge bundle still gives a
+	// scenario of bounded length.
+	for i, c := range sc.Clients {
+		if c.Model != "paced 1/s" {
+			continue
+		}
+		for _, r := range sc.Resources {
+			if r.Name != c.Resource {
+				continue
 			}
+			n := countIn(r.Objects, c.Namespace)
+			rate := 1
+			if limit := int(maxDerivedDuration/time.Second) - 120; n > limit {
+				rate = (n + limit - 1) / limit
+				sc.Clients[i].Model = fmt.Sprintf("paced %d/s", rate)
+				sc.Description += fmt.Sprintf("; %s reads %d events per second (not 1) so that its %d initial events fit in %s", c.Name, rate, n, maxDerivedDuration)
+			}
+			need := time.Duration(n/rate+60) * time.Second
+			sc.Duration.Duration = max(sc.Duration.Duration, need.Round(time.Minute)+time.Minute)
 		}
 	}
 	if err := sc.complete(); err != nil {
