@@ -173,7 +173,14 @@ func attributionRun(t *testing.T, c *cluster.Cluster, clientsDir, cmUser string,
 	// Ready when the five initial-events watchers are all blocked sending
 	// (the paced reader's between two reads) and APF holds their requests.
 	admin := clientsetFor(t, c, cluster.UserAdmin).Discovery().RESTClient()
+	// The four clients that stopped reading must also have settled: over
+	// HTTP/1.1 the kernel's socket buffers take data for a while after the
+	// client stopped, so its watcher still moves on for a few seconds
+	// (README, Attribution). Settled: four senders on the same event in
+	// three dumps in a row, a second apart.
 	var lastSeen string
+	prev := map[int]string{}
+	stable := map[int]int{}
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		gs, err := goroutines(ctx, admin)
 		if err != nil {
@@ -185,8 +192,22 @@ func attributionRun(t *testing.T, c *cluster.Cluster, clientsDir, cmUser string,
 		}
 		users := executingWatchUsersAll(reqs)
 		senders := probe.InitialEventsSenders(gs)
-		lastSeen = fmt.Sprintf("%d watchers blocked in sendWatchCacheEvent from processInterval; executing watches by %v", len(senders), users)
-		return len(senders) >= 5 && len(users) >= 5, nil
+		settled := 0
+		next := map[int]string{}
+		for _, g := range senders {
+			next[g.ID] = g.Event
+			if e, ok := prev[g.ID]; ok && e == g.Event && e != "" {
+				stable[g.ID]++
+			} else {
+				stable[g.ID] = 0
+			}
+			if stable[g.ID] >= 2 {
+				settled++
+			}
+		}
+		prev = next
+		lastSeen = fmt.Sprintf("%d watchers blocked in sendWatchCacheEvent from processInterval, %d of them on the same event for 3 dumps; executing watches by %v", len(senders), settled, users)
+		return len(senders) >= 5 && len(users) >= 5 && settled >= 4, nil
 	})
 	if err != nil {
 		t.Fatalf("the clients' watches did not block within the run's time: %v; last seen: %s", err, lastSeen)

@@ -28,6 +28,10 @@ type Goroutine struct {
 	Functions []string
 	// CreatedBy is the function of the "created by" line, if any.
 	CreatedBy string
+	// Event is the event argument of a sendWatchCacheEvent frame (its
+	// second word, after the receiver), "" when there is none: the same
+	// value in two dumps means the watcher sent nothing in between.
+	Event string
 }
 
 var headerRE = regexp.MustCompile(`^goroutine (\d+)(?: [^\[]*)? \[(.*)\]:$`)
@@ -71,7 +75,11 @@ func ParseGoroutines(dump string) ([]Goroutine, error) {
 			cur.CreatedBy = fn
 		default:
 			if i := strings.LastIndex(line, "("); i > 0 && strings.HasSuffix(line, ")") {
+				args := strings.Split(line[i+1:len(line)-1], ", ")
 				line = line[:i]
+				if strings.HasSuffix(line, SendWatchCacheEvent) && len(args) >= 2 {
+					cur.Event = args[1]
+				}
 			}
 			cur.Functions = append(cur.Functions, line)
 		}

@@ -3,6 +3,7 @@ package probe
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,11 +59,19 @@ func TestParseGoroutinesFixture(t *testing.T) {
 	}
 
 	var senders []int
+	var events []string
 	for _, g := range InitialEventsSenders(gs) {
 		senders = append(senders, g.ID)
+		events = append(events, g.Event)
 	}
 	if diff := cmp.Diff([]int{33545, 33988}, senders); diff != "" {
 		t.Errorf("InitialEventsSenders mismatch (-want +got):\n%s", diff)
+	}
+	// The event argument of sendWatchCacheEvent, as the dump prints it.
+	for i, e := range events {
+		if !strings.HasPrefix(e, "0x") {
+			t.Errorf("sender %d: event %q, want the pointer argument", senders[i], e)
+		}
 	}
 }
 
