@@ -1,0 +1,84 @@
+package v1alpha1
+
+import "time"
+
+// KindManifest is the kind of a bundle's manifest.
+const KindManifest = "WatchDoctorBundle"
+
+// Manifest describes a bundle written by collect: which API server
+// instances were read, how, and what each fetch returned.
+type Manifest struct {
+	APIVersion string     `json:"apiVersion"`
+	Kind       string     `json:"kind"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	Tool       string     `json:"tool"`
+	Server     string     `json:"server"`
+	Context    string     `json:"context,omitempty"`
+	Instances  []Instance `json:"instances"`
+	// Notes carry what the collector had to say (fallbacks, mixing).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Instance is one API server instance.
+type Instance struct {
+	Name string `json:"name"`
+	// Address is the host:port the fetches were pinned to; empty when the
+	// kubeconfig host (a load balancer) was used.
+	Address string `json:"address,omitempty"`
+	Pinned  bool   `json:"pinned"`
+	// Version is the instance's gitVersion from /version.
+	Version string   `json:"version,omitempty"`
+	Samples []Sample `json:"samples"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// Sample is one round of fetches from one instance.
+type Sample struct {
+	// Dir is the sample's directory, relative to the manifest.
+	Dir        string      `json:"dir"`
+	CapturedAt time.Time   `json:"capturedAt"`
+	Fetches    []FetchInfo `json:"fetches"`
+	// Mixed says why the sample's fetches may come from different API
+	// server processes (read through a load balancer); empty when not.
+	Mixed string `json:"mixed,omitempty"`
+	// Withheld says what a debug=2 dump would have cost when it was not
+	// taken for the pause budget ("a dump would stop this server for
+	// about 1.2 s"); empty when it was taken or not needed.
+	Withheld string `json:"withheld,omitempty"`
+	// Notes say what the collector decided (no dump needed, and why).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// FetchInfo is one fetch of a sample.
+type FetchInfo struct {
+	Kind FileKind `json:"kind"`
+	Path string   `json:"path"`
+	// File is the file written, relative to the sample directory; empty
+	// when the fetch failed.
+	File      string    `json:"file,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+	// ServerDate is the response's Date header: the server's clock.
+	ServerDate *time.Time `json:"serverDate,omitempty"`
+	Duration   string     `json:"duration"`
+	Bytes      int64      `json:"bytes"`
+	Error      string     `json:"error,omitempty"`
+	// ProcessStartTime is process_start_time_seconds read from /metrics,
+	// to tell whether fetches reached the same process.
+	ProcessStartTime float64 `json:"processStartTime,omitempty"`
+}
+
+// FileKind is what a file (or any input) holds.
+type FileKind string
+
+// Input kinds.
+const (
+	FileGoroutineDebug2  FileKind = "goroutine-debug2"
+	FileGoroutineDebug1  FileKind = "goroutine-debug1"
+	FileGoroutineProfile FileKind = "goroutine-protobuf"
+	FileAPFRequests      FileKind = "apf-requests"
+	FileAPFLevels        FileKind = "apf-priority-levels"
+	FileMetrics          FileKind = "metrics"
+	FileVersion          FileKind = "version"
+	FileCapturedAt       FileKind = "captured-at"
+	FileManifest         FileKind = "manifest"
+)

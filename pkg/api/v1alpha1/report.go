@@ -1,0 +1,264 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"time"
+)
+
+// KindReport is the kind of the Report.
+const KindReport = "Report"
+
+// FindingType says what a finding is.
+type FindingType string
+
+// Finding types.
+const (
+	// StuckInitialEvents: a watcher in its initial-events replay, blocked
+	// sending for at least a minute: past the 30 s no-progress bound of the
+	// proposed fix (kubernetes PR 141899). Nothing upstream ends it before
+	// the request times out.
+	StuckInitialEvents FindingType = "StuckInitialEvents"
+	// SlowInitialEvents: in the replay and blocked sending for under a
+	// minute, or seen progressing between two samples.
+	SlowInitialEvents FindingType = "SlowInitialEvents"
+	// BlockedStreaming: past the replay, blocked sending for at least a
+	// minute; upstream closes it only when a new event arrives for it and
+	// cannot be queued (cache_watcher.go add, line 178).
+	BlockedStreaming FindingType = "BlockedStreaming"
+	// UndecidedInitialEvents: a watch request still initializing (an
+	// executing watch in APF dump_requests) for longer than StallBound,
+	// seen without a debug=2 dump: stuck or slow is not decided.
+	UndecidedInitialEvents FindingType = "UndecidedInitialEvents"
+)
+
+// Severity is how much a finding matters.
+type Severity string
+
+// Severities, ordered.
+const (
+	SeverityCritical Severity = "critical"
+	SeverityWarning  Severity = "warning"
+	SeverityInfo     Severity = "info"
+)
+
+// Rank orders severities: higher is worse; unknown (and "") is -1.
+func (s Severity) Rank() int {
+	switch s {
+	case SeverityCritical:
+		return 2
+	case SeverityWarning:
+		return 1
+	case SeverityInfo:
+		return 0
+	}
+	return -1
+}
+
+// Match is how sure the attribution of a watcher to a request is.
+type Match string
+
+// Match confidences.
+const (
+	// MatchExact: the evidence (ages, the handler's object type against
+	// the request's group/resource, counts) forces the pair, and the APF
+	// dump lists a request for every watcher.
+	MatchExact Match = "exact"
+	// MatchLikely: the evidence would force the pair, but the APF dump
+	// may be missing requests. Never from goroutine-id order.
+	MatchLikely Match = "likely"
+	// MatchAmbiguous: several requests could be the watch's; Candidates
+	// lists them (up to 10) and Client keeps what they share.
+	MatchAmbiguous Match = "ambiguous"
+)
+
+// Report is the outcome of a diagnosis. Field names in JSON/YAML are a
+// contract: apiVersion, kind, findings[] (type, severity, apiserver, phase,
+// blockedMinutes, goroutineIDs, client{user, verb, path, namespace,
+// resource, priorityLevel, flowSchema, seats, startTime, match},
+// candidates[] when the match is ambiguous) and
+// summary{stuckWatches, slowWatches, goroutines} do not change within
+// watchdoctor/v1alpha1.
+type Report struct {
+	APIVersion string      `json:"apiVersion"`
+	Kind       string      `json:"kind"`
+	APIServers []APIServer `json:"apiservers"`
+	Findings   []Finding   `json:"findings"`
+	// UnmatchedRequests are executing watch requests no watcher was
+	// attributed to (nor listed as a candidate of one).
+	UnmatchedRequests []Request `json:"unmatchedRequests,omitempty"`
+	// UnmatchedWatchers are initial-phase watchers no executing request
+	// fits.
+	UnmatchedWatchers []UnmatchedWatcher `json:"unmatchedWatchers,omitempty"`
+	PriorityLevels    []PriorityLevel    `json:"priorityLevels,omitempty"`
+	Summary           Summary            `json:"summary"`
+	Advice            []string           `json:"advice,omitempty"`
+	// Warnings say what was skipped, degraded or could not be decided.
+	Warnings []string `json:"warnings,omitempty"`
+	// Errors are requests that failed during a live read (the report
+	// covers what could be read).
+	Errors []string `json:"errors,omitempty"`
+	// Incomplete says why the findings do not cover every watch: a
+	// partial goroutine dump, or watches not decided without a debug=2
+	// dump. Empty when the report is a complete answer. Missing
+	// goroutines are never counted healthy.
+	Incomplete []string `json:"incomplete,omitempty"`
+}
+
+// Coverage is how much of an API server's goroutines a partial dump held.
+type Coverage struct {
+	// Goroutines were read in full and decided.
+	Goroutines int `json:"goroutines"`
+	// Of is go_goroutines from /metrics; 0 when unknown.
+	Of int `json:"of,omitempty"`
+	// Reason says how the dump is known to be partial.
+	Reason string `json:"reason"`
+}
+
+// Text is "N of M goroutines", or "N goroutines" when M is unknown.
+func (c Coverage) Text() string {
+	if c.Of > 0 {
+		return fmt.Sprintf("%d of %d goroutines (go_goroutines)", c.Goroutines, c.Of)
+	}
+	return fmt.Sprintf("%d goroutines, of an unknown total", c.Goroutines)
+}
+
+// APIServer describes one API server instance and what was read of it.
+type APIServer struct {
+	Name       string     `json:"name"`
+	Version    string     `json:"version,omitempty"`
+	CapturedAt *time.Time `json:"capturedAt,omitempty"`
+	Samples    int        `json:"samples"`
+	DumpFormat string     `json:"dumpFormat,omitempty"`
+	Goroutines int        `json:"goroutines,omitempty"`
+	// ResidentMemoryBytes and the rest come from /metrics when given.
+	ResidentMemoryBytes float64 `json:"residentMemoryBytes,omitempty"`
+	Watchers            int     `json:"cacheWatchers"`
+	InitialPhase        int     `json:"initialPhaseWatchers"`
+	// PhaseCounts are given for aggregated dumps instead of findings.
+	PhaseCounts []PhaseCount `json:"phaseCounts,omitempty"`
+	// Coverage is set when the goroutine dump is partial.
+	Coverage *Coverage `json:"coverage,omitempty"`
+	// WatchersByResource is from apiserver_registered_watchers or
+	// apiserver_longrunning_requests{verb="WATCH"} when metrics are given.
+	WatchersByResource []ResourceCount `json:"watchersByResource,omitempty"`
+	Notes              []string        `json:"notes,omitempty"`
+}
+
+// ResourceCount is a count for one group/resource.
+type ResourceCount struct {
+	Group    string  `json:"group,omitempty"`
+	Resource string  `json:"resource"`
+	Count    float64 `json:"count"`
+}
+
+// Finding is one watch worth attention.
+type Finding struct {
+	Type      FindingType `json:"type"`
+	Severity  Severity    `json:"severity"`
+	APIServer string      `json:"apiserver"`
+	Phase     Phase       `json:"phase"`
+	// BlockedMinutes is the wait the Go runtime printed for the watcher
+	// goroutine, in whole minutes; absent when unknown. The runtime counts
+	// from the collection before the one that saw the goroutine blocked, so
+	// it can overstate a fresh block by up to one GC interval (see
+	// pkg/stacks Goroutine.WaitMinutes); two samples decide by the event being
+	// sent.
+	BlockedMinutes *int    `json:"blockedMinutes,omitempty"`
+	GoroutineIDs   []int64 `json:"goroutineIDs"`
+	// Client is absent when no request could be attributed.
+	Client *Client `json:"client,omitempty"`
+	// Candidates lists the requests that fit when the match is ambiguous.
+	Candidates []Request `json:"candidates,omitempty"`
+	Watcher    Watcher   `json:"watcher"`
+	// Connection groups watches served over the same client connection.
+	Connection int64  `json:"connection,omitempty"`
+	Message    string `json:"message"`
+	// Evidence says what the verdict and the match rest on.
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+// Client is the request a watcher was attributed to.
+type Client struct {
+	User          string     `json:"user,omitempty"`
+	Verb          string     `json:"verb,omitempty"`
+	Path          string     `json:"path,omitempty"`
+	Namespace     string     `json:"namespace,omitempty"`
+	Resource      string     `json:"resource,omitempty"`
+	APIVersion    string     `json:"apiVersion,omitempty"`
+	PriorityLevel string     `json:"priorityLevel,omitempty"`
+	FlowSchema    string     `json:"flowSchema,omitempty"`
+	Seats         int        `json:"seats,omitempty"`
+	StartTime     *time.Time `json:"startTime,omitempty"`
+	Match         Match      `json:"match"`
+}
+
+// Request is an executing watch request of the APF dump.
+type Request struct {
+	APIServer     string    `json:"apiserver"`
+	User          string    `json:"user,omitempty"`
+	Verb          string    `json:"verb"`
+	Path          string    `json:"path,omitempty"`
+	Namespace     string    `json:"namespace,omitempty"`
+	Resource      string    `json:"resource,omitempty"`
+	PriorityLevel string    `json:"priorityLevel"`
+	FlowSchema    string    `json:"flowSchema"`
+	Seats         int       `json:"seats"`
+	StartTime     time.Time `json:"startTime"`
+	// AgeSeconds is capture time minus StartTime; absent without a capture time.
+	AgeSeconds *int `json:"ageSeconds,omitempty"`
+}
+
+// UnmatchedWatcher is an initial-phase watcher no request was attributed to.
+type UnmatchedWatcher struct {
+	APIServer   string `json:"apiserver"`
+	GoroutineID int64  `json:"goroutineID"`
+	State       string `json:"state"`
+	WaitMinutes int    `json:"waitMinutes,omitempty"`
+}
+
+// PriorityLevel is the seats stuck watches hold in one APF priority level.
+type PriorityLevel struct {
+	APIServer string `json:"apiserver"`
+	Name      string `json:"name"`
+	// StuckSeats are held by StuckInitialEvents watches attributed to it.
+	StuckSeats int `json:"stuckSeats"`
+	// ExecutingSeats and LimitSeats come from metrics when given
+	// (apiserver_flowcontrol_current_executing_seats,
+	// apiserver_flowcontrol_nominal_limit_seats); absent otherwise.
+	ExecutingSeats *float64 `json:"executingSeats,omitempty"`
+	LimitSeats     *float64 `json:"limitSeats,omitempty"`
+	// ExecutingRequests is from dump_priority_levels when given.
+	ExecutingRequests *int `json:"executingRequests,omitempty"`
+}
+
+// Summary totals a report.
+type Summary struct {
+	StuckWatches     int `json:"stuckWatches"`
+	SlowWatches      int `json:"slowWatches"`
+	BlockedStreaming int `json:"blockedStreaming"`
+	// UndecidedWatches are UndecidedInitialEvents findings.
+	UndecidedWatches int `json:"undecidedWatches,omitempty"`
+	// HeldAfterWatcherClosed counts handlers holding APF seats with no
+	// watcher left (see the finding type).
+	HeldAfterWatcherClosed int `json:"heldAfterWatcherClosed,omitempty"`
+	// Goroutines is the total over the API servers' last dumps.
+	Goroutines int `json:"goroutines"`
+	// StuckGoroutines are kept alive by stuck watches.
+	StuckGoroutines int `json:"stuckGoroutines"`
+	// StuckSeats are the seats of stuck watches attributed (exact or
+	// likely) to a request; StuckUnattributed counts the stuck watches
+	// whose seats are not known.
+	StuckSeats        int `json:"stuckSeats"`
+	StuckUnattributed int `json:"stuckUnattributed,omitempty"`
+}
+
+// MaxSeverity is the worst severity among the findings, "" when none.
+func (r *Report) MaxSeverity() Severity {
+	var best Severity
+	for _, f := range r.Findings {
+		if f.Severity.Rank() > best.Rank() {
+			best = f.Severity
+		}
+	}
+	return best
+}

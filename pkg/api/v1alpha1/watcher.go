@@ -1,0 +1,114 @@
+package v1alpha1
+
+// Phase is where a cacheWatcher goroutine is in its life.
+type Phase string
+
+const (
+	// PhaseInitial: replaying initial events in processInterval
+	// (sendInitialEvents=true or resourceVersion=0), before WatchInitialized.
+	PhaseInitial Phase = "initial"
+	// PhaseStreaming: in process, forwarding new events.
+	PhaseStreaming Phase = "streaming"
+)
+
+// HandlerBlock is what the watch handler goroutine is doing.
+type HandlerBlock string
+
+const (
+	// HandlerClientNotReading: blocked in http2 writeDataFromHandler, the
+	// client's flow-control window is full: it stopped reading.
+	HandlerClientNotReading HandlerBlock = "client-not-reading"
+	// HandlerWaitingForEvents: in the HandleHTTP select, waiting for the
+	// watcher's next event: the client keeps up.
+	HandlerWaitingForEvents HandlerBlock = "waiting-for-events"
+	// HandlerOther: anywhere else (encoding, running).
+	HandlerOther HandlerBlock = "other"
+	// HandlerNotFound: the parent goroutine is not in the dump.
+	HandlerNotFound HandlerBlock = "not-found"
+)
+
+// HeldAfterWatcherClosed: a watch handler blocked writing to its client for
+// at least a minute, still holding its APF seats (its APF goroutine waits in
+// (*initializationSignal).Wait), while no cacheWatcher goroutine serves it
+// any more. Measured on a kube-apiserver v1.37.2 patched as kubernetes PR
+// 141899 describes (test/e2e TestPatchedServers): the stall timeout closes
+// the watcher (processInterval returns, c.Stop(), close(c.result)), but the
+// handler stays in writeDataFromHandler and the seat stays held until the
+// request ends or the client goes, and the client is not told. Upstream
+// shows the same shape when a watcher is closed while its handler is
+// blocked (the cacher's forget on a full input buffer, say).
+const HeldAfterWatcherClosed FindingType = "HeldAfterWatcherClosed"
+
+// PhaseClosed is the phase of a HeldAfterWatcherClosed finding: the
+// watcher's goroutine is gone, its handler is not.
+const PhaseClosed Phase = "closed"
+
+// Watcher is one cacheWatcher goroutine, linked to the goroutines that
+// serve the same watch request.
+type Watcher struct {
+	GoroutineID int64 `json:"goroutineID"`
+	Phase       Phase `json:"phase"`
+	// InSend: sendWatchCacheEvent is the innermost frame, so the goroutine
+	// is in the select on c.result <- event (cache_watcher.go:441).
+	InSend bool `json:"inSend"`
+	// Blocked: InSend and parked (not running): the result channel is full.
+	Blocked     bool   `json:"blocked"`
+	State       string `json:"state"`
+	WaitMinutes int    `json:"waitMinutes,omitempty"`
+	// CacheWatcher and Event are the addresses sendWatchCacheEvent was
+	// called with (the *cacheWatcher and the *watchCacheEvent being sent),
+	// when the dump printed them. A watcher blocked on the same event in
+	// two samples sent nothing in between: the event stays referenced
+	// while it waits, so its address cannot be reused.
+	CacheWatcher string `json:"cacheWatcher,omitempty"`
+	Event        string `json:"event,omitempty"`
+	// Handler is the request's handler goroutine (the parent that ran
+	// (*Cacher).Watch); nil when the dump does not name parents or the
+	// parent is not in it.
+	Handler *Handler `json:"handler,omitempty"`
+	// APFGoroutineID is the goroutine in (*initializationSignal).Wait
+	// created by the same handler: the request's APF seats are held until
+	// it returns. 0 when there is none.
+	APFGoroutineID int64 `json:"apfGoroutineID,omitempty"`
+}
+
+// Handler is the goroutine running a watch request's HTTP handler.
+type Handler struct {
+	GoroutineID int64        `json:"goroutineID"`
+	State       string       `json:"state"`
+	WaitMinutes int          `json:"waitMinutes,omitempty"`
+	Block       HandlerBlock `json:"block"`
+	// ConnGoroutineID is the goroutine serving the client connection;
+	// watches with the same one share a TCP connection.
+	ConnGoroutineID int64 `json:"connGoroutineID,omitempty"`
+	// ConnInDump is false when that goroutine is not in the dump.
+	ConnInDump bool `json:"connInDump"`
+	// ObjectType is the itab word of the object the handler is encoding
+	// ((*watchEncoder).doEncode), "" when it is not encoding: one word per
+	// concrete type within a process, so handlers serving the same
+	// group/resource show the same word.
+	ObjectType string `json:"objectType,omitempty"`
+	// Transport is http2, http/1.1 or websocket.
+	Transport string `json:"transport,omitempty"`
+}
+
+// GoroutineIDs lists the goroutines the watch keeps alive: the watcher,
+// its handler and its APF goroutine.
+func (w Watcher) GoroutineIDs() []int64 {
+	ids := []int64{w.GoroutineID}
+	if w.Handler != nil {
+		ids = append(ids, w.Handler.GoroutineID)
+	}
+	if w.APFGoroutineID != 0 {
+		ids = append(ids, w.APFGoroutineID)
+	}
+	return ids
+}
+
+// PhaseCount counts watchers of an aggregated dump by phase and by
+// whether they sit in sendWatchCacheEvent.
+type PhaseCount struct {
+	Phase  Phase `json:"phase"`
+	InSend bool  `json:"inSend"`
+	Count  int   `json:"count"`
+}
