@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
@@ -158,7 +159,7 @@ func TestPlantedFoundExactly(t *testing.T) {
 		want = append(want, trio{p.WatcherID, p.HandlerID, p.APFID, p.ConnID})
 	}
 	for _, f := range r.Findings {
-		if f.Type != watches.StuckInitialEvents {
+		if f.Type != api.StuckInitialEvents {
 			t.Errorf("unexpected %s finding for goroutine %d", f.Type, f.Watcher.GoroutineID)
 			continue
 		}

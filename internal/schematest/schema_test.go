@@ -17,27 +17,22 @@ import (
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 	"sigs.k8s.io/yaml"
 
-	"github.com/watch-doctor/watch-doctor/pkg/bundle"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
-	"github.com/watch-doctor/watch-doctor/pkg/report"
-	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/schemas/*.schema.json from the types")
-
-// groupVersion is the one apiVersion of every document.
-const groupVersion = "watchdoctor/v1alpha1"
 
 // documents are the output documents of the tool, by kind.
 var documents = []struct {
 	kind, file string
 	v          any
 }{
-	{watches.KindReport, "report.schema.json", watches.Report{}},
-	{report.MetricsKind, "watchmetrics.schema.json", report.WatchMetricsDoc{}},
-	{"Replay", "replay.schema.json", replay.Result{}},
-	{bundle.ManifestKind, "bundle.schema.json", bundle.Manifest{}},
-	{report.KindFleetReport, "fleetreport.schema.json", report.FleetReport{}},
+	{api.KindReport, "report.schema.json", api.Report{}},
+	{api.KindWatchMetrics, "watchmetrics.schema.json", api.WatchMetrics{}},
+	{api.KindReplay, "replay.schema.json", api.Replay{}},
+	{api.KindManifest, "bundle.schema.json", api.Manifest{}},
+	{api.KindFleetReport, "fleetreport.schema.json", api.FleetReport{}},
 }
 
 func root() string { return filepath.Join("..", "..") }
@@ -52,7 +47,7 @@ func generate(kind string, v any) ([]byte, error) {
 	}
 	s := r.Reflect(v)
 	s.ID = jsonschema.ID("https://github.com/watch-doctor/watch-doctor/docs/schemas/" + strings.ToLower(kind) + ".schema.json")
-	s.Title = "watch-doctor " + kind + " (" + groupVersion + ")"
+	s.Title = "watch-doctor " + kind + " (" + api.GroupVersion + ")"
 	for name, def := range s.Definitions {
 		if err := markNullable(reflect.TypeOf(v), name, def); err != nil {
 			return nil, err
@@ -70,7 +65,7 @@ func mapType(t reflect.Type) *jsonschema.Schema {
 	switch t {
 	case reflect.TypeOf(replay.Duration{}):
 		return &jsonschema.Schema{Type: "string", Description: "a Go duration, e.g. 1m30s"}
-	case reflect.TypeOf(replay.ByteSize(0)):
+	case reflect.TypeOf(api.ByteSize(0)):
 		return &jsonschema.Schema{Type: "integer", Description: "bytes"}
 	}
 	return nil
@@ -236,8 +231,8 @@ func TestGoldensValidate(t *testing.T) {
 		if !ours {
 			continue
 		}
-		if head.APIVersion != groupVersion {
-			t.Errorf("%s: apiVersion %q, want %q", rel, head.APIVersion, groupVersion)
+		if head.APIVersion != api.GroupVersion {
+			t.Errorf("%s: apiVersion %q, want %q", rel, head.APIVersion, api.GroupVersion)
 		}
 		inst, err := validator.UnmarshalJSON(bytes.NewReader(js))
 		if err != nil {
@@ -249,7 +244,7 @@ func TestGoldensValidate(t *testing.T) {
 		validated[head.Kind]++
 	}
 	for _, d := range documents {
-		if d.kind == bundle.ManifestKind || d.kind == report.KindFleetReport {
+		if d.kind == api.KindManifest || d.kind == api.KindFleetReport {
 			// No golden of these in the tree: bundles are written by
 			// collect, fleet reports by diagnose --contexts (e2e).
 			continue

@@ -16,36 +16,21 @@ import (
 	"time"
 	"unicode/utf8"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
-// Kind is what an input holds.
-type Kind string
-
-// Input kinds.
-const (
-	KindGoroutineDebug2  Kind = "goroutine-debug2"
-	KindGoroutineDebug1  Kind = "goroutine-debug1"
-	KindGoroutineProfile Kind = "goroutine-protobuf"
-	KindAPFRequests      Kind = "apf-requests"
-	KindAPFLevels        Kind = "apf-priority-levels"
-	KindMetrics          Kind = "metrics"
-	KindVersion          Kind = "version"
-	KindCapturedAt       Kind = "captured-at"
-	KindManifest         Kind = "manifest"
-)
-
 // FileName is the name collect gives each kind (the fixture layout).
-var FileName = map[Kind]string{
-	KindGoroutineDebug2:  "goroutine-debug2.txt",
-	KindGoroutineDebug1:  "goroutine-debug1.txt",
-	KindGoroutineProfile: "goroutine.pb.gz",
-	KindAPFRequests:      "apf-requests.txt",
-	KindAPFLevels:        "apf-priority-levels.txt",
-	KindMetrics:          "metrics.txt",
-	KindVersion:          "version.json",
-	KindCapturedAt:       "captured-at.txt",
-	KindManifest:         ManifestName,
+var FileName = map[api.FileKind]string{
+	api.FileGoroutineDebug2:  "goroutine-debug2.txt",
+	api.FileGoroutineDebug1:  "goroutine-debug1.txt",
+	api.FileGoroutineProfile: "goroutine.pb.gz",
+	api.FileAPFRequests:      "apf-requests.txt",
+	api.FileAPFLevels:        "apf-priority-levels.txt",
+	api.FileMetrics:          "metrics.txt",
+	api.FileVersion:          "version.json",
+	api.FileCapturedAt:       "captured-at.txt",
+	api.FileManifest:         ManifestName,
 }
 
 // peekSize is how much of an input detection looks at.
@@ -58,7 +43,7 @@ var ErrUnknownKind = errors.New("unrecognized content")
 
 // Open wraps r, decompressing gzip, and detects its kind. The returned
 // reader yields the (decompressed) content from its start.
-func Open(r io.Reader) (Kind, *bufio.Reader, error) {
+func Open(r io.Reader) (api.FileKind, *bufio.Reader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(len(gzipMagic))
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -93,7 +78,7 @@ func (g *gzipErrReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func detect(br *bufio.Reader) (Kind, error) {
+func detect(br *bufio.Reader) (api.FileKind, error) {
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
 		// A UTF-8 byte order mark, as some editors write: skip it.
 		if _, err := br.Discard(3); err != nil {
@@ -113,33 +98,33 @@ func detect(br *bufio.Reader) (Kind, error) {
 	text := bytes.TrimLeft(head, " \t\r\n")
 	switch {
 	case bytes.HasPrefix(text, []byte("goroutine profile: total ")):
-		return KindGoroutineDebug1, nil
+		return api.FileGoroutineDebug1, nil
 	case isDebug2Header(text):
-		return KindGoroutineDebug2, nil
+		return api.FileGoroutineDebug2, nil
 	case bytes.HasPrefix(text, []byte("PriorityLevelName,")):
 		first, _, _ := bytes.Cut(text, []byte("\n"))
 		if bytes.Contains(first, []byte("FlowSchemaName")) {
-			return KindAPFRequests, nil
+			return api.FileAPFRequests, nil
 		}
 		if bytes.Contains(first, []byte("ActiveQueues")) {
-			return KindAPFLevels, nil
+			return api.FileAPFLevels, nil
 		}
 	case bytes.HasPrefix(text, []byte("{")):
 		if bytes.Contains(head, []byte(`"gitVersion"`)) {
-			return KindVersion, nil
+			return api.FileVersion, nil
 		}
-		if bytes.Contains(head, []byte(`"kind": "`+ManifestKind+`"`)) || bytes.Contains(head, []byte(`"kind":"`+ManifestKind+`"`)) {
-			return KindManifest, nil
+		if bytes.Contains(head, []byte(`"kind": "`+api.KindManifest+`"`)) || bytes.Contains(head, []byte(`"kind":"`+api.KindManifest+`"`)) {
+			return api.FileManifest, nil
 		}
 	case isCapturedAt(text):
-		return KindCapturedAt, nil
+		return api.FileCapturedAt, nil
 	case isMetrics(text):
-		return KindMetrics, nil
+		return api.FileMetrics, nil
 	}
 	if !isText(head) {
 		// Binary: the only binary kind is the protobuf profile (its gzip
 		// layer, if any, is already off); the profile parser decides.
-		return KindGoroutineProfile, nil
+		return api.FileGoroutineProfile, nil
 	}
 	first, _, _ := bytes.Cut(text, []byte("\n"))
 	return "", fmt.Errorf("%w: line 1 %q is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version or a capture time", ErrUnknownKind, preview(first))

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 func gz(b []byte) []byte {
@@ -24,15 +25,15 @@ func gz(b []byte) []byte {
 // TestDetectFixtures checks every real capture file is recognised by its
 // content, plain and gzipped, whatever its name.
 func TestDetectFixtures(t *testing.T) {
-	want := map[string]Kind{
-		"goroutine-debug2.txt":    KindGoroutineDebug2,
-		"goroutine-debug1.txt":    KindGoroutineDebug1,
-		"goroutine.pb.gz":         KindGoroutineProfile,
-		"apf-requests.txt":        KindAPFRequests,
-		"apf-priority-levels.txt": KindAPFLevels,
-		"metrics.txt":             KindMetrics,
-		"version.json":            KindVersion,
-		"captured-at.txt":         KindCapturedAt,
+	want := map[string]api.FileKind{
+		"goroutine-debug2.txt":    api.FileGoroutineDebug2,
+		"goroutine-debug1.txt":    api.FileGoroutineDebug1,
+		"goroutine.pb.gz":         api.FileGoroutineProfile,
+		"apf-requests.txt":        api.FileAPFRequests,
+		"apf-priority-levels.txt": api.FileAPFLevels,
+		"metrics.txt":             api.FileMetrics,
+		"version.json":            api.FileVersion,
+		"captured-at.txt":         api.FileCapturedAt,
 	}
 	for _, capture := range []string{"t1", "t2"} {
 		for name, kind := range want {
@@ -166,7 +167,7 @@ func FuzzReadManifest(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		m, err := ReadManifest(bytes.NewReader(in))
-		if err == nil && (m.Kind != ManifestKind || m.APIVersion != ManifestAPIVersion) {
+		if err == nil && (m.Kind != api.KindManifest || m.APIVersion != api.GroupVersion) {
 			t.Fatalf("accepted a manifest of kind %q, apiVersion %q", m.Kind, m.APIVersion)
 		}
 	})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
@@ -49,7 +50,7 @@ type Capture struct {
 	MetricsSample *metrics.Sample
 	Version       string
 
-	files    map[Kind]string
+	files    map[api.FileKind]string
 	notes    []string
 	warnings []string
 	// foreign is set when the goroutine dump holds no kube-apiserver code.
@@ -74,7 +75,7 @@ func aggregatedAPIServer(a *stacks.Aggregated) bool {
 func (c *Capture) Warnings() []string { return c.warnings }
 
 // Files lists the capture's inputs by kind.
-func (c *Capture) Files() map[Kind]string { return c.files }
+func (c *Capture) Files() map[api.FileKind]string { return c.files }
 
 // Loaded is the result of Load.
 type Loaded struct {
@@ -313,7 +314,7 @@ func loadReader(c *Capture, path, name string, r io.Reader, manifests *[]string)
 		}
 		return fmt.Errorf("%s: %v", name, err)
 	}
-	if kind == KindManifest {
+	if kind == api.FileManifest {
 		*manifests = append(*manifests, path)
 		return nil
 	}
@@ -324,12 +325,12 @@ func loadReader(c *Capture, path, name string, r io.Reader, manifests *[]string)
 // (empty for a capture read from files), for callers that fetch inputs
 // themselves and hand them to Read.
 func NewCapture(name, instance string, capturedAt time.Time, source string) *Capture {
-	return &Capture{Name: name, Instance: instance, CapturedAt: capturedAt, CapturedAtSource: source, files: map[Kind]string{}}
+	return &Capture{Name: name, Instance: instance, CapturedAt: capturedAt, CapturedAtSource: source, files: map[api.FileKind]string{}}
 }
 
 // Read parses one input of a known kind into c; name is used in errors
 // and notes. r must yield the content uncompressed.
-func (c *Capture) Read(kind Kind, name string, r io.Reader) error {
+func (c *Capture) Read(kind api.FileKind, name string, r io.Reader) error {
 	if prev, dup := c.files[kind]; dup {
 		return fmt.Errorf("%s and %s are both %s in one capture: put captures in separate directories", prev, name, kind)
 	}
@@ -360,32 +361,32 @@ func (c *Capture) Read(kind Kind, name string, r io.Reader) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	switch kind {
-	case KindGoroutineDebug2:
+	case api.FileGoroutineDebug2:
 		d, apiserver, err := readDebug2(r)
 		if err != nil {
 			return wrap(err)
 		}
 		c.Dump, c.foreign = d, !apiserver
-	case KindGoroutineDebug1:
+	case api.FileGoroutineDebug1:
 		a, err := stacks.ParseDebug1(r)
 		if err != nil {
 			return wrap(err)
 		}
 		c.Dump, c.foreign = watches.FromAggregated(a, watches.FormatDebug1), !aggregatedAPIServer(a)
-	case KindGoroutineProfile:
+	case api.FileGoroutineProfile:
 		a, err := stacks.ParseProfile(r)
 		if err != nil {
 			delete(c.files, kind)
 			return fmt.Errorf("%s: %w: binary data that is not a goroutine profile (%v)", name, ErrUnknownKind, err)
 		}
 		c.Dump, c.foreign = watches.FromAggregated(a, watches.FormatProtobuf), !aggregatedAPIServer(a)
-	case KindAPFRequests:
+	case api.FileAPFRequests:
 		rq, err := apf.ParseRequests(r)
 		if err != nil {
 			return wrap(err)
 		}
 		c.Requests = rq
-	case KindAPFLevels:
+	case api.FileAPFLevels:
 		lv, skipped, err := apf.ParsePriorityLevels(r)
 		if err != nil {
 			return wrap(err)
@@ -394,19 +395,19 @@ func (c *Capture) Read(kind Kind, name string, r io.Reader) error {
 		if len(skipped) > 0 {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s: %d rows skipped (first at line %d: %s)", name, len(skipped), skipped[0].Line, skipped[0].Reason))
 		}
-	case KindMetrics:
+	case api.FileMetrics:
 		s, err := metrics.Parse(r, name)
 		if err != nil {
 			return err
 		}
 		c.Metrics, c.MetricsSample = metrics.Extract(s), s
-	case KindVersion:
+	case api.FileVersion:
 		v, err := readVersion(r)
 		if err != nil {
 			return wrap(err)
 		}
 		c.Version = v
-	case KindCapturedAt:
+	case api.FileCapturedAt:
 		t, err := readCapturedAt(r)
 		if err != nil {
 			return wrap(err)
@@ -421,17 +422,17 @@ func (c *Capture) Read(kind Kind, name string, r io.Reader) error {
 	return nil
 }
 
-func isGoroutineKind(k Kind) bool {
-	return k == KindGoroutineDebug2 || k == KindGoroutineDebug1 || k == KindGoroutineProfile
+func isGoroutineKind(k api.FileKind) bool {
+	return k == api.FileGoroutineDebug2 || k == api.FileGoroutineDebug1 || k == api.FileGoroutineProfile
 }
 
-func rank(k Kind) int {
+func rank(k api.FileKind) int {
 	switch k {
-	case KindGoroutineDebug2:
+	case api.FileGoroutineDebug2:
 		return 3
-	case KindGoroutineProfile:
+	case api.FileGoroutineProfile:
 		return 2
-	case KindGoroutineDebug1:
+	case api.FileGoroutineDebug1:
 		return 1
 	}
 	return 0
@@ -548,7 +549,7 @@ func applyManifest(l *Loaded, path string) error {
 			c.Mixed = s.Mixed
 			c.Withheld = s.Withheld
 			for _, fi := range s.Fetches {
-				if fi.Kind == KindGoroutineDebug2 && fi.Error == "" {
+				if fi.Kind == api.FileGoroutineDebug2 && fi.Error == "" {
 					c.CapturedAt = fi.StartedAt
 					if fi.ServerDate != nil {
 						c.CapturedAt, c.CapturedAtSource = *fi.ServerDate, "manifest (server Date header)"
@@ -733,7 +734,7 @@ func (c *Capture) sample() watches.Sample {
 		}
 		for _, r := range m.Resources {
 			if !math.IsNaN(r.Watchers) && r.Watchers > 0 {
-				mc.WatchersByResource = append(mc.WatchersByResource, watches.ResourceCount{Group: r.Group, Resource: r.Name(), Count: r.Watchers})
+				mc.WatchersByResource = append(mc.WatchersByResource, api.ResourceCount{Group: r.Group, Resource: r.Name(), Count: r.Watchers})
 			}
 		}
 		s.Metrics = mc
@@ -790,7 +791,7 @@ func (c *Capture) dropLaterRequests() string {
 	}
 	c.Requests.Requests = kept
 	return fmt.Sprintf("%s: %d APF request(s) started after the capture time %s (up to %s after it; %s): they are not of the same moment as the goroutine dump and are not matched; give each capture its own APF dump",
-		c.files[KindAPFRequests], dropped, c.CapturedAt.Format(time.RFC3339), latest.Sub(c.CapturedAt).Round(time.Second), c.CapturedAtSource)
+		c.files[api.FileAPFRequests], dropped, c.CapturedAt.Format(time.RFC3339), latest.Sub(c.CapturedAt).Round(time.Second), c.CapturedAtSource)
 }
 
 // kubernetesEpoch is the day of Kubernetes' first commit: no kube-apiserver
@@ -805,7 +806,7 @@ func (c *Capture) checkCaptureTime(now time.Time) error {
 		return nil
 	}
 	where := c.CapturedAtSource
-	if f, ok := c.files[KindCapturedAt]; ok && c.CapturedAtSource == "captured-at" {
+	if f, ok := c.files[api.FileCapturedAt]; ok && c.CapturedAtSource == "captured-at" {
 		where = f + ":1"
 	}
 	ts := c.CapturedAt.Format(time.RFC3339Nano)

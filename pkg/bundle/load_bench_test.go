@@ -7,6 +7,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/benchmetrics"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
@@ -22,7 +23,7 @@ func checkPlanted(b *testing.B, d *watches.Dump, res dumpgen.Result) {
 	}
 	got := 0
 	for _, w := range d.Watchers {
-		if !w.Blocked || w.Phase != watches.PhaseInitial || w.WaitMinutes < 1 {
+		if !w.Blocked || w.Phase != api.PhaseInitial || w.WaitMinutes < 1 {
 			continue
 		}
 		p, ok := want[w.GoroutineID]
@@ -85,7 +86,7 @@ func BenchmarkOpenGzip(b *testing.B) {
 		t := benchmetrics.Start()
 		for b.Loop() {
 			kind, r, err := bundle.Open(bytes.NewReader(gz.Bytes()))
-			if err != nil || kind != bundle.KindGoroutineDebug2 {
+			if err != nil || kind != api.FileGoroutineDebug2 {
 				b.Fatalf("Open: %s, %v", kind, err)
 			}
 			if d, err = bundle.ReadDebug2(r); err != nil {

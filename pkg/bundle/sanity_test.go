@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // writeFiles writes name -> content under dir and returns dir.
@@ -108,7 +109,7 @@ func TestDetectRequiresRealExposition(t *testing.T) {
 		"apiserver_flowcontrol_current_executing_seats{priority_level=\"x\"} 3\n",
 		"process_start_time_seconds 1.7e9\n",
 	} {
-		if k, _, err := Open(strings.NewReader(s)); err != nil || k != KindMetrics {
+		if k, _, err := Open(strings.NewReader(s)); err != nil || k != api.FileMetrics {
 			t.Errorf("%q: kind %s, err %v; want metrics", s, k, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/cacher/park"
 )
 
@@ -125,20 +126,6 @@ type WatchInfo struct {
 	Terminated bool
 	// ChanSize is the capacity of the input and result channels.
 	ChanSize int
-}
-
-// Counters are the per-resource counters of one Cacher, like upstream's
-// metrics (apiserver_terminated_watchers_total, apiserver_init_events_total)
-// plus the patch's own. A plain value.
-type Counters struct {
-	Resource string `json:"resource"`
-	// TerminatedWatchers: forgotten by the dispatcher, input full past the
-	// time budget.
-	TerminatedWatchers int64 `json:"terminatedWatchers"`
-	// StalledWatchers: stopped in the initial phase by StallTimeout.
-	StalledWatchers int64 `json:"stalledWatchers"`
-	// InitEvents: initial events sent.
-	InitEvents int64 `json:"initEvents"`
 }
 
 // counters are atomics: safe for concurrent use.
@@ -289,8 +276,8 @@ func (c *Cacher) Apply(t watch.EventType, o *Object) error {
 }
 
 // Counters returns the counters now.
-func (c *Cacher) Counters() Counters {
-	return Counters{
+func (c *Cacher) Counters() api.Counters {
+	return api.Counters{
 		Resource:           c.resource,
 		TerminatedWatchers: c.counters.terminated.Load(),
 		StalledWatchers:    c.counters.stalled.Load(),

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/report"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
@@ -43,7 +44,7 @@ type AnalyzeOptions struct {
 
 // NewAnalyzeOptions returns options with defaults.
 func NewAnalyzeOptions(streams genericiooptions.IOStreams) *AnalyzeOptions {
-	return &AnalyzeOptions{IOStreams: streams, Output: string(report.FormatTable), FailOn: watches.SeverityCritical}
+	return &AnalyzeOptions{IOStreams: streams, Output: string(report.FormatTable), FailOn: string(api.SeverityCritical)}
 }
 
 // NewCmdAnalyze builds `kubectl watch-doctor analyze`.
@@ -144,7 +145,7 @@ func errForeign(l *bundle.Loaded) error {
 // errNothingDiagnosed fails a run in which no API server had a goroutine
 // dump: its report says nothing about stuck watches, which must not pass
 // for an all clear.
-func errNothingDiagnosed(r *watches.Report) error {
+func errNothingDiagnosed(r *api.Report) error {
 	for _, a := range r.APIServers {
 		if a.DumpFormat != "" {
 			return nil
@@ -155,11 +156,11 @@ func errNothingDiagnosed(r *watches.Report) error {
 
 // writeReport renders r and turns findings at or above failOn into the
 // findings exit code.
-func writeReport(w io.Writer, r *watches.Report, f report.Format, failOn string) error {
+func writeReport(w io.Writer, r *api.Report, f report.Format, failOn string) error {
 	if err := renderDiagnosis(w, r, f); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
-	if failOn != failOnNone && watches.SeverityRank(r.MaxSeverity()) >= watches.SeverityRank(failOn) {
+	if failOn != failOnNone && r.MaxSeverity().Rank() >= api.Severity(failOn).Rank() {
 		return errFindings
 	}
 	if len(r.Incomplete) > 0 {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/clock"
 
-	"github.com/watch-doctor/watch-doctor/pkg/bundle"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/live"
 )
 
@@ -110,7 +110,7 @@ func (o *CollectOptions) Run() error {
 		return runErr
 	}
 	// Interrupted: what was read still makes a valid bundle.
-	m := bundle.Manifest{CreatedAt: cfg.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: cfg.REST.Host}
+	m := api.Manifest{CreatedAt: cfg.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: cfg.REST.Host}
 	if o.ConfigFlags.Context != nil {
 		m.Context = *o.ConfigFlags.Context
 	}

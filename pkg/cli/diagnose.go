@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/clock"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/live"
 	"github.com/watch-doctor/watch-doctor/pkg/report"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
@@ -41,7 +42,7 @@ type DiagnoseOptions struct {
 
 // NewDiagnoseOptions returns options with defaults.
 func NewDiagnoseOptions(streams genericiooptions.IOStreams) *DiagnoseOptions {
-	return &DiagnoseOptions{IOStreams: streams, LiveOptions: newLiveOptions(), Fleet: newFleetOptions(), Output: string(report.FormatTable), FailOn: watches.SeverityCritical}
+	return &DiagnoseOptions{IOStreams: streams, LiveOptions: newLiveOptions(), Fleet: newFleetOptions(), Output: string(report.FormatTable), FailOn: string(api.SeverityCritical)}
 }
 
 // NewCmdDiagnose builds `kubectl watch-doctor diagnose`.

@@ -6,13 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/report"
-	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
 const failOnNone = "none"
 
-var failOnValues = []string{watches.SeverityCritical, watches.SeverityWarning, watches.SeverityInfo, failOnNone}
+var failOnValues = []string{string(api.SeverityCritical), string(api.SeverityWarning), string(api.SeverityInfo), failOnNone}
 
 func addOutputFlag(cmd *cobra.Command, p *string) {
 	names := make([]string, len(report.Formats))

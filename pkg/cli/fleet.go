@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/live"
 	"github.com/watch-doctor/watch-doctor/pkg/report"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
@@ -109,7 +110,7 @@ func (o *DiagnoseOptions) runFleet() error {
 	ctx, cancel := signalContext()
 	defer cancel()
 	var errMu sync.Mutex
-	clusters := make([]report.ClusterReport, len(contexts))
+	clusters := make([]api.ClusterReport, len(contexts))
 	sem := make(chan struct{}, o.Fleet.Parallel)
 	var wg sync.WaitGroup
 	for i, name := range contexts {
@@ -145,7 +146,7 @@ func (o *DiagnoseOptions) runFleet() error {
 		}(i, name)
 	}
 	wg.Wait()
-	fr := report.NewFleetReport(clusters)
+	fr := api.NewFleetReport(clusters)
 	if err := renderFleet(o.Out, fr, o.format); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
@@ -160,7 +161,7 @@ func (o *DiagnoseOptions) runFleet() error {
 	}
 	if o.failOn != failOnNone {
 		for _, c := range clusters {
-			if c.Report != nil && watches.SeverityRank(c.Report.MaxSeverity()) >= watches.SeverityRank(o.failOn) {
+			if c.Report != nil && c.Report.MaxSeverity().Rank() >= api.Severity(o.failOn).Rank() {
 				return errFindings
 			}
 		}
@@ -169,7 +170,7 @@ func (o *DiagnoseOptions) runFleet() error {
 }
 
 // diagnoseContext reads one context as diagnose reads the current one.
-func (o *DiagnoseOptions) diagnoseContext(ctx context.Context, name string, errOut io.Writer) (*watches.Report, error) {
+func (o *DiagnoseOptions) diagnoseContext(ctx context.Context, name string, errOut io.Writer) (*api.Report, error) {
 	lo := o.LiveOptions
 	lo.ConfigFlags = contextFlags(o.ConfigFlags, name)
 	var progress io.Writer = errOut
@@ -247,7 +248,7 @@ func (p *prefixWriter) flush() {
 }
 
 // renderFleet writes fr in format f (see parseOutput).
-func renderFleet(w io.Writer, fr *report.FleetReport, f report.Format) error {
+func renderFleet(w io.Writer, fr *api.FleetReport, f report.Format) error {
 	switch {
 	case f == outputName:
 		var b strings.Builder

@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/clock"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/live"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
@@ -151,7 +152,7 @@ func (o *MetricsOptions) live() (metrics.Report, []string, error) {
 	if err != nil {
 		return metrics.Report{}, nil, err
 	}
-	cfg.Only = []bundle.Kind{bundle.KindMetrics}
+	cfg.Only = []api.FileKind{api.FileMetrics}
 	ctx, cancel := signalContext()
 	defer cancel()
 	target := live.NewCaptures()

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/report"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
@@ -120,7 +121,7 @@ func printObject(w io.Writer, v any, f report.Format) error {
 
 // renderDiagnosis writes r in format f: templates and name here, table and
 // wide styled for a terminal, the rest by pkg/report.
-func renderDiagnosis(w io.Writer, r *watches.Report, f report.Format) error {
+func renderDiagnosis(w io.Writer, r *api.Report, f report.Format) error {
 	switch {
 	case f == outputName:
 		var b strings.Builder

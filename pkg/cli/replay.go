@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
 	"github.com/watch-doctor/watch-doctor/pkg/replay/upstream"
@@ -212,8 +213,8 @@ func scenarioFromDir(dir string, progress io.Writer) (*replay.Scenario, error) {
 			return nil, fmt.Errorf("reading %q: %w", path, err)
 		}
 		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-			var r watches.Report
-			if json.Unmarshal(data, &r) == nil && r.Kind == watches.KindReport {
+			var r api.Report
+			if json.Unmarshal(data, &r) == nil && r.Kind == api.KindReport {
 				ev.Report = &r
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
@@ -189,7 +190,7 @@ func cheapAnswer(look cheapLook) string {
 	for _, pc := range watches.FromAggregated(look.profile, watches.FormatDebug1).PhaseCounts {
 		switch {
 		case !pc.InSend:
-		case pc.Phase == watches.PhaseInitial:
+		case pc.Phase == api.PhaseInitial:
 			initial += pc.Count
 		default:
 			streaming += pc.Count

@@ -15,7 +15,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
-	"github.com/watch-doctor/watch-doctor/pkg/bundle"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 func TestNormalizeAddress(t *testing.T) {
@@ -87,7 +87,7 @@ func TestStatusErrors(t *testing.T) {
 // recorder is a Target that keeps what it is handed.
 type recorder struct{ kinds []string }
 
-func (r *recorder) Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error {
+func (r *recorder) Store(inst Instance, sample int, kind api.FileKind, body io.Reader) error {
 	if _, err := io.Copy(io.Discard, body); err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func TestRunFetchOrderAndOnly(t *testing.T) {
 	}
 
 	rec = recorder{}
-	cfg.Only = []bundle.Kind{bundle.KindMetrics}
+	cfg.Only = []api.FileKind{api.FileMetrics}
 	if _, err := Run(context.Background(), cfg, &rec); err != nil {
 		t.Fatal(err)
 	}

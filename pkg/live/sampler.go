@@ -15,25 +15,26 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
 // Paths fetched from each instance (the fixture layout's sources).
-var Paths = map[bundle.Kind]string{
-	bundle.KindMetrics:         "/metrics",
-	bundle.KindGoroutineDebug2: "/debug/pprof/goroutine?debug=2",
-	bundle.KindGoroutineDebug1: "/debug/pprof/goroutine?debug=1",
-	bundle.KindAPFRequests:     "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1",
-	bundle.KindAPFLevels:       "/debug/api_priority_and_fairness/dump_priority_levels",
-	bundle.KindVersion:         "/version",
+var Paths = map[api.FileKind]string{
+	api.FileMetrics:         "/metrics",
+	api.FileGoroutineDebug2: "/debug/pprof/goroutine?debug=2",
+	api.FileGoroutineDebug1: "/debug/pprof/goroutine?debug=1",
+	api.FileAPFRequests:     "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1",
+	api.FileAPFLevels:       "/debug/api_priority_and_fairness/dump_priority_levels",
+	api.FileVersion:         "/version",
 }
 
 // Target receives what is fetched. Store must consume body before
 // returning. Run serializes the calls (instances are read concurrently).
 type Target interface {
-	Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error
+	Store(inst Instance, sample int, kind api.FileKind, body io.Reader) error
 }
 
 // Config is what Run needs; the CLI builds it from flags.
@@ -65,10 +66,10 @@ type Config struct {
 	Progress io.Writer
 	// Only, when set, limits the fetches to these kinds (the metrics
 	// command reads /metrics alone).
-	Only []bundle.Kind
+	Only []api.FileKind
 }
 
-func (c Config) wants(k bundle.Kind) bool {
+func (c Config) wants(k api.FileKind) bool {
 	if len(c.Only) == 0 {
 		return true
 	}
@@ -91,7 +92,7 @@ type Result struct {
 type InstanceResult struct {
 	Instance Instance
 	Version  string
-	Samples  []bundle.Sample
+	Samples  []api.Sample
 	Errors   []error
 	Notes    []string
 	// Withheld are the debug=2 dumps not taken because their estimated
@@ -300,7 +301,7 @@ type lockedTarget struct {
 	t  Target
 }
 
-func (l *lockedTarget) Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error {
+func (l *lockedTarget) Store(inst Instance, sample int, kind api.FileKind, body io.Reader) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.t.Store(inst, sample, kind, body)
@@ -353,7 +354,7 @@ type sampler struct {
 	c      *Client
 	n      int
 	target Target
-	sample bundle.Sample
+	sample api.Sample
 	errs   []error
 	// down is set once the instance did not answer: the remaining
 	// fetches of the sample are skipped.
@@ -363,10 +364,10 @@ type sampler struct {
 // fetch GETs kind's path and hands the body to consume, recording the
 // fetch in the sample. While the server has not answered, a progress
 // line says every cfg.ProgressEvery which instance and fetch it waits on.
-func (sp *sampler) fetch(kind bundle.Kind, consume func(r io.Reader) error) *bundle.FetchInfo {
+func (sp *sampler) fetch(kind api.FileKind, consume func(r io.Reader) error) *api.FetchInfo {
 	cfg, inst := sp.cfg, sp.c.inst
 	path := Paths[kind]
-	fi := bundle.FetchInfo{Kind: kind, Path: path, File: bundle.FileName[kind]}
+	fi := api.FetchInfo{Kind: kind, Path: path, File: bundle.FileName[kind]}
 	if sp.down != nil {
 		err := fmt.Errorf("%s: GET %s: not attempted: the instance did not answer an earlier request of this sample", inst.Name, path)
 		fi.StartedAt, fi.File, fi.Error = cfg.Clock.Now().UTC(), "", err.Error()
@@ -439,7 +440,7 @@ func (sp *sampler) watchdog(path string) (stop func()) {
 	}
 }
 
-func (sp *sampler) store(kind bundle.Kind) func(io.Reader) error {
+func (sp *sampler) store(kind api.FileKind) func(io.Reader) error {
 	return func(r io.Reader) error {
 		if err := sp.target.Store(sp.c.inst, sp.n, kind, r); err != nil {
 			return &storeError{err}
@@ -452,15 +453,15 @@ func (sp *sampler) store(kind bundle.Kind) func(io.Reader) error {
 // look first, then the debug=2 dump when decideDump allows it. Errors of
 // single fetches are recorded and returned; the other fetches go on unless
 // the instance stopped answering.
-func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceResult, target Target) (bundle.Sample, []error) {
+func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceResult, target Target) (api.Sample, []error) {
 	inst := c.inst
 	sp := &sampler{ctx: ctx, cfg: cfg, c: c, n: n, target: target}
-	sp.sample = bundle.Sample{Dir: fmt.Sprintf("%s/sample-%d", SafeName(inst.Name), n), CapturedAt: cfg.Clock.Now().UTC()}
+	sp.sample = api.Sample{Dir: fmt.Sprintf("%s/sample-%d", SafeName(inst.Name), n), CapturedAt: cfg.Clock.Now().UTC()}
 	var look cheapLook
 	look.goroutines, look.start = math.NaN(), math.NaN()
 	// /metrics first: go_goroutines, the process start time and, from
 	// its Date header, the server's clock for APF ages.
-	mfi := sp.fetch(bundle.KindMetrics, func(r io.Reader) error {
+	mfi := sp.fetch(api.FileMetrics, func(r io.Reader) error {
 		b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
 		if err != nil {
 			return fmt.Errorf("%s: reading /metrics: %w", inst.Name, err)
@@ -469,7 +470,7 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 			snap := metrics.Extract(s)
 			look.goroutines, look.start = snap.Goroutines, snap.ProcessStartTime
 		}
-		return sp.store(bundle.KindMetrics)(bytes.NewReader(b))
+		return sp.store(api.FileMetrics)(bytes.NewReader(b))
 	})
 	if !math.IsNaN(look.start) {
 		mfi.ProcessStartTime = look.start
@@ -482,8 +483,8 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 	}
 	// The APF dumps: every watch still initializing is an executing
 	// request, with its start time, user, resource and seats.
-	if cfg.wants(bundle.KindAPFRequests) {
-		sp.fetch(bundle.KindAPFRequests, func(r io.Reader) error {
+	if cfg.wants(api.FileAPFRequests) {
+		sp.fetch(api.FileAPFRequests, func(r io.Reader) error {
 			b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
 			if err != nil {
 				return fmt.Errorf("%s: reading APF dump_requests: %w", inst.Name, err)
@@ -491,19 +492,19 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 			if rq, err := apf.ParseRequests(bytes.NewReader(b)); err == nil {
 				look.requests = rq
 			}
-			return sp.store(bundle.KindAPFRequests)(bytes.NewReader(b))
+			return sp.store(api.FileAPFRequests)(bytes.NewReader(b))
 		})
 	}
-	if cfg.wants(bundle.KindAPFLevels) {
-		sp.fetch(bundle.KindAPFLevels, sp.store(bundle.KindAPFLevels))
+	if cfg.wants(api.FileAPFLevels) {
+		sp.fetch(api.FileAPFLevels, sp.store(api.FileAPFLevels))
 	}
 	// The debug=1 profile: goroutines counted per stack, for the
 	// initial-phase watchers and the size of a debug=2 dump. Stored after
 	// the decision, so that a debug=2 dump of the same sample is read
 	// first.
 	var debug1 []byte
-	if cfg.wants(bundle.KindGoroutineDebug2) {
-		sp.fetch(bundle.KindGoroutineDebug1, func(r io.Reader) error {
+	if cfg.wants(api.FileGoroutineDebug2) {
+		sp.fetch(api.FileGoroutineDebug1, func(r io.Reader) error {
 			b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
 			if err != nil {
 				return fmt.Errorf("%s: reading the debug=1 goroutine profile: %w", inst.Name, err)
@@ -516,15 +517,15 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 		})
 	}
 	look.at = sp.sample.CapturedAt
-	if cfg.wants(bundle.KindGoroutineDebug2) && sp.down == nil {
+	if cfg.wants(api.FileGoroutineDebug2) && sp.down == nil {
 		take, why, withheld, err := decideDump(cfg, inst.Name, look)
 		switch {
 		case err != nil:
 			sp.errs = append(sp.errs, err)
-			sp.sample.Fetches = append(sp.sample.Fetches, bundle.FetchInfo{Kind: bundle.KindGoroutineDebug2, Path: Paths[bundle.KindGoroutineDebug2], StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
+			sp.sample.Fetches = append(sp.sample.Fetches, api.FetchInfo{Kind: api.FileGoroutineDebug2, Path: Paths[api.FileGoroutineDebug2], StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
 		case take:
 			cfg.progress("sample %d/%d: %s: goroutine dump (go_goroutines %.0f; %s)", n, cfg.Samples, inst.Name, look.goroutines, why)
-			gfi := sp.fetch(bundle.KindGoroutineDebug2, sp.store(bundle.KindGoroutineDebug2))
+			gfi := sp.fetch(api.FileGoroutineDebug2, sp.store(api.FileGoroutineDebug2))
 			if gfi.Error == "" {
 				at := gfi.StartedAt
 				if gfi.ServerDate != nil {
@@ -542,12 +543,12 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 		}
 	}
 	if debug1 != nil {
-		if err := sp.store(bundle.KindGoroutineDebug1)(bytes.NewReader(debug1)); err != nil {
+		if err := sp.store(api.FileGoroutineDebug1)(bytes.NewReader(debug1)); err != nil {
 			sp.errs = append(sp.errs, err)
 		}
 	}
-	if ir.Version == "" && cfg.wants(bundle.KindVersion) {
-		sp.fetch(bundle.KindVersion, func(r io.Reader) error {
+	if ir.Version == "" && cfg.wants(api.FileVersion) {
+		sp.fetch(api.FileVersion, func(r io.Reader) error {
 			b, err := io.ReadAll(io.LimitReader(r, 1<<20))
 			if err != nil {
 				return err
@@ -559,14 +560,14 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 				return fmt.Errorf("%s: decoding /version: %w", inst.Name, err)
 			}
 			ir.Version = v.GitVersion
-			return sp.store(bundle.KindVersion)(bytes.NewReader(b))
+			return sp.store(api.FileVersion)(bytes.NewReader(b))
 		})
 	}
 	if !inst.Pinned && len(cfg.Only) == 0 && sp.down == nil {
 		// Through a load balancer: read the process start time again to see
 		// whether this sample's fetches all reached one process.
 		var again float64 = math.NaN()
-		if resp, err := c.Get(ctx, Paths[bundle.KindMetrics]); err == nil {
+		if resp, err := c.Get(ctx, Paths[api.FileMetrics]); err == nil {
 			if s, err := metrics.Parse(resp.Body, inst.Name+"/metrics"); err == nil {
 				again = metrics.Extract(s).ProcessStartTime
 			}
@@ -589,7 +590,7 @@ func checkSameProcess(ir *InstanceResult) {
 	var first float64
 	for i, s := range ir.Samples {
 		for _, f := range s.Fetches {
-			if f.Kind != bundle.KindMetrics || f.ProcessStartTime == 0 {
+			if f.Kind != api.FileMetrics || f.ProcessStartTime == 0 {
 				continue
 			}
 			if first == 0 {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 )
 
@@ -25,7 +26,7 @@ func NewCaptures() *Captures { return &Captures{byKey: map[string]*bundle.Captur
 func captureKey(inst Instance, sample int) string { return fmt.Sprintf("%s\x00%d", inst.Name, sample) }
 
 // Store implements Target.
-func (c *Captures) Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error {
+func (c *Captures) Store(inst Instance, sample int, kind api.FileKind, body io.Reader) error {
 	k := captureKey(inst, sample)
 	cp, ok := c.byKey[k]
 	if !ok {
@@ -33,7 +34,7 @@ func (c *Captures) Store(inst Instance, sample int, kind bundle.Kind, body io.Re
 		c.byKey[k] = cp
 		c.order = append(c.order, k)
 	}
-	if (kind == bundle.KindGoroutineDebug1 || kind == bundle.KindGoroutineProfile) && cp.Dump != nil && !cp.Dump.Aggregated() {
+	if (kind == api.FileGoroutineDebug1 || kind == api.FileGoroutineProfile) && cp.Dump != nil && !cp.Dump.Aggregated() {
 		// The cheap look's profile, stored after the debug=2 dump of the
 		// same sample: the dump says more.
 		_, err := io.Copy(io.Discard, body)
@@ -54,7 +55,7 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 			}
 			source := "local clock"
 			for _, f := range s.Fetches {
-				if f.Kind == bundle.KindGoroutineDebug2 && f.ServerDate != nil {
+				if f.Kind == api.FileGoroutineDebug2 && f.ServerDate != nil {
 					source = "server Date header"
 				}
 			}
@@ -78,7 +79,7 @@ type Dir struct {
 }
 
 // Store implements Target.
-func (d *Dir) Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error {
+func (d *Dir) Store(inst Instance, sample int, kind api.FileKind, body io.Reader) error {
 	dir := filepath.Join(d.Root, SafeName(inst.Name), fmt.Sprintf("sample-%d", sample))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -98,15 +99,15 @@ func (d *Dir) Store(inst Instance, sample int, kind bundle.Kind, body io.Reader)
 
 // Finish writes each sample's captured-at.txt, copies /version into every
 // sample that lacks it, and writes the manifest.
-func (d *Dir) Finish(res *Result, m bundle.Manifest) error {
+func (d *Dir) Finish(res *Result, m api.Manifest) error {
 	for _, ir := range res.Instances {
-		inst := bundle.Instance{Name: ir.Instance.Name, Address: ir.Instance.Address, Pinned: ir.Instance.Pinned, Version: ir.Version, Samples: ir.Samples}
+		inst := api.Instance{Name: ir.Instance.Name, Address: ir.Instance.Address, Pinned: ir.Instance.Pinned, Version: ir.Version, Samples: ir.Samples}
 		if ir.Failed() && len(ir.Errors) > 0 {
 			inst.Error = ir.Errors[0].Error()
 		}
 		var version []byte
 		for _, s := range ir.Samples {
-			if b, err := os.ReadFile(filepath.Join(d.Root, filepath.FromSlash(s.Dir), bundle.FileName[bundle.KindVersion])); err == nil {
+			if b, err := os.ReadFile(filepath.Join(d.Root, filepath.FromSlash(s.Dir), bundle.FileName[api.FileVersion])); err == nil {
 				version = b
 			}
 		}
@@ -116,10 +117,10 @@ func (d *Dir) Finish(res *Result, m bundle.Manifest) error {
 				continue // nothing was fetched for this sample
 			}
 			at := s.CapturedAt.UTC().Format(time.RFC3339Nano) + "\n"
-			if err := os.WriteFile(filepath.Join(dir, bundle.FileName[bundle.KindCapturedAt]), []byte(at), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, bundle.FileName[api.FileCapturedAt]), []byte(at), 0o644); err != nil {
 				return err
 			}
-			vp := filepath.Join(dir, bundle.FileName[bundle.KindVersion])
+			vp := filepath.Join(dir, bundle.FileName[api.FileVersion])
 			if _, err := os.Stat(vp); err != nil && version != nil {
 				if err := os.WriteFile(vp, version, 0o644); err != nil {
 					return err
@@ -128,7 +129,7 @@ func (d *Dir) Finish(res *Result, m bundle.Manifest) error {
 		}
 		m.Instances = append(m.Instances, inst)
 	}
-	m.APIVersion, m.Kind = bundle.ManifestAPIVersion, bundle.ManifestKind
+	m.APIVersion, m.Kind = api.GroupVersion, api.KindManifest
 	m.Notes = append(m.Notes, res.Notes...)
 	for _, ir := range res.Instances {
 		for _, n := range ir.Notes {

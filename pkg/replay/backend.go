@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
 )
 
@@ -73,7 +74,7 @@ type Backend interface {
 	// read this backend's goroutines in it.
 	Dump() (dump []byte, rename func(string) string, err error)
 	// Counters returns per-resource counters.
-	Counters() []cacher.Counters
+	Counters() []api.Counters
 	// Stop releases everything the backend started.
 	Stop()
 }

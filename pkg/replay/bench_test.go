@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // hourOf137631 scales the built-in issue-137631 to the brief's size: 20000
@@ -74,7 +76,7 @@ func BenchmarkIssue137631Hour(b *testing.B) {
 			peak := peakHeap(stop)
 			defer once.Do(func() { close(stop) })
 			b.ResetTimer()
-			var res *Result
+			var res *api.Replay
 			for i := 0; i < b.N; i++ {
 				var err error
 				res, err = Run(context.Background(), sc, []Backend{NewOurs(col.name, col.stall)}, Options{})

@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"strconv"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // CompareColumns lists every difference between two columns of one replay:
@@ -17,7 +19,7 @@ import (
 //
 // The fidelity verdict and the differential suite (pkg/replay/upstream)
 // compare upstream with unpatched through it.
-func CompareColumns(a, b *Column) []string {
+func CompareColumns(a, b *api.Column) []string {
 	var out []string
 	differ := func(what string, x, y string) {
 		if x != y {
@@ -62,29 +64,29 @@ type field[T any] struct {
 }
 
 // columnFields are the per-column figures CompareColumns compares.
-var columnFields = []field[*Column]{
-	{"blocked goroutines", func(c *Column) string { return strconv.Itoa(c.BlockedGoroutines) }},
-	{"watcher goroutines", func(c *Column) string { return strconv.Itoa(c.WatcherGoroutines) }},
-	{"handlers blocked in write", func(c *Column) string { return strconv.Itoa(c.HandlersBlockedInWrite) }},
-	{"held objects", func(c *Column) string { return strconv.Itoa(c.HeldObjects) }},
-	{"held bytes", func(c *Column) string { return i64(c.HeldBytes) }},
-	{"APF seat-seconds", func(c *Column) string { return exact(c.APFSeatSeconds) }},
+var columnFields = []field[*api.Column]{
+	{"blocked goroutines", func(c *api.Column) string { return strconv.Itoa(c.BlockedGoroutines) }},
+	{"watcher goroutines", func(c *api.Column) string { return strconv.Itoa(c.WatcherGoroutines) }},
+	{"handlers blocked in write", func(c *api.Column) string { return strconv.Itoa(c.HandlersBlockedInWrite) }},
+	{"held objects", func(c *api.Column) string { return strconv.Itoa(c.HeldObjects) }},
+	{"held bytes", func(c *api.Column) string { return i64(c.HeldBytes) }},
+	{"APF seat-seconds", func(c *api.Column) string { return exact(c.APFSeatSeconds) }},
 }
 
 // clientFields are the per-client figures CompareColumns compares besides
 // the outcome (which describe covers, with the stop or disconnect time).
-var clientFields = []field[*ClientResult]{
-	{"model", func(c *ClientResult) string { return c.Model }},
-	{"scope", func(c *ClientResult) string { return c.Scope }},
-	{"start", func(c *ClientResult) string { return exact(c.StartSeconds) + "s" }},
-	{"stopped after", func(c *ClientResult) string { return optSeconds(c.StoppedAfterSeconds) }},
-	{"events received", func(c *ClientResult) string { return i64(c.EventsReceived) }},
-	{"bookmarks received", func(c *ClientResult) string { return i64(c.BookmarksReceived) }},
-	{"initial events", func(c *ClientResult) string { return strconv.Itoa(c.InitialEvents) }},
-	{"initial events done at", func(c *ClientResult) string { return optSeconds(c.InitialDoneAtSeconds) }},
-	{"last progress", func(c *ClientResult) string { return optSeconds(c.LastProgressSeconds) }},
-	{"window updates", func(c *ClientResult) string { return i64(c.WindowUpdates) }},
-	{"APF seat-seconds", func(c *ClientResult) string { return exact(c.APFSeatSeconds) }},
+var clientFields = []field[*api.ClientResult]{
+	{"model", func(c *api.ClientResult) string { return c.Model }},
+	{"scope", func(c *api.ClientResult) string { return c.Scope }},
+	{"start", func(c *api.ClientResult) string { return exact(c.StartSeconds) + "s" }},
+	{"stopped after", func(c *api.ClientResult) string { return optSeconds(c.StoppedAfterSeconds) }},
+	{"events received", func(c *api.ClientResult) string { return i64(c.EventsReceived) }},
+	{"bookmarks received", func(c *api.ClientResult) string { return i64(c.BookmarksReceived) }},
+	{"initial events", func(c *api.ClientResult) string { return strconv.Itoa(c.InitialEvents) }},
+	{"initial events done at", func(c *api.ClientResult) string { return optSeconds(c.InitialDoneAtSeconds) }},
+	{"last progress", func(c *api.ClientResult) string { return optSeconds(c.LastProgressSeconds) }},
+	{"window updates", func(c *api.ClientResult) string { return i64(c.WindowUpdates) }},
+	{"APF seat-seconds", func(c *api.ClientResult) string { return exact(c.APFSeatSeconds) }},
 }
 
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
@@ -101,11 +103,11 @@ func optSeconds(f *float64) string {
 
 // describe says how a client ended, with the time for stopped and
 // disconnected.
-func describe(c ClientResult) string {
+func describe(c api.ClientResult) string {
 	switch {
-	case c.Outcome == OutcomeStopped && c.StoppedAtSeconds != nil:
+	case c.Outcome == api.OutcomeStopped && c.StoppedAtSeconds != nil:
 		return fmt.Sprintf("stopped at t=%ss", formatFloat(*c.StoppedAtSeconds))
-	case c.Outcome == OutcomeDisconnected && c.DisconnectedAtSeconds != nil:
+	case c.Outcome == api.OutcomeDisconnected && c.DisconnectedAtSeconds != nil:
 		return fmt.Sprintf("disconnected at t=%ss", formatFloat(*c.DisconnectedAtSeconds))
 	}
 	return string(c.Outcome)

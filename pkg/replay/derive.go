@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
@@ -23,7 +24,7 @@ type Evidence struct {
 	// Name names the scenario.
 	Name    string
 	Metrics *metrics.Sample
-	Report  *watches.Report
+	Report  *api.Report
 }
 
 // maxDerivedDuration bounds the virtual time of a derived scenario.
@@ -77,11 +78,11 @@ func Derive(ev Evidence) (*Scenario, error) {
 			Seats:     seats,
 		}
 		switch f.Type {
-		case watches.StuckInitialEvents:
+		case api.StuckInitialEvents:
 			c.Model = "stops-after 1"
-		case watches.SlowInitialEvents:
+		case api.SlowInitialEvents:
 			c.Model = "paced 1/s"
-		case watches.BlockedStreaming:
+		case api.BlockedStreaming:
 			c.Model = "stops-after initial-events"
 		default:
 			continue
@@ -89,7 +90,7 @@ func Derive(ev Evidence) (*Scenario, error) {
 		clients = append(clients, c)
 	}
 	if len(clients) == 0 {
-		return nil, fmt.Errorf("no finding of a type the replay models (%s, %s, %s)", watches.StuckInitialEvents, watches.SlowInitialEvents, watches.BlockedStreaming)
+		return nil, fmt.Errorf("no finding of a type the replay models (%s, %s, %s)", api.StuckInitialEvents, api.SlowInitialEvents, api.BlockedStreaming)
 	}
 	names := make([]string, 0, len(byName))
 	for n := range byName {
@@ -124,7 +125,7 @@ func Derive(ev Evidence) (*Scenario, error) {
 			if i == 0 {
 				c += rest
 			}
-			res.Objects = append(res.Objects, ObjectGroup{Namespace: ns, Count: c, Bytes: ByteSize(size)})
+			res.Objects = append(res.Objects, ObjectGroup{Namespace: ns, Count: c, Bytes: api.ByteSize(size)})
 		}
 		sc.Resources = append(sc.Resources, res)
 	}
@@ -159,7 +160,7 @@ func Derive(ev Evidence) (*Scenario, error) {
 	return sc, nil
 }
 
-func clientName(i int, user, typ string) string {
+func clientName(i int, user string, typ api.FindingType) string {
 	base := strings.ToLower(user)
 	base = strings.Map(func(r rune) rune {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' || r == '.' {
@@ -169,7 +170,7 @@ func clientName(i int, user, typ string) string {
 	}, base)
 	base = strings.Trim(base, "-.")
 	if base == "" {
-		base = strings.ToLower(typ)
+		base = strings.ToLower(string(typ))
 	}
 	return fmt.Sprintf("%s-%d", base, i+1)
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
-	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
 // A bundle of a huge cluster (issue 13, defect 9: 5M pods derived a
@@ -26,9 +26,9 @@ func TestDeriveBoundsTheDuration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &watches.Report{Findings: []watches.Finding{{
-			Type:   watches.SlowInitialEvents,
-			Client: &watches.Client{User: "reader", Resource: "pods", Namespace: "big", Seats: 1},
+		r := &api.Report{Findings: []api.Finding{{
+			Type:   api.SlowInitialEvents,
+			Client: &api.Client{User: "reader", Resource: "pods", Namespace: "big", Seats: 1},
 		}}}
 		sc, err := Derive(Evidence{Name: "big", Metrics: s, Report: r})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	testingclock "k8s.io/utils/clock/testing"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
 )
 
@@ -51,10 +52,10 @@ func DefaultBackends(sc *Scenario, upstream Backend) []Backend {
 
 // Run replays sc against each backend in turn, with the same clients, the
 // same changes and the same transport model, and compares them.
-func Run(ctx context.Context, sc *Scenario, backends []Backend, opts Options) (*Result, error) {
-	res := &Result{
-		Kind:                Kind,
-		APIVersion:          APIVersion,
+func Run(ctx context.Context, sc *Scenario, backends []Backend, opts Options) (*api.Replay, error) {
+	res := &api.Replay{
+		Kind:                api.KindReplay,
+		APIVersion:          api.GroupVersion,
 		Scenario:            sc.Name,
 		Description:         sc.Description,
 		DurationSeconds:     sc.Duration.Seconds(),
@@ -63,7 +64,7 @@ func Run(ctx context.Context, sc *Scenario, backends []Backend, opts Options) (*
 		Transport:           sc.Transport,
 	}
 	if opts.Timeline {
-		res.Timeline = &Timeline{}
+		res.Timeline = &api.Timeline{}
 	}
 	for _, b := range backends {
 		start := time.Now()
@@ -78,7 +79,7 @@ func Run(ctx context.Context, sc *Scenario, backends []Backend, opts Options) (*
 					res.Timeline.Seconds = append(res.Timeline.Seconds, (time.Duration(i) * sc.Tick.Duration).Seconds())
 				}
 			}
-			res.Timeline.Series = append(res.Timeline.Series, TimelineSeries{Column: b.Name(), Blocked: series})
+			res.Timeline.Series = append(res.Timeline.Series, api.TimelineSeries{Column: b.Name(), Blocked: series})
 		}
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "replay %s: %s column done in %v\n", sc.Name, b.Name(), time.Since(start).Round(time.Millisecond))
@@ -136,7 +137,7 @@ func expandClients(sc *Scenario, w *world) []*clientRun {
 
 // runColumn replays sc on b in virtual time, one tick at a time, and returns
 // b's column and, with timeline, its blocked goroutines at every tick.
-func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *Column, _ []int, err error) {
+func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *api.Column, _ []int, err error) {
 	clk := testingclock.NewFakeClock(Epoch)
 	w := newWorld(sc)
 	if err := b.Start(w.initial(), clk); err != nil {
@@ -464,7 +465,7 @@ func (r *clientRun) read(t time.Duration) bool {
 
 // observeEnd measures the column at the end of the replay: outcomes from
 // the clients' view and from a goroutine dump read by the analyzer.
-func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*clientRun) (*Column, error) {
+func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*clientRun) (*api.Column, error) {
 	end := clk.Now()
 	dump, rename, err := b.Dump()
 	if err != nil {
@@ -474,10 +475,10 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 	if err != nil {
 		return nil, err
 	}
-	col := &Column{Name: b.Name(), Counters: b.Counters()}
+	col := &api.Column{Name: b.Name(), Counters: b.Counters()}
 	held := map[*worldResource]map[versionKey]int{}
 	for _, r := range runs {
-		cr := ClientResult{
+		cr := api.ClientResult{
 			Name:              r.name,
 			Model:             r.model.String(),
 			Scope:             scopeOf(r.spec.Namespace),
@@ -491,7 +492,7 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 			cr.Transport = &tr
 		}
 		if r.h == nil {
-			cr.Outcome = OutcomeCompleted
+			cr.Outcome = api.OutcomeCompleted
 			col.Clients = append(col.Clients, cr)
 			continue
 		}
@@ -520,14 +521,14 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 		cr.ClientTold = r.h.clientTold()
 		switch {
 		case r.disconnectedAt != nil:
-			cr.Outcome = OutcomeDisconnected
+			cr.Outcome = api.OutcomeDisconnected
 			cr.DisconnectedAtSeconds = secondsPtr(r.disconnectedAt)
 		case r.stoppedAt != nil:
-			cr.Outcome = OutcomeStopped
+			cr.Outcome = api.OutcomeStopped
 			cr.StoppedAtSeconds = secondsPtr(r.stoppedAt)
 			cr.StoppedAfterSeconds = ptr((*r.stoppedAt - r.start).Seconds())
 		case alive && wg.Blocked:
-			cr.Outcome = OutcomeBlocked
+			cr.Outcome = api.OutcomeBlocked
 			if wg.Phase == string(cacher.PhaseInitial) {
 				if held[r.resource] == nil {
 					held[r.resource] = map[versionKey]int{}
@@ -535,9 +536,9 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 				r.resource.snapshotAt(r.startRV, held[r.resource])
 			}
 		case r.initialDone != nil:
-			cr.Outcome = OutcomeCompleted
+			cr.Outcome = api.OutcomeCompleted
 		default:
-			cr.Outcome = OutcomeBlocked
+			cr.Outcome = api.OutcomeBlocked
 		}
 		// APF: seats are held until the watch is initialized or the request
 		// ends (k8s.io/apiserver filters/priority-and-fairness.go signals on
@@ -606,9 +607,9 @@ func secondsPtr(d *time.Duration) *float64 {
 
 // verdictOf compares the columns: upstream against unpatched (fidelity),
 // and unpatched against pr141899 and complete (what each fix changes).
-func verdictOf(res *Result) Verdict {
-	var v Verdict
-	byName := map[string]*Column{}
+func verdictOf(res *api.Replay) api.Verdict {
+	var v api.Verdict
+	byName := map[string]*api.Column{}
 	for i := range res.Columns {
 		byName[res.Columns[i].Name] = &res.Columns[i]
 	}
@@ -638,14 +639,14 @@ func verdictOf(res *Result) Verdict {
 	for i, c := range un.Clients {
 		p := fixed.Clients[i]
 		switch {
-		case c.Outcome == OutcomeBlocked && p.Outcome == OutcomeStopped:
+		case c.Outcome == api.OutcomeBlocked && p.Outcome == api.OutcomeStopped:
 			v.Freed = append(v.Freed, c.Name)
-		case c.Outcome == OutcomeCompleted && p.Outcome == OutcomeStopped:
+		case c.Outcome == api.OutcomeCompleted && p.Outcome == api.OutcomeStopped:
 			v.Cut = append(v.Cut, c.Name)
 		case c.Outcome != p.Outcome:
 			v.Notes = append(v.Notes, fmt.Sprintf("%s: %s unpatched, %s %s", c.Name, c.Outcome, p.Outcome, fixed.Name))
 		}
-		if p.Outcome == OutcomeStopped {
+		if p.Outcome == api.OutcomeStopped {
 			if pr != nil && pr.Clients[i].HandlerBlockedInWrite {
 				v.HeldByPR141899 = append(v.HeldByPR141899, c.Name)
 			}
@@ -665,7 +666,7 @@ func verdictOf(res *Result) Verdict {
 				toldText(pr, v.Freed, un)))
 		}
 		if co != nil {
-			freed := len(v.Freed) - countNamed(co, v.Freed, un, func(c ClientResult) bool { return c.HandlerBlockedInWrite })
+			freed := len(v.Freed) - countNamed(co, v.Freed, un, func(c api.ClientResult) bool { return c.HandlerBlockedInWrite })
 			parts = append(parts, fmt.Sprintf("complete frees %d handler%s (%s APF seat-seconds) and tells %d client%s",
 				freed, plural(freed, "", "s"), formatFloat(co.APFSeatSeconds),
 				len(v.ToldByComplete), plural(len(v.ToldByComplete), "", "s")))
@@ -689,7 +690,7 @@ func verdictOf(res *Result) Verdict {
 // countNamed counts the clients of col named in names for which pred holds
 // (ref is the column names are taken from; clients are in the same order in
 // every column).
-func countNamed(col *Column, names []string, ref *Column, pred func(ClientResult) bool) int {
+func countNamed(col *api.Column, names []string, ref *api.Column, pred func(api.ClientResult) bool) int {
 	n := 0
 	for i, c := range ref.Clients {
 		if slices.Contains(names, c.Name) && pred(col.Clients[i]) {
@@ -700,8 +701,8 @@ func countNamed(col *Column, names []string, ref *Column, pred func(ClientResult
 }
 
 // toldText says how many of the named clients col told.
-func toldText(col *Column, names []string, ref *Column) string {
-	n := countNamed(col, names, ref, func(c ClientResult) bool { return c.ClientTold })
+func toldText(col *api.Column, names []string, ref *api.Column) string {
+	n := countNamed(col, names, ref, func(c api.ClientResult) bool { return c.ClientTold })
 	if n == 0 {
 		return "no client"
 	}

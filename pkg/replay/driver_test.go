@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
 )
 
@@ -110,7 +111,7 @@ clients:
 				terminated += c.TerminatedWatchers
 			}
 			for _, c := range col.Clients {
-				want := OutcomeCompleted
+				want := api.OutcomeCompleted
 				if c.Name == "stuck" {
 					continue
 				}
@@ -118,7 +119,7 @@ clients:
 					t.Errorf("%d changes/s, %s: %s %s, want %s", rate, col.Name, c.Name, describe(c), want)
 				}
 			}
-			if stuck := col.Clients[len(col.Clients)-1]; stuck.Outcome == OutcomeCompleted || terminated != 1 {
+			if stuck := col.Clients[len(col.Clients)-1]; stuck.Outcome == api.OutcomeCompleted || terminated != 1 {
 				t.Errorf("%d changes/s, %s: stuck %s, %d closed by the dispatcher; want it ended and 1 closed", rate, col.Name, describe(stuck), terminated)
 			}
 		}

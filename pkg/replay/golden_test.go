@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	goldenfile "github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 func golden(t *testing.T, name string, got []byte) {
@@ -49,7 +50,7 @@ func TestMustShow(t *testing.T) {
 	type outcome struct {
 		Client  string
 		Column  string
-		Outcome Outcome
+		Outcome api.Outcome
 		Stopped float64
 	}
 	tests := []struct {
@@ -62,41 +63,41 @@ func TestMustShow(t *testing.T) {
 	}{{
 		scenario: "issue-131721",
 		want: []outcome{
-			{"slow-informer", ColumnUnpatched, OutcomeBlocked, 0},
-			{"slow-informer", ColumnPR141899, OutcomeStopped, 30},
-			{"paced-reader", ColumnUnpatched, OutcomeCompleted, 0},
-			{"paced-reader", ColumnPR141899, OutcomeCompleted, 0},
-			{"healthy-client", ColumnUnpatched, OutcomeCompleted, 0},
-			{"healthy-client", ColumnPR141899, OutcomeCompleted, 0},
+			{"slow-informer", ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"slow-informer", ColumnPR141899, api.OutcomeStopped, 30},
+			{"paced-reader", ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"paced-reader", ColumnPR141899, api.OutcomeCompleted, 0},
+			{"healthy-client", ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"healthy-client", ColumnPR141899, api.OutcomeCompleted, 0},
 		},
 		wantBlocked: map[string]int{ColumnUnpatched: 1, ColumnPR141899: 0},
 	}, {
 		scenario: "slow-but-progressing",
 		want: []outcome{
-			{"paced-2.5", ColumnUnpatched, OutcomeCompleted, 0},
-			{"paced-2.5", ColumnPR141899, OutcomeCompleted, 0},
-			{"paced-0.04", ColumnUnpatched, OutcomeCompleted, 0},
-			{"paced-0.04", ColumnPR141899, OutcomeCompleted, 0},
+			{"paced-2.5", ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"paced-2.5", ColumnPR141899, api.OutcomeCompleted, 0},
+			{"paced-0.04", ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"paced-0.04", ColumnPR141899, api.OutcomeCompleted, 0},
 		},
 		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPR141899: 0},
 	}, {
 		scenario: "half-window-client",
 		want: []outcome{
-			{"client-go", ColumnUnpatched, OutcomeCompleted, 0},
-			{"client-go", ColumnPR141899, OutcomeCompleted, 0},
-			{"half-window-4mi", ColumnUnpatched, OutcomeCompleted, 0},
-			{"half-window-4mi", ColumnPR141899, OutcomeStopped, 30},
-			{"okhttp-16mi", ColumnUnpatched, OutcomeCompleted, 0},
-			{"okhttp-16mi", ColumnPR141899, OutcomeStopped, 30},
+			{"client-go", ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"client-go", ColumnPR141899, api.OutcomeCompleted, 0},
+			{"half-window-4mi", ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"half-window-4mi", ColumnPR141899, api.OutcomeStopped, 30},
+			{"okhttp-16mi", ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"okhttp-16mi", ColumnPR141899, api.OutcomeStopped, 30},
 		},
 		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPR141899: 0},
 	}, {
 		scenario: "streaming-stall",
 		want: []outcome{
-			{"stalls-after-initial", ColumnUnpatched, OutcomeStopped, 85},
-			{"stalls-after-initial", ColumnPR141899, OutcomeStopped, 85},
-			{"healthy", ColumnUnpatched, OutcomeCompleted, 0},
-			{"healthy", ColumnPR141899, OutcomeCompleted, 0},
+			{"stalls-after-initial", ColumnUnpatched, api.OutcomeStopped, 85},
+			{"stalls-after-initial", ColumnPR141899, api.OutcomeStopped, 85},
+			{"healthy", ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"healthy", ColumnPR141899, api.OutcomeCompleted, 0},
 		},
 		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPR141899: 0},
 	}, {
@@ -107,20 +108,20 @@ func TestMustShow(t *testing.T) {
 		// last send. Every healthy lister completes.
 		scenario: "issue-137631",
 		want: []outcome{
-			{"lister-1", ColumnUnpatched, OutcomeCompleted, 0},
-			{"lister-1", ColumnPR141899, OutcomeCompleted, 0},
-			{"lister-45", ColumnUnpatched, OutcomeCompleted, 0},
-			{"lister-45", ColumnPR141899, OutcomeCompleted, 0},
-			{"stalled-lister-1", ColumnUnpatched, OutcomeBlocked, 0},
-			{"stalled-lister-1", ColumnPR141899, OutcomeStopped, 30},
-			{"stalled-lister-2", ColumnUnpatched, OutcomeBlocked, 0},
-			{"stalled-lister-2", ColumnPR141899, OutcomeStopped, 30},
-			{"stalled-lister-3", ColumnUnpatched, OutcomeBlocked, 0},
-			{"stalled-lister-3", ColumnPR141899, OutcomeStopped, 30},
-			{"stalled-lister-4", ColumnUnpatched, OutcomeBlocked, 0},
-			{"stalled-lister-4", ColumnPR141899, OutcomeStopped, 30},
-			{"stalled-lister-5", ColumnUnpatched, OutcomeBlocked, 0},
-			{"stalled-lister-5", ColumnPR141899, OutcomeStopped, 30},
+			{"lister-1", ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"lister-1", ColumnPR141899, api.OutcomeCompleted, 0},
+			{"lister-45", ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"lister-45", ColumnPR141899, api.OutcomeCompleted, 0},
+			{"stalled-lister-1", ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"stalled-lister-1", ColumnPR141899, api.OutcomeStopped, 30},
+			{"stalled-lister-2", ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"stalled-lister-2", ColumnPR141899, api.OutcomeStopped, 30},
+			{"stalled-lister-3", ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"stalled-lister-3", ColumnPR141899, api.OutcomeStopped, 30},
+			{"stalled-lister-4", ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"stalled-lister-4", ColumnPR141899, api.OutcomeStopped, 30},
+			{"stalled-lister-5", ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"stalled-lister-5", ColumnPR141899, api.OutcomeStopped, 30},
 		},
 		wantBlocked:    map[string]int{ColumnUnpatched: 5, ColumnPR141899: 0},
 		wantTerminated: map[string]int64{ColumnUnpatched: 5, ColumnPR141899: 5},
@@ -165,7 +166,7 @@ func TestMustShow(t *testing.T) {
 			}
 			// complete stops the same watchers at the same times as
 			// pr141899; only what it frees beside them differs.
-			byName := map[string]Column{}
+			byName := map[string]api.Column{}
 			for _, col := range res.Columns {
 				byName[col.Name] = col
 			}
@@ -207,7 +208,7 @@ func TestFixedColumnsSeedRepro(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow := map[string]ClientResult{}
+	slow := map[string]api.ClientResult{}
 	for _, col := range res.Columns {
 		for _, c := range col.Clients {
 			if c.Name == "slow-informer" {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
 )
 
@@ -207,8 +208,8 @@ func (o *Ours) Dump() ([]byte, func(string) string, error) {
 }
 
 // Counters implements Backend.
-func (o *Ours) Counters() []cacher.Counters {
-	out := make([]cacher.Counters, 0, len(o.order))
+func (o *Ours) Counters() []api.Counters {
+	out := make([]api.Counters, 0, len(o.order))
 	for _, name := range o.order {
 		out = append(out, o.caches[name].Counters())
 	}

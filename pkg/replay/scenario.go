@@ -6,11 +6,11 @@ import (
 	"io"
 	"math"
 	"regexp"
-	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // Defaults of a scenario (documented in docs/scenario.schema.json).
@@ -44,9 +44,9 @@ type Scenario struct {
 	// StallTimeout is the patched column's timeout. Default 30s.
 	StallTimeout *Duration `json:"stallTimeout,omitempty"`
 	// Transport is the HTTP/2 model every client uses unless it has its own.
-	Transport Transport  `json:"transport,omitempty"`
-	Resources []Resource `json:"resources"`
-	Clients   []Client   `json:"clients"`
+	Transport api.Transport `json:"transport,omitempty"`
+	Resources []Resource    `json:"resources"`
+	Clients   []Client      `json:"clients"`
 }
 
 // Resource is one cached resource: its objects and its update streams.
@@ -72,9 +72,9 @@ const IndexedTriggerNodeName = "spec.nodeName"
 // ObjectGroup is Count objects of one namespace, each Bytes on the wire.
 type ObjectGroup struct {
 	// Namespace of the objects; "" for a cluster-scoped resource.
-	Namespace string   `json:"namespace,omitempty"`
-	Count     int      `json:"count"`
-	Bytes     ByteSize `json:"bytes"`
+	Namespace string       `json:"namespace,omitempty"`
+	Count     int          `json:"count"`
+	Bytes     api.ByteSize `json:"bytes"`
 }
 
 // UpdateStream modifies objects round-robin at a steady rate.
@@ -85,25 +85,6 @@ type UpdateStream struct {
 	// From and Until bound the stream in virtual time; Until 0 is the end.
 	From  Duration `json:"from,omitempty"`
 	Until Duration `json:"until,omitempty"`
-}
-
-// Transport is the model of the HTTP/2 stream between the API server's
-// watch handler and the client.
-type Transport struct {
-	// Window is the stream flow-control window the client announces.
-	// Default 4 MiB (client-go).
-	Window ByteSize `json:"window,omitempty"`
-	// Refresh is when the client returns credit: "go" (golang.org/x/net/http2
-	// flow.go inflow.add: once 4 KiB are unsent or the unsent credit reaches
-	// what the server may still send) or "half-window" (once half the window
-	// was read, as OkHttp's flow-control strategy does). Default "go".
-	Refresh RefreshPolicy `json:"refresh,omitempty"`
-	// Lookahead is how many events the client's decoder reads from the body
-	// ahead of the application: client-go's StreamWatcher decodes one and
-	// waits to hand it over. Default 1.
-	Lookahead *int `json:"lookahead,omitempty"`
-	// BookmarkBytes is the wire size of a bookmark event. Default 200.
-	BookmarkBytes ByteSize `json:"bookmarkBytes,omitempty"`
 }
 
 // Client is one watch client, or Count identical ones.
@@ -135,7 +116,7 @@ type Client struct {
 	// Seats is the request's APF seats while initializing. Default 1.
 	Seats int `json:"seats,omitempty"`
 	// Transport overrides the scenario's transport for this client.
-	Transport *Transport `json:"transport,omitempty"`
+	Transport *api.Transport `json:"transport,omitempty"`
 }
 
 // InitialEvents modes.
@@ -174,39 +155,6 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("invalid duration %s: out of range", b)
 	}
 	d.Duration = time.Duration(f * float64(time.Second))
-	return nil
-}
-
-// ByteSize is a size in bytes written as a number or a quantity ("20Ki",
-// "4Mi", "20KiB").
-type ByteSize int64
-
-// MarshalJSON writes the size as a number.
-func (b ByteSize) MarshalJSON() ([]byte, error) { return json.Marshal(int64(b)) }
-
-// UnmarshalJSON reads 20480, "20Ki" or "20KiB".
-func (b *ByteSize) UnmarshalJSON(data []byte) error {
-	if len(data) > 0 && data[0] == '"' {
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return err
-		}
-		q, err := resource.ParseQuantity(strings.TrimSuffix(s, "B"))
-		if err != nil {
-			return fmt.Errorf("invalid size %q: use bytes or a quantity such as 20Ki or 4Mi", s)
-		}
-		v, ok := q.AsInt64()
-		if !ok {
-			return fmt.Errorf("invalid size %q: not a whole number of bytes", s)
-		}
-		*b = ByteSize(v)
-		return nil
-	}
-	var v int64
-	if err := json.Unmarshal(data, &v); err != nil {
-		return fmt.Errorf("invalid size %s: use bytes or a quantity such as \"20Ki\"", data)
-	}
-	*b = ByteSize(v)
 	return nil
 }
 
@@ -261,7 +209,7 @@ func (s *Scenario) complete() error {
 	if s.StallTimeout.Duration <= 0 {
 		return fmt.Errorf("scenario %q: stallTimeout must be positive (the patched column needs one)", s.Name)
 	}
-	if err := s.Transport.complete(nil); err != nil {
+	if err := completeTransport(&s.Transport, nil); err != nil {
 		return fmt.Errorf("scenario %q: transport: %w", s.Name, err)
 	}
 	if len(s.Resources) == 0 {
@@ -337,7 +285,9 @@ func countIn(groups []ObjectGroup, ns string) int {
 	return n
 }
 
-func (t *Transport) complete(parent *Transport) error {
+// completeTransport fills in t's defaults, from parent first when given,
+// and validates it.
+func completeTransport(t, parent *api.Transport) error {
 	if parent != nil {
 		if t.Window == 0 {
 			t.Window = parent.Window
@@ -359,10 +309,10 @@ func (t *Transport) complete(parent *Transport) error {
 		return fmt.Errorf("window %d must be between 1024 and 2^31-1 bytes (RFC 9113 6.9.1)", t.Window)
 	}
 	if t.Refresh == "" {
-		t.Refresh = RefreshGo
+		t.Refresh = api.RefreshGo
 	}
-	if t.Refresh != RefreshGo && t.Refresh != RefreshHalfWindow {
-		return fmt.Errorf("unsupported refresh %q: use one of %s, %s", t.Refresh, RefreshGo, RefreshHalfWindow)
+	if t.Refresh != api.RefreshGo && t.Refresh != api.RefreshHalfWindow {
+		return fmt.Errorf("unsupported refresh %q: use one of %s, %s", t.Refresh, api.RefreshGo, api.RefreshHalfWindow)
 	}
 	if t.Lookahead == nil {
 		one := 1
@@ -430,7 +380,7 @@ func (c *Client) complete(s *Scenario) error {
 		return fmt.Errorf("seats %d must be between 1 and 1000", c.Seats)
 	}
 	if c.Transport != nil {
-		if err := c.Transport.complete(&s.Transport); err != nil {
+		if err := completeTransport(c.Transport, &s.Transport); err != nil {
 			return fmt.Errorf("transport: %w", err)
 		}
 	}
@@ -455,7 +405,7 @@ func (c *Client) request() (rv string, sendInitialEvents *bool) {
 }
 
 // transport returns the client's effective transport.
-func (c *Client) transport(s *Scenario) Transport {
+func (c *Client) transport(s *Scenario) api.Transport {
 	if c.Transport != nil {
 		return *c.Transport
 	}

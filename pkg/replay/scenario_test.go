@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 func TestParseScenarioFiles(t *testing.T) {
@@ -57,8 +59,8 @@ func TestParseScenarioDefaults(t *testing.T) {
 	}
 	type view struct {
 		Tick, Stall            time.Duration
-		Window                 ByteSize
-		Refresh                RefreshPolicy
+		Window                 api.ByteSize
+		Refresh                api.RefreshPolicy
 		Lookahead              int
 		InitialEvents          string
 		Count, Seats           int
@@ -71,7 +73,7 @@ func TestParseScenarioDefaults(t *testing.T) {
 	rv, sie := c.request()
 	got := view{sc.Tick.Duration, sc.StallTimeout.Duration, sc.Transport.Window, sc.Transport.Refresh, *sc.Transport.Lookahead,
 		c.InitialEvents, c.Count, c.Seats, *c.Bookmarks, c.Resource, rv, sie != nil && *sie}
-	want := view{time.Second, 30 * time.Second, 4 << 20, RefreshGo, 1, InitialWatchList, 1, 1, true, "pods", "", true}
+	want := view{time.Second, 30 * time.Second, 4 << 20, api.RefreshGo, 1, InitialWatchList, 1, 1, true, "pods", "", true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // TestSchemaMatchesTypes keeps docs/scenario.schema.json in step with the
@@ -53,7 +55,7 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		{reflect.TypeOf(Resource{}), resourceProps},
 		{reflect.TypeOf(ObjectGroup{}), objects.Items.Properties},
 		{reflect.TypeOf(UpdateStream{}), updates.Items.Properties},
-		{reflect.TypeOf(Transport{}), schema.Defs["transport"].Properties},
+		{reflect.TypeOf(api.Transport{}), schema.Defs["transport"].Properties},
 		{reflect.TypeOf(Client{}), schema.Defs["client"].Properties},
 	}
 	for _, tt := range tests {

@@ -2,29 +2,8 @@ package replay
 
 import (
 	"sync"
-)
 
-// RefreshPolicy is when an HTTP/2 client returns flow-control credit to the
-// server with a WINDOW_UPDATE frame.
-type RefreshPolicy string
-
-const (
-	// RefreshGo is the policy of Go's HTTP/2 client, which client-go uses
-	// (k8s.io/apimachinery/pkg/util/net/http.go:179 configures
-	// golang.org/x/net/http2 on the transport). golang.org/x/net v0.61.0
-	// http2/flow.go:36-56 (inflow.add), called from transport.go:2261-2264
-	// on every read of the response body: credit is held back only while
-	// less than inflowMinRefresh = 4 KiB (flow.go:11) is unsent AND the
-	// unsent credit is less than what the server may still send; otherwise
-	// it is all sent at once (transport.go:2268-2279). net/http's bundled
-	// copy is the same (src/net/http/h2_bundle.go:1473, :1507 in Go 1.26.8).
-	RefreshGo RefreshPolicy = "go"
-	// RefreshHalfWindow holds credit back until half the window was read:
-	// OkHttp's flow-control strategies ("Waits until 50% of stream or
-	// connection window is reached, before sending a window update",
-	// okhttp3.internal.http2.flowcontrol, 16 MiB windows), used by Java
-	// Kubernetes clients.
-	RefreshHalfWindow RefreshPolicy = "half-window"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // inflowMinRefresh is golang.org/x/net/http2 flow.go:11.
@@ -56,7 +35,7 @@ type wireEvent struct {
 type stream struct {
 	mu        sync.Mutex
 	window    int64
-	policy    RefreshPolicy
+	policy    api.RefreshPolicy
 	lookahead int
 	// avail is the flow-control credit the server may still use.
 	avail int64
@@ -74,7 +53,7 @@ type stream struct {
 	bytesSent     int64
 }
 
-func newStream(t Transport) *stream {
+func newStream(t api.Transport) *stream {
 	return &stream{
 		window:    int64(t.Window),
 		policy:    t.Refresh,
@@ -153,7 +132,7 @@ func (s *stream) readable() int {
 func (s *stream) returnCreditLocked(n int64) {
 	s.unsent += n
 	switch s.policy {
-	case RefreshHalfWindow:
+	case api.RefreshHalfWindow:
 		if s.unsent < s.window/2 {
 			return
 		}

@@ -3,6 +3,8 @@ package replay
 import (
 	"testing"
 	"time"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // longestWriteWait replays a server writing events of size bytes as fast
@@ -10,7 +12,7 @@ import (
 // returns the longest time the server's write stayed blocked once the
 // window first filled: how long a watcher behind that handler goes without
 // a successful send.
-func longestWriteWait(tr Transport, size int64, rate float64, events int) (time.Duration, int64) {
+func longestWriteWait(tr api.Transport, size int64, rate float64, events int) (time.Duration, int64) {
 	s := newStream(tr)
 	step := time.Duration(float64(time.Second) / rate)
 	var (
@@ -57,7 +59,7 @@ func TestFlowControlAnswer(t *testing.T) {
 	one := 1
 	tests := []struct {
 		name    string
-		tr      Transport
+		tr      api.Transport
 		size    int64
 		rate    float64
 		events  int
@@ -66,22 +68,22 @@ func TestFlowControlAnswer(t *testing.T) {
 	}{
 		{
 			name: "client-go (x/net/http2 inflow.add, 4 KiB minimum refresh), 20 KiB events at 2.5/s",
-			tr:   Transport{Window: 4 << 20, Refresh: RefreshGo, Lookahead: &one},
+			tr:   api.Transport{Window: 4 << 20, Refresh: api.RefreshGo, Lookahead: &one},
 			size: 20 << 10, rate: 2.5, events: 3000, want: 400 * time.Millisecond,
 		},
 		{
 			name: "client-go, 1 KiB events at 0.1/s: with the window used up every read refreshes",
-			tr:   Transport{Window: 4 << 20, Refresh: RefreshGo, Lookahead: &one},
+			tr:   api.Transport{Window: 4 << 20, Refresh: api.RefreshGo, Lookahead: &one},
 			size: 1 << 10, rate: 0.1, events: 6000, want: 10 * time.Second,
 		},
 		{
 			name: "half-window refresh, 4 MiB window (the hint's assumption)",
-			tr:   Transport{Window: 4 << 20, Refresh: RefreshHalfWindow, Lookahead: &one},
+			tr:   api.Transport{Window: 4 << 20, Refresh: api.RefreshHalfWindow, Lookahead: &one},
 			size: 20 << 10, rate: 2.5, events: 3000, want: 41200 * time.Millisecond, stalled: true,
 		},
 		{
 			name: "half-window refresh, 16 MiB window (OkHttp's defaults)",
-			tr:   Transport{Window: 16 << 20, Refresh: RefreshHalfWindow, Lookahead: &one},
+			tr:   api.Transport{Window: 16 << 20, Refresh: api.RefreshHalfWindow, Lookahead: &one},
 			size: 20 << 10, rate: 2.5, events: 3000, want: 164 * time.Second, stalled: true,
 		},
 	}
@@ -102,7 +104,7 @@ func TestFlowControlAnswer(t *testing.T) {
 // is held while under 4 KiB and under what the server may still send.
 func TestGoRefreshPolicy(t *testing.T) {
 	one := 1
-	s := newStream(Transport{Window: 64 << 10, Refresh: RefreshGo, Lookahead: &one})
+	s := newStream(api.Transport{Window: 64 << 10, Refresh: api.RefreshGo, Lookahead: &one})
 	s.avail = 32 << 10 // the server may still send 32 KiB
 	s.returnCreditLocked(1 << 10)
 	if s.windowUpdates != 0 || s.unsent != 1<<10 {

@@ -9,11 +9,12 @@ import (
 	"strconv"
 	"strings"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
 // RenderReport writes a diagnosis in format f.
-func RenderReport(w io.Writer, r *watches.Report, f Format) error {
+func RenderReport(w io.Writer, r *api.Report, f Format) error {
 	switch f {
 	case FormatJSON:
 		return writeReportJSON(w, r)
@@ -28,7 +29,7 @@ func RenderReport(w io.Writer, r *watches.Report, f Format) error {
 // writeReportJSON writes what writeStructured writes for a report, byte for
 // byte, without holding the whole document in memory: the findings (tens
 // of thousands on a big server) are encoded one at a time.
-func writeReportJSON(w io.Writer, r *watches.Report) error {
+func writeReportJSON(w io.Writer, r *api.Report) error {
 	rest := *r
 	rest.Findings = nil
 	head, err := json.MarshalIndent(&rest, "", "  ")
@@ -66,7 +67,7 @@ func writeReportJSON(w io.Writer, r *watches.Report) error {
 	return bw.Flush()
 }
 
-func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
+func renderReportTable(w io.Writer, r *api.Report, wide bool) error {
 	ew := &errWriter{w: w}
 	multi := len(r.APIServers) > 1
 	if len(r.Findings) > 0 {
@@ -101,7 +102,7 @@ func renderReportTable(w io.Writer, r *watches.Report, wide bool) error {
 		fmt.Fprintln(ew, "  "+line)
 	}
 	for _, f := range r.Findings {
-		if f.Client != nil && f.Client.Match == watches.MatchAmbiguous {
+		if f.Client != nil && f.Client.Match == api.MatchAmbiguous {
 			if len(f.Candidates) > 0 {
 				fmt.Fprintf(ew, "  %s goroutine %d: one of these is its request: %s\n", f.Type, f.Watcher.GoroutineID, candidateList(f))
 			}
@@ -187,7 +188,7 @@ func findingHeaders(multi, wide bool) []string {
 }
 
 // findingRow is one finding under findingHeaders(multi, wide).
-func findingRow(f watches.Finding, multi, wide bool) []string {
+func findingRow(f api.Finding, multi, wide bool) []string {
 	client, verbPath, seats, match := "<unmatched>", "", "", ""
 	if c := f.Client; c != nil {
 		client = clientName(f)
@@ -195,9 +196,9 @@ func findingRow(f watches.Finding, multi, wide bool) []string {
 		if c.Seats > 0 {
 			seats = strconv.Itoa(c.Seats)
 		}
-		match = c.Match
+		match = string(c.Match)
 	}
-	row := []string{f.Type, f.Severity, client, orDash(verbPath), string(f.Phase), blockedText(f.BlockedMinutes), orDash(seats), strconv.Itoa(len(f.GoroutineIDs)), orDash(match)}
+	row := []string{string(f.Type), string(f.Severity), client, orDash(verbPath), string(f.Phase), blockedText(f.BlockedMinutes), orDash(seats), strconv.Itoa(len(f.GoroutineIDs)), orDash(match)}
 	if multi {
 		row = append([]string{f.APIServer}, row...)
 	}
@@ -218,7 +219,7 @@ func findingRow(f watches.Finding, multi, wide bool) []string {
 	return row
 }
 
-func summaryLine(r *watches.Report) string {
+func summaryLine(r *api.Report) string {
 	s := r.Summary
 	servers := len(r.APIServers)
 	watchers, initial := 0, 0
@@ -277,7 +278,7 @@ func summaryLine(r *watches.Report) string {
 // contextLines puts the findings beside the server's own totals from
 // /metrics: its goroutines and memory, and how many watchers the resources
 // of the findings have.
-func contextLines(r *watches.Report) []string {
+func contextLines(r *api.Report) []string {
 	var out []string
 	for _, a := range r.APIServers {
 		resources := map[string]bool{}
@@ -302,8 +303,8 @@ func contextLines(r *watches.Report) []string {
 	return out
 }
 
-func levelsWithSeats(ls []watches.PriorityLevel) []watches.PriorityLevel {
-	var out []watches.PriorityLevel
+func levelsWithSeats(ls []api.PriorityLevel) []api.PriorityLevel {
+	var out []api.PriorityLevel
 	for _, l := range ls {
 		if l.StuckSeats > 0 || l.ExecutingSeats != nil {
 			out = append(out, l)
@@ -314,9 +315,9 @@ func levelsWithSeats(ls []watches.PriorityLevel) []watches.PriorityLevel {
 
 // clientName is the CLIENT cell of a finding with a client: its user, or
 // its candidates' users "a | b" when the match is ambiguous.
-func clientName(f watches.Finding) string {
+func clientName(f api.Finding) string {
 	c := f.Client
-	if c.Match == watches.MatchAmbiguous && c.User == "" {
+	if c.Match == api.MatchAmbiguous && c.User == "" {
 		if us := watches.CandidateUsers(f); len(us) > 0 {
 			return strings.Join(us, " | ")
 		}
@@ -325,7 +326,7 @@ func clientName(f watches.Finding) string {
 	return orDash(c.User)
 }
 
-func candidateList(f watches.Finding) string {
+func candidateList(f api.Finding) string {
 	var cs []string
 	for _, c := range f.Candidates {
 		cs = append(cs, fmt.Sprintf("%s (%s %s, started %s)", c.User, c.Verb, c.Path, c.StartTime.Format("15:04:05.000")))

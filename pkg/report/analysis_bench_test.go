@@ -7,6 +7,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/benchmetrics"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/report"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
@@ -38,7 +39,7 @@ func BenchmarkRenderReport(b *testing.B) {
 
 	for _, in := range []struct {
 		name string
-		r    *watches.Report
+		r    *api.Report
 	}{{"real-t1-t2", real}, {"stuck=" + benchmetrics.SizeName(len(res.Planted)), many}} {
 		for _, f := range report.Formats {
 			b.Run(in.name+"/"+string(f), func(b *testing.B) {

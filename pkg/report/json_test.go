@@ -5,18 +5,18 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/watch-doctor/watch-doctor/pkg/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // TestReportJSONStreamsWhatTheEncoderWrites: the streaming writer must
 // write the same bytes as encoding the whole report at once.
 func TestReportJSONStreamsWhatTheEncoderWrites(t *testing.T) {
 	two := 2
-	f := watches.Finding{Type: watches.StuckInitialEvents, Severity: "critical", BlockedMinutes: &two, GoroutineIDs: []int64{1, 2},
-		Client: &watches.Client{User: "a<b>&c", Match: watches.MatchAmbiguous}, Candidates: []watches.Request{{User: "x"}, {User: "y"}},
+	f := api.Finding{Type: api.StuckInitialEvents, Severity: "critical", BlockedMinutes: &two, GoroutineIDs: []int64{1, 2},
+		Client: &api.Client{User: "a<b>&c", Match: api.MatchAmbiguous}, Candidates: []api.Request{{User: "x"}, {User: "y"}},
 		Evidence: []string{`quote " and \ backslash`, "\n  \"findings\": null"}}
 	for _, n := range []int{0, 1, 3} {
-		r := &watches.Report{APIVersion: watches.APIVersion, Kind: watches.KindReport, Findings: []watches.Finding{}, Advice: []string{"x"}}
+		r := &api.Report{APIVersion: api.GroupVersion, Kind: api.KindReport, Findings: []api.Finding{}, Advice: []string{"x"}}
 		for range n {
 			r.Findings = append(r.Findings, f)
 		}

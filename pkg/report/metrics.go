@@ -7,13 +7,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
-// MetricsKind and MetricsAPIVersion identify the JSON and YAML form of a
-// metrics report.
-const (
-	MetricsKind       = "WatchMetrics"
-	MetricsAPIVersion = "watchdoctor/v1alpha1"
-)
-
 // RenderMetrics writes the watch metrics of one or more API servers in
 // format f.
 //
@@ -25,7 +18,7 @@ const (
 func RenderMetrics(w io.Writer, r metrics.Report, f Format) error {
 	switch f {
 	case FormatJSON, FormatYAML:
-		return writeStructured(w, metricsDocument(r), f)
+		return writeStructured(w, r.Document(), f)
 	case FormatTable, FormatWide:
 		return renderMetricsTable(escapeWriter{w}, r, f == FormatWide)
 	}

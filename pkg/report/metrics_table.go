@@ -28,7 +28,7 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 	// Summary: one line per server.
 	sum := NewTable(ew, "apiserver", "release", "goroutines", "memory", "started", "sampling")
 	for _, a := range r.APIServers {
-		snap := metricsSnapshot(a)
+		snap := a.Current()
 		if snap == nil {
 			msg := "no sample"
 			if a.Err != nil {
@@ -77,7 +77,7 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 	rt := NewTable(ew, headers(cols...)...)
 	shown, hidden := 0, 0
 	for _, a := range r.APIServers {
-		snap := metricsSnapshot(a)
+		snap := a.Current()
 		if snap == nil {
 			continue
 		}
@@ -90,7 +90,7 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 		for _, res := range snap.Resources {
 			rr, hasRate := rates[res.Key()]
 			if !hasRate {
-				rr = metricsNaNRates()
+				rr = metrics.UnknownRates()
 			}
 			if !wide && !metricsActive(res, rr, a.Rates != nil) {
 				hidden++
@@ -138,7 +138,7 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 	pt := NewTable(ew, headers(plCols...)...)
 	levels := 0
 	for _, a := range r.APIServers {
-		snap := metricsSnapshot(a)
+		snap := a.Current()
 		if snap == nil {
 			continue
 		}
@@ -170,7 +170,7 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 	seen := map[metrics.MetricID]bool{}
 	var blind []string
 	for _, a := range r.APIServers {
-		if snap := metricsSnapshot(a); snap != nil {
+		if snap := a.Current(); snap != nil {
 			for _, b := range snap.BlindSpots {
 				if !seen[b.Metric] {
 					seen[b.Metric] = true
@@ -187,7 +187,7 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 		}
 	}
 	for _, a := range r.APIServers {
-		snap := metricsSnapshot(a)
+		snap := a.Current()
 		if snap == nil {
 			continue
 		}

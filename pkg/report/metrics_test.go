@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
@@ -182,7 +183,7 @@ func TestRenderMetricsAbsentIsNull(t *testing.T) {
 	if err := RenderMetrics(&buf, metrics.Report{APIServers: []metrics.APIServer{{Name: "x", Snapshot: snap}}}, FormatJSON); err != nil {
 		t.Fatal(err)
 	}
-	var doc WatchMetricsDoc
+	var doc api.WatchMetrics
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
 )
 
@@ -14,7 +15,7 @@ import (
 // at end), then one row per column with what it left behind, then the
 // verdict; wide adds the events each client received. JSON and YAML write
 // the result itself (kind: Replay).
-func RenderReplay(w io.Writer, r *replay.Result, f Format) error {
+func RenderReplay(w io.Writer, r *api.Replay, f Format) error {
 	if f.Structured() {
 		return writeStructured(w, r, f)
 	}
@@ -101,15 +102,15 @@ func scope(s string) string { return strings.TrimPrefix(s, "namespace ") }
 // cell says how one client ended in one column.
 // end and stall are the replay's duration and stall timeout: a client that
 // made progress within the last stall timeout is in progress, not stuck.
-func cell(c replay.ClientResult, end, stall float64, wide bool) string {
+func cell(c api.ClientResult, end, stall float64, wide bool) string {
 	var s string
 	switch c.Outcome {
-	case replay.OutcomeCompleted:
+	case api.OutcomeCompleted:
 		s = "completed"
 		if c.InitialDoneAtSeconds != nil && c.InitialEvents > 0 {
 			s = fmt.Sprintf("completed (initial events by t=%s)", seconds(*c.InitialDoneAtSeconds))
 		}
-	case replay.OutcomeStopped:
+	case api.OutcomeStopped:
 		s = fmt.Sprintf("stopped at t=%s", seconds(*c.StoppedAtSeconds))
 		if c.LastProgressSeconds != nil && *c.LastProgressSeconds <= *c.StoppedAtSeconds {
 			s += fmt.Sprintf(" (%s after last progress)", seconds(*c.StoppedAtSeconds-*c.LastProgressSeconds))
@@ -120,7 +121,7 @@ func cell(c replay.ClientResult, end, stall float64, wide bool) string {
 		case c.ClientTold:
 			s += ", client told"
 		}
-	case replay.OutcomeBlocked:
+	case api.OutcomeBlocked:
 		s = "still blocked at end"
 		if c.LastProgressSeconds != nil {
 			s += fmt.Sprintf(" (no progress since t=%s)", seconds(*c.LastProgressSeconds))
@@ -128,7 +129,7 @@ func cell(c replay.ClientResult, end, stall float64, wide bool) string {
 				s = fmt.Sprintf("still in its initial events at end (last progress t=%s)", seconds(*c.LastProgressSeconds))
 			}
 		}
-	case replay.OutcomeDisconnected:
+	case api.OutcomeDisconnected:
 		s = fmt.Sprintf("disconnected at t=%s", seconds(*c.DisconnectedAtSeconds))
 	default:
 		s = string(c.Outcome)
@@ -191,7 +192,7 @@ var seriesColors = map[string]string{
 
 // RenderReplaySVG draws the result's timeline, blocked watcher goroutines
 // per column over virtual time, as a standalone SVG chart.
-func RenderReplaySVG(w io.Writer, r *replay.Result) error {
+func RenderReplaySVG(w io.Writer, r *api.Replay) error {
 	if r.Timeline == nil || len(r.Timeline.Seconds) == 0 {
 		return fmt.Errorf("the result has no timeline: run the replay with --timeline")
 	}

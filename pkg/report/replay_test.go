@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/watch-doctor/watch-doctor/internal/golden"
-	"github.com/watch-doctor/watch-doctor/pkg/replay"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 func replayGolden(t *testing.T, name string, got []byte) {
@@ -20,13 +20,13 @@ func replayGolden(t *testing.T, name string, got []byte) {
 }
 
 // The inputs are real results: `replay SCENARIO --timeline -o json`.
-func loadReplay(t *testing.T, name string) *replay.Result {
+func loadReplay(t *testing.T, name string) *api.Replay {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "replay-"+name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r replay.Result
+	var r api.Replay
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}

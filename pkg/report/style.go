@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/watch-doctor/watch-doctor/pkg/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // Style is how text output is laid out for a terminal: Color puts the
@@ -25,7 +25,7 @@ const (
 
 // RenderReportStyled is RenderReport with st applied to table and wide
 // output (JSON and YAML are never styled).
-func RenderReportStyled(w io.Writer, r *watches.Report, f Format, st Style) error {
+func RenderReportStyled(w io.Writer, r *api.Report, f Format, st Style) error {
 	if f.Structured() || st == (Style{}) {
 		return RenderReport(w, r, f)
 	}
@@ -60,7 +60,8 @@ func (st Style) apply(text string) string {
 }
 
 func colorSeverity(row string) string {
-	for sev, color := range map[string]string{watches.SeverityCritical: ansiRed, watches.SeverityWarning: ansiYellow} {
+	for s, color := range map[api.Severity]string{api.SeverityCritical: ansiRed, api.SeverityWarning: ansiYellow} {
+		sev := string(s)
 		token := "   " + sev + "   "
 		if i := strings.Index(row, token); i >= 0 {
 			return row[:i+3] + color + sev + ansiReset + row[i+3+len(sev):]

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
 // The units every renderer of this package prints values in: one byte
@@ -85,36 +87,18 @@ func percent(part, whole float64) string {
 
 // started prints the process start time, and its age at capture.
 func started(start float64, at time.Time) string {
-	s := unixTime(start)
-	if s == "" {
+	t := metrics.UnixTime(start)
+	if t.IsZero() {
 		return "-"
 	}
+	s := t.UTC().Format(time.RFC3339)
 	if !at.IsZero() {
-		sec, frac := math.Modf(start)
-		age := at.Sub(time.Unix(int64(sec), int64(frac*1e9)))
+		age := at.Sub(t)
 		if age >= 0 {
 			s += " (" + age.Round(time.Second).String() + " before capture)"
 		}
 	}
 	return s
-}
-
-// unixTime prints seconds since the epoch as RFC 3339 UTC, "" when absent
-// or implausible.
-func unixTime(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > 1e11 {
-		return ""
-	}
-	sec, frac := math.Modf(v)
-	return time.Unix(int64(sec), int64(frac*1e9)).UTC().Format(time.RFC3339)
-}
-
-// timestamp prints t as RFC 3339 UTC, "" when zero.
-func timestamp(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
 }
 
 // seconds prints a virtual duration in seconds as 45s, 2m, 13m20s, 1h0m.

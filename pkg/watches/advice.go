@@ -4,16 +4,18 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // advice turns the findings into what to do, most urgent first.
-func advice(r *Report) []string {
+func advice(r *api.Report) []string {
 	var out []string
 	type key struct{ server, user, path string }
 	stuck := map[key][]int{} // indices into r.Findings
 	var keys []key
 	for i, f := range r.Findings {
-		if f.Type != StuckInitialEvents {
+		if f.Type != api.StuckInitialEvents {
 			continue
 		}
 		k := key{server: f.APIServer}
@@ -53,7 +55,7 @@ func advice(r *Report) []string {
 		}
 		who := "an unidentified client"
 		switch c := r.Findings[idx[0]].Client; {
-		case c != nil && c.User != "" && c.Match == MatchAmbiguous:
+		case c != nil && c.User != "" && c.Match == api.MatchAmbiguous:
 			who = fmt.Sprintf("%q (user known exactly; which of its watches is ambiguous)", c.User)
 		case c != nil && c.User != "":
 			who = fmt.Sprintf("%q (%s match)", c.User, c.Match)
@@ -80,9 +82,9 @@ func advice(r *Report) []string {
 			servers = append(servers, f.APIServer)
 		}
 		switch {
-		case f.Type == SlowInitialEvents && f.Severity == SeverityWarning:
+		case f.Type == api.SlowInitialEvents && f.Severity == api.SeverityWarning:
 			slow[f.APIServer]++
-		case f.Type == BlockedStreaming:
+		case f.Type == api.BlockedStreaming:
 			streaming[f.APIServer]++
 		}
 	}

@@ -11,6 +11,7 @@ package watches
 import (
 	"strings"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
@@ -61,33 +62,6 @@ func is(fn, name string) bool {
 	return fn == name || (len(fn) > len(name) && strings.HasSuffix(fn, name) && fn[len(fn)-len(name)-1] == '/')
 }
 
-// Phase is where a cacheWatcher goroutine is in its life.
-type Phase string
-
-const (
-	// PhaseInitial: replaying initial events in processInterval
-	// (sendInitialEvents=true or resourceVersion=0), before WatchInitialized.
-	PhaseInitial Phase = "initial"
-	// PhaseStreaming: in process, forwarding new events.
-	PhaseStreaming Phase = "streaming"
-)
-
-// HandlerBlock is what the watch handler goroutine is doing.
-type HandlerBlock string
-
-const (
-	// HandlerClientNotReading: blocked in http2 writeDataFromHandler, the
-	// client's flow-control window is full: it stopped reading.
-	HandlerClientNotReading HandlerBlock = "client-not-reading"
-	// HandlerWaitingForEvents: in the HandleHTTP select, waiting for the
-	// watcher's next event: the client keeps up.
-	HandlerWaitingForEvents HandlerBlock = "waiting-for-events"
-	// HandlerOther: anywhere else (encoding, running).
-	HandlerOther HandlerBlock = "other"
-	// HandlerNotFound: the parent goroutine is not in the dump.
-	HandlerNotFound HandlerBlock = "not-found"
-)
-
 // goroutineRef is the compact part of a goroutine the diagnosis keeps.
 type goroutineRef struct {
 	ID          int64
@@ -99,7 +73,7 @@ type goroutineRef struct {
 // watcherG is a cacheWatcher goroutine as read from the dump.
 type watcherG struct {
 	goroutineRef
-	Phase  Phase
+	Phase  api.Phase
 	InSend bool // sendWatchCacheEvent is the innermost non-runtime frame
 	// Receiver and Event are the arguments of sendWatchCacheEvent: the
 	// *cacheWatcher and the *watchCacheEvent being sent.
@@ -112,7 +86,7 @@ func KeepArgs(fn string) bool { return is(fn, fnSendWatchCacheEvent) || is(fn, f
 
 type handlerG struct {
 	goroutineRef
-	Block HandlerBlock
+	Block api.HandlerBlock
 	// ConnID is the goroutine serving the client connection: the http2
 	// serverConn.serve goroutine that scheduled the handler, or the
 	// handler itself on HTTP/1.1 (net/http.(*conn).serve runs handlers
@@ -196,12 +170,12 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	if watchAt < 0 {
 		return
 	}
-	h := handlerG{goroutineRef: ref, Block: HandlerOther, ObjectType: objectType(g.Frames[:watchAt]), Transport: handlerTransport(g.Frames[watchAt:], h2handler)}
+	h := handlerG{goroutineRef: ref, Block: api.HandlerOther, ObjectType: objectType(g.Frames[:watchAt]), Transport: handlerTransport(g.Frames[watchAt:], h2handler)}
 	switch {
 	case blockedWriting(g.Frames[:watchAt], g.State):
-		h.Block = HandlerClientNotReading
+		h.Block = api.HandlerClientNotReading
 	case top == g.Frames[watchAt].Func && isWaitState(g.State):
-		h.Block = HandlerWaitingForEvents
+		h.Block = api.HandlerWaitingForEvents
 	}
 	if h2handler {
 		h.ConnID = g.ParentID
@@ -224,16 +198,16 @@ func isWatcherGoroutine(g *stacks.Goroutine) bool {
 // that look at goroutines one by one (the replay watching the upstream
 // cacher). The Handler and APF goroutine are not linked: that needs the
 // whole dump (Collector). ok is false for any other goroutine.
-func WatcherOf(g *stacks.Goroutine) (w Watcher, ok bool) {
+func WatcherOf(g *stacks.Goroutine) (w api.Watcher, ok bool) {
 	if !isWatcherGoroutine(g) {
-		return Watcher{}, false
+		return api.Watcher{}, false
 	}
 	return classifyWatcher(goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}, g.Frames).watcher(), true
 }
 
 // watcher is the unlinked Watcher of a classified goroutine.
-func (wg watcherG) watcher() Watcher {
-	return Watcher{
+func (wg watcherG) watcher() api.Watcher {
+	return api.Watcher{
 		GoroutineID: wg.ID, Phase: wg.Phase, InSend: wg.InSend,
 		Blocked: wg.InSend && isWaitState(wg.State), State: wg.State, WaitMinutes: wg.WaitMinutes,
 		CacheWatcher: wg.Receiver, Event: wg.Event,
@@ -266,10 +240,10 @@ func blockedWriting(above []stacks.Frame, state string) bool {
 }
 
 func classifyWatcher(ref goroutineRef, frames []stacks.Frame) watcherG {
-	w := watcherG{goroutineRef: ref, Phase: PhaseInitial}
+	w := watcherG{goroutineRef: ref, Phase: api.PhaseInitial}
 	for _, f := range frames {
 		if is(f.Func, fnProcess) {
-			w.Phase = PhaseStreaming
+			w.Phase = api.PhaseStreaming
 			break
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/benchmetrics"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
@@ -91,7 +92,7 @@ func BenchmarkDiagnose(b *testing.B) {
 		servers := []watches.Server{{Name: "bench", Samples: []watches.Sample{{Source: "bench", Dump: d}}}}
 		b.Run("stuck="+benchmetrics.SizeName(stuck), func(b *testing.B) {
 			b.ReportAllocs()
-			var r *watches.Report
+			var r *api.Report
 			for b.Loop() {
 				r = watches.Diagnose(servers, watches.Options{})
 			}

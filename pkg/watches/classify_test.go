@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
@@ -75,14 +76,14 @@ func collect(t *testing.T, dump string) *Dump {
 
 func TestCollectorVendoredHTTP1AndSystemTraceback(t *testing.T) {
 	d := collect(t, dumpHTTP1Vendored)
-	want := []Watcher{
-		{GoroutineID: 10, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 3,
+	want := []api.Watcher{
+		{GoroutineID: 10, Phase: api.PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 3,
 			CacheWatcher: "0x1", Event: "0x2",
-			Handler:        &Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: HandlerClientNotReading, ConnGoroutineID: 9, ConnInDump: true, Transport: "http/1.1"},
+			Handler:        &api.Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: api.HandlerClientNotReading, ConnGoroutineID: 9, ConnInDump: true, Transport: "http/1.1"},
 			APFGoroutineID: 11},
-		{GoroutineID: 12, Phase: PhaseStreaming, State: "select"},
+		{GoroutineID: 12, Phase: api.PhaseStreaming, State: "select"},
 		// GOTRACEBACK=system: runtime frames shown, runtime.goexit last.
-		{GoroutineID: 13, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 4, CacheWatcher: "0x1", Event: "0x2"},
+		{GoroutineID: 13, Phase: api.PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 4, CacheWatcher: "0x1", Event: "0x2"},
 	}
 	if diff := cmp.Diff(want, d.Watchers); diff != "" {
 		t.Errorf("watchers (-want +got):\n%s", diff)
@@ -105,7 +106,7 @@ func TestCollectorGo120DumpSaysParentsAreUnknown(t *testing.T) {
 		t.Errorf("notes = %q", d.Notes)
 	}
 	r := Diagnose([]Server{{Name: "s", Samples: []Sample{{Dump: d}}}}, Options{})
-	if len(r.Findings) != 2 || r.Findings[0].Type != StuckInitialEvents || r.Findings[1].Type != StuckInitialEvents {
+	if len(r.Findings) != 2 || r.Findings[0].Type != api.StuckInitialEvents || r.Findings[1].Type != api.StuckInitialEvents {
 		t.Errorf("findings = %+v: the verdict must not depend on parent ids", r.Findings)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // Sample is what was captured of one API server at one time. Any part may
@@ -51,7 +52,7 @@ type MetricsContext struct {
 	ProcessStartTime    *float64
 	// Levels maps a priority level to its executing seats and seat limit.
 	Levels             map[string]LevelSeats
-	WatchersByResource []ResourceCount
+	WatchersByResource []api.ResourceCount
 }
 
 // LevelSeats is one priority level's seat use from metrics.
@@ -80,18 +81,18 @@ type Options struct {
 const DefaultCaptureSlack = 30 * time.Second
 
 // Diagnose turns the samples of each API server into a Report.
-func Diagnose(servers []Server, opts Options) *Report {
+func Diagnose(servers []Server, opts Options) *api.Report {
 	if opts.CaptureSlack <= 0 {
 		opts.CaptureSlack = DefaultCaptureSlack
 	}
-	r := &Report{APIVersion: APIVersion, Kind: KindReport, Findings: []Finding{}}
+	r := &api.Report{APIVersion: api.GroupVersion, Kind: api.KindReport, Findings: []api.Finding{}}
 	for _, s := range servers {
 		diagnoseServer(r, s, opts)
 	}
 	sortFindings(r.Findings)
 	for _, f := range r.Findings {
 		switch f.Type {
-		case StuckInitialEvents:
+		case api.StuckInitialEvents:
 			r.Summary.StuckWatches++
 			r.Summary.StuckGoroutines += len(f.GoroutineIDs)
 			if SeatsKnown(f) {
@@ -99,13 +100,13 @@ func Diagnose(servers []Server, opts Options) *Report {
 			} else {
 				r.Summary.StuckUnattributed++
 			}
-		case SlowInitialEvents:
+		case api.SlowInitialEvents:
 			r.Summary.SlowWatches++
-		case BlockedStreaming:
+		case api.BlockedStreaming:
 			r.Summary.BlockedStreaming++
-		case UndecidedInitialEvents:
+		case api.UndecidedInitialEvents:
 			r.Summary.UndecidedWatches++
-		case HeldAfterWatcherClosed:
+		case api.HeldAfterWatcherClosed:
 			r.Summary.HeldAfterWatcherClosed++
 		}
 	}
@@ -116,8 +117,8 @@ func Diagnose(servers []Server, opts Options) *Report {
 	return r
 }
 
-func diagnoseServer(r *Report, s Server, opts Options) {
-	info := APIServer{Name: s.Name, Version: s.Version, Samples: len(s.Samples), Notes: append([]string(nil), s.Notes...)}
+func diagnoseServer(r *api.Report, s Server, opts Options) {
+	info := api.APIServer{Name: s.Name, Version: s.Version, Samples: len(s.Samples), Notes: append([]string(nil), s.Notes...)}
 	last, prev := -1, -1
 	for i := len(s.Samples) - 1; i >= 0; i-- {
 		d := s.Samples[i].Dump
@@ -158,7 +159,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 	addMetricsInfo(&info, cur.Metrics)
 	for _, w := range d.Watchers {
 		info.Watchers++
-		if w.Phase == PhaseInitial {
+		if w.Phase == api.PhaseInitial {
 			info.InitialPhase++
 		}
 	}
@@ -166,7 +167,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		info.PhaseCounts = d.PhaseCounts
 		for _, pc := range d.PhaseCounts {
 			info.Watchers += pc.Count
-			if pc.Phase == PhaseInitial {
+			if pc.Phase == api.PhaseInitial {
 				info.InitialPhase += pc.Count
 			}
 		}
@@ -248,7 +249,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		}
 		for i, w := range watchersToMatch {
 			if res.pairs[i].req < 0 && res.pairs[i].nCand == 0 {
-				r.UnmatchedWatchers = append(r.UnmatchedWatchers, UnmatchedWatcher{APIServer: s.Name, GoroutineID: w.GoroutineID, State: w.State, WaitMinutes: w.WaitMinutes})
+				r.UnmatchedWatchers = append(r.UnmatchedWatchers, api.UnmatchedWatcher{APIServer: s.Name, GoroutineID: w.GoroutineID, State: w.State, WaitMinutes: w.WaitMinutes})
 			}
 		}
 	}
@@ -272,11 +273,11 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 // coverage says how much of the server's goroutines d holds when it is
 // partial: cut (see stacks.Stats.Partial), or holding clearly fewer
 // goroutines than go_goroutines. nil when it looks whole.
-func coverage(d *Dump, m *MetricsContext) *Coverage {
+func coverage(d *Dump, m *MetricsContext) *api.Coverage {
 	if d.Aggregated() {
 		return nil
 	}
-	c := &Coverage{Goroutines: d.Goroutines, Reason: d.Partial}
+	c := &api.Coverage{Goroutines: d.Goroutines, Reason: d.Partial}
 	if m != nil && m.Goroutines != nil && *m.Goroutines >= 1 {
 		c.Of = int(*m.Goroutines)
 	}
@@ -298,13 +299,13 @@ func coverage(d *Dump, m *MetricsContext) *Coverage {
 // sending, or none initializing for longer than StallBound, means none is
 // stuck. Otherwise the watches initializing longer are listed as
 // UndecidedInitialEvents and the report is incomplete.
-func decideAggregated(r *Report, info *APIServer, server string, cur Sample) {
+func decideAggregated(r *api.Report, info *api.APIServer, server string, cur Sample) {
 	d := cur.Dump
 	initialSending, streamingSending := 0, 0
 	for _, pc := range d.PhaseCounts {
 		switch {
 		case !pc.InSend:
-		case pc.Phase == PhaseInitial:
+		case pc.Phase == api.PhaseInitial:
 			initialSending += pc.Count
 		default:
 			streamingSending += pc.Count
@@ -357,14 +358,14 @@ func initializingLonger(rs []apf.Request, at time.Time) []apf.Request {
 
 // undecidedFinding is an UndecidedInitialEvents finding for a watch
 // request seen initializing in the APF dump.
-func undecidedFinding(server string, rq apf.Request, at time.Time, why string) *Finding {
+func undecidedFinding(server string, rq apf.Request, at time.Time, why string) *api.Finding {
 	req := toRequest(server, rq, at)
 	start := req.StartTime
 	age := at.Sub(rq.StartTime)
-	return &Finding{
-		Type: UndecidedInitialEvents, Severity: SeverityWarning, APIServer: server, Phase: PhaseInitial,
+	return &api.Finding{
+		Type: api.UndecidedInitialEvents, Severity: api.SeverityWarning, APIServer: server, Phase: api.PhaseInitial,
 		GoroutineIDs: []int64{},
-		Client: &Client{
+		Client: &api.Client{
 			User: req.User, Verb: req.Verb, Path: req.Path, Namespace: req.Namespace, Resource: req.Resource,
 			PriorityLevel: req.PriorityLevel, FlowSchema: req.FlowSchema, Seats: req.Seats, StartTime: &start,
 		},
@@ -378,10 +379,10 @@ func undecidedFinding(server string, rq apf.Request, at time.Time, why string) *
 // covered ambiguous watchers: extra of those requests belong to watchers
 // after the cut, which ones is not known, so each finding lists the
 // candidates initializing longer than StallBound.
-func sharedSuspects(server string, reqs []apf.Request, res matchResult, extra int, at time.Time) []*Finding {
+func sharedSuspects(server string, reqs []apf.Request, res matchResult, extra int, at time.Time) []*api.Finding {
 	attributed := make([]bool, len(reqs))
 	for _, pr := range res.pairs {
-		if pr.req >= 0 && pr.conf != MatchAmbiguous {
+		if pr.req >= 0 && pr.conf != api.MatchAmbiguous {
 			attributed[pr.req] = true
 		}
 	}
@@ -397,7 +398,7 @@ func sharedSuspects(server string, reqs []apf.Request, res matchResult, extra in
 	}
 	// Oldest first, as the matcher lists candidates.
 	sort.SliceStable(pool, func(a, b int) bool { return pool[a].StartTime.Before(pool[b].StartTime) })
-	var out []*Finding
+	var out []*api.Finding
 	for n := 0; n < extra && n < len(pool); n++ {
 		f := undecidedFinding(server, pool[0], at, fmt.Sprintf("%d of these %d requests, candidates of watchers in the covered part, belong to watchers in the missing part of the partial goroutine dump: stuck or slow: not decided", extra, len(pool)))
 		f.Client = commonClient(pool)
@@ -412,7 +413,7 @@ func sharedSuspects(server string, reqs []apf.Request, res matchResult, extra in
 	return out
 }
 
-func addMetricsInfo(info *APIServer, m *MetricsContext) {
+func addMetricsInfo(info *api.APIServer, m *MetricsContext) {
 	if m == nil {
 		return
 	}
@@ -427,11 +428,11 @@ func addMetricsInfo(info *APIServer, m *MetricsContext) {
 // watcher that made progress from one that did not. It returns the
 // findings and the initial-phase watchers, which all hold an executing
 // APF request and so take part in client matching.
-func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*Finding, []Watcher) {
-	var before map[int64]Watcher
+func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*api.Finding, []api.Watcher) {
+	var before map[int64]api.Watcher
 	var interval time.Duration
 	if prev != nil {
-		before = make(map[int64]Watcher, len(prev.Dump.Watchers))
+		before = make(map[int64]api.Watcher, len(prev.Dump.Watchers))
 		for _, w := range prev.Dump.Watchers {
 			before[w.GoroutineID] = w
 		}
@@ -439,17 +440,17 @@ func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*Fin
 			interval = cur.CapturedAt.Sub(prev.CapturedAt)
 		}
 	}
-	var findings []*Finding
-	var initial []Watcher
+	var findings []*api.Finding
+	var initial []api.Watcher
 	msgs := interner{}
 	for _, w := range cur.Dump.Watchers {
-		if w.Phase == PhaseInitial {
+		if w.Phase == api.PhaseInitial {
 			initial = append(initial, w)
 		}
 		if !w.Blocked {
 			continue
 		}
-		f := &Finding{
+		f := &api.Finding{
 			APIServer:    server,
 			Phase:        w.Phase,
 			GoroutineIDs: w.GoroutineIDs(),
@@ -462,13 +463,13 @@ func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*Fin
 		f.BlockedMinutes = &minutes
 		f.Evidence = append(f.Evidence, watcherEvidence(w)...)
 		switch w.Phase {
-		case PhaseStreaming:
+		case api.PhaseStreaming:
 			if w.WaitMinutes < 1 {
 				continue
 			}
-			f.Type, f.Severity = BlockedStreaming, SeverityWarning
+			f.Type, f.Severity = api.BlockedStreaming, api.SeverityWarning
 			f.Message = fmt.Sprintf("streaming watcher blocked sending for %s; upstream closes it only when a new event for it cannot be queued (cache_watcher.go add)", minutesText(w.WaitMinutes))
-		case PhaseInitial:
+		case api.PhaseInitial:
 			judgeInitial(f, w, before, prev != nil, interval, slack)
 		}
 		f.Message = msgs.intern(f.Message)
@@ -496,9 +497,9 @@ func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*Fin
 // another event, it made progress. Without the arguments (a dump read
 // without them), a wait that went down, or grew less than the interval's
 // whole minutes, proves progress.
-func judgeInitial(f *Finding, w Watcher, before map[int64]Watcher, twoSamples bool, interval, slack time.Duration) {
+func judgeInitial(f *api.Finding, w api.Watcher, before map[int64]api.Watcher, twoSamples bool, interval, slack time.Duration) {
 	p, seen := before[w.GoroutineID]
-	seenBlocked := seen && p.Phase == PhaseInitial && p.Blocked
+	seenBlocked := seen && p.Phase == api.PhaseInitial && p.Blocked
 	pointers := seenBlocked && p.Event != "" && w.Event != ""
 	sameEvent := pointers && p.Event == w.Event && p.CacheWatcher == w.CacheWatcher
 	minutes := -1 // whole minutes surely between the samples; -1 unknown
@@ -515,41 +516,41 @@ func judgeInitial(f *Finding, w Watcher, before map[int64]Watcher, twoSamples bo
 	proven := interval > 0 && interval-2*slack >= time.Minute
 	switch {
 	case progressed && pointers:
-		f.Type, f.Severity = SlowInitialEvents, SeverityInfo
+		f.Type, f.Severity = api.SlowInitialEvents, api.SeverityInfo
 		f.Message = fmt.Sprintf("replaying initial events and progressing: it sent events %s (it now waits on another event)", between)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in both samples on different events (%s, then %s)", w.GoroutineID, p.Event, w.Event))
 	case progressed && w.WaitMinutes >= 1:
-		f.Type, f.Severity = SlowInitialEvents, SeverityWarning
+		f.Type, f.Severity = api.SlowInitialEvents, api.SeverityWarning
 		f.Message = fmt.Sprintf("replaying initial events and progressing, maybe with long stalls: the runtime reported it blocked %s in the first sample and %s in the second, so it sent events %s", minutesText(p.WaitMinutes), minutesText(w.WaitMinutes), between)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in both samples, wait %d -> %d minutes %s: not continuous", w.GoroutineID, p.WaitMinutes, w.WaitMinutes, between))
 	case progressed:
-		f.Type, f.Severity = SlowInitialEvents, SeverityInfo
+		f.Type, f.Severity = api.SlowInitialEvents, api.SeverityInfo
 		f.Message = fmt.Sprintf("replaying initial events and progressing: the runtime reported it blocked %s in the first sample, under a minute now", minutesText(p.WaitMinutes))
 	case sameEvent && (w.WaitMinutes >= 1 || proven):
-		f.Type, f.Severity = StuckInitialEvents, SeverityCritical
+		f.Type, f.Severity = api.StuckInitialEvents, api.SeverityCritical
 		f.Message = fmt.Sprintf("stuck replaying initial events: blocked on the same event in both samples, %s apart, so it sent nothing in between (the runtime reports a wait of %s); past the 30 s no-progress bound of the proposed fix (kubernetes PR 141899), and nothing frees it before the request ends", strings.TrimPrefix(between, "over "), minutesText(w.WaitMinutes))
 		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked on the same event %s in both samples %s", w.GoroutineID, w.Event, between))
 	case sameEvent:
-		f.Type, f.Severity = SlowInitialEvents, SeverityWarning
+		f.Type, f.Severity = api.SlowInitialEvents, api.SeverityWarning
 		f.Message = fmt.Sprintf("replaying initial events: blocked on the same event in both samples only %s apart, and the runtime reports under a minute: no progress between them, but take samples more than a minute apart to decide", strings.TrimPrefix(between, "over "))
 		f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked on the same event %s in both samples %s", w.GoroutineID, w.Event, between))
 	case w.WaitMinutes >= 1:
-		f.Type, f.Severity = StuckInitialEvents, SeverityCritical
+		f.Type, f.Severity = api.StuckInitialEvents, api.SeverityCritical
 		f.Message = fmt.Sprintf("stuck replaying initial events: the runtime reports it blocked sending for %s, past the 30 s no-progress bound of the proposed fix (kubernetes PR 141899); nothing frees it before the request ends. The runtime counts a wait from the garbage collection before the one that saw it blocked, so a fresh block can read a minute long: a second sample confirms", minutesText(w.WaitMinutes))
 		if seenBlocked {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("same goroutine %d blocked in the initial phase in both samples, wait %d -> %d minutes %s", w.GoroutineID, p.WaitMinutes, w.WaitMinutes, between))
 		}
 	default:
-		f.Type, f.Severity = SlowInitialEvents, SeverityWarning
+		f.Type, f.Severity = api.SlowInitialEvents, api.SeverityWarning
 		switch {
 		case !twoSamples:
 			f.Message = "replaying initial events, blocked sending for under a minute: may be a slow client still progressing; a second sample decides (diagnose samples twice; or analyze two captures of the same server)"
 		case seen && !seenBlocked:
 			f.Message = "replaying initial events and progressing: it was not blocked in the first sample; blocked under a minute now"
-			f.Severity = SeverityInfo
+			f.Severity = api.SeverityInfo
 		case seenBlocked && minutes >= 3:
 			f.Message = fmt.Sprintf("replaying initial events and progressing: blocked in both samples %s apart yet never for a full minute", roundDuration(interval))
-			f.Severity = SeverityInfo
+			f.Severity = api.SeverityInfo
 		case seenBlocked:
 			f.Message = fmt.Sprintf("replaying initial events, blocked under a minute in both samples (%s): not proven stuck; samples more than a minute apart decide", strings.TrimPrefix(between, "over "))
 		default:
@@ -558,13 +559,13 @@ func judgeInitial(f *Finding, w Watcher, before map[int64]Watcher, twoSamples bo
 	}
 }
 
-func watcherEvidence(w Watcher) []string {
+func watcherEvidence(w api.Watcher) []string {
 	ev := []string{fmt.Sprintf("goroutine %d [%s%s] in sendWatchCacheEvent from %s", w.GoroutineID, w.State, waitSuffix(w.WaitMinutes), phaseFunc(w.Phase))}
 	if h := w.Handler; h != nil {
 		switch h.Block {
-		case HandlerClientNotReading:
+		case api.HandlerClientNotReading:
 			ev = append(ev, fmt.Sprintf("handler goroutine %d [%s%s] blocked in http2 writeDataFromHandler: the client stopped reading", h.GoroutineID, h.State, waitSuffix(h.WaitMinutes)))
-		case HandlerWaitingForEvents:
+		case api.HandlerWaitingForEvents:
 			ev = append(ev, fmt.Sprintf("handler goroutine %d waits for events in HandleHTTP", h.GoroutineID))
 		default:
 			ev = append(ev, fmt.Sprintf("handler goroutine %d [%s]", h.GoroutineID, h.State))
@@ -579,8 +580,8 @@ func watcherEvidence(w Watcher) []string {
 	return ev
 }
 
-func phaseFunc(p Phase) string {
-	if p == PhaseStreaming {
+func phaseFunc(p api.Phase) string {
+	if p == api.PhaseStreaming {
 		return "process"
 	}
 	return "processInterval"
@@ -626,8 +627,8 @@ func executingWatches(rs *apf.Requests) []apf.Request {
 	return out
 }
 
-func toRequest(server string, r apf.Request, at time.Time) Request {
-	out := Request{
+func toRequest(server string, r apf.Request, at time.Time) api.Request {
+	out := api.Request{
 		APIServer: server, User: r.User, Verb: r.Verb, Path: r.Path, Namespace: r.Namespace,
 		Resource: r.Resource, PriorityLevel: r.PriorityLevel, FlowSchema: r.FlowSchema,
 		Seats: r.Seats(), StartTime: r.StartTime.UTC(),
@@ -642,18 +643,18 @@ func toRequest(server string, r apf.Request, at time.Time) Request {
 	return out
 }
 
-func priorityLevels(server string, findings []*Finding, cur Sample) []PriorityLevel {
-	byName := map[string]*PriorityLevel{}
-	get := func(name string) *PriorityLevel {
+func priorityLevels(server string, findings []*api.Finding, cur Sample) []api.PriorityLevel {
+	byName := map[string]*api.PriorityLevel{}
+	get := func(name string) *api.PriorityLevel {
 		if p, ok := byName[name]; ok {
 			return p
 		}
-		p := &PriorityLevel{APIServer: server, Name: name}
+		p := &api.PriorityLevel{APIServer: server, Name: name}
 		byName[name] = p
 		return p
 	}
 	for _, f := range findings {
-		if f.Type != StuckInitialEvents || f.Client == nil || f.Client.PriorityLevel == "" {
+		if f.Type != api.StuckInitialEvents || f.Client == nil || f.Client.PriorityLevel == "" {
 			continue
 		}
 		p := get(f.Client.PriorityLevel)
@@ -674,7 +675,7 @@ func priorityLevels(server string, findings []*Finding, cur Sample) []PriorityLe
 			}
 		}
 	}
-	out := make([]PriorityLevel, 0, len(byName))
+	out := make([]api.PriorityLevel, 0, len(byName))
 	for _, p := range byName {
 		out = append(out, *p)
 	}
@@ -682,10 +683,10 @@ func priorityLevels(server string, findings []*Finding, cur Sample) []PriorityLe
 	return out
 }
 
-func sortFindings(fs []Finding) {
+func sortFindings(fs []api.Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
-		if ra, rb := SeverityRank(a.Severity), SeverityRank(b.Severity); ra != rb {
+		if ra, rb := a.Severity.Rank(), b.Severity.Rank(); ra != rb {
 			return ra > rb
 		}
 		if a.APIServer != b.APIServer {

@@ -8,15 +8,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 
 // initialWatcher is a blocked initial-phase watcher with a full trio.
-func initialWatcher(id int64, wait int) Watcher {
-	return Watcher{
-		GoroutineID: id, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: wait,
-		Handler:        &Handler{GoroutineID: id - 100, State: "select", WaitMinutes: wait, Block: HandlerClientNotReading, ConnGoroutineID: id - 200, ConnInDump: true},
+func initialWatcher(id int64, wait int) api.Watcher {
+	return api.Watcher{
+		GoroutineID: id, Phase: api.PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: wait,
+		Handler:        &api.Handler{GoroutineID: id - 100, State: "select", WaitMinutes: wait, Block: api.HandlerClientNotReading, ConnGoroutineID: id - 200, ConnInDump: true},
 		APFGoroutineID: id - 1,
 	}
 }
@@ -29,19 +30,19 @@ func watchRequest(user string, started time.Time) apf.Request {
 	}
 }
 
-func sample(at time.Time, ws []Watcher, reqs ...apf.Request) Sample {
+func sample(at time.Time, ws []api.Watcher, reqs ...apf.Request) Sample {
 	return Sample{CapturedAt: at, Dump: &Dump{Format: FormatDebug2, Goroutines: 100, Watchers: ws, HasParentIDs: true}, Requests: &apf.Requests{HasDetails: true, Requests: reqs}}
 }
 
 type verdict struct {
 	ID       int64
-	Type     string
-	Severity string
+	Type     api.FindingType
+	Severity api.Severity
 	User     string
-	Match    string
+	Match    api.Match
 }
 
-func verdicts(r *Report) []verdict {
+func verdicts(r *api.Report) []verdict {
 	var out []verdict
 	for _, f := range r.Findings {
 		v := verdict{ID: f.Watcher.GoroutineID, Type: f.Type, Severity: f.Severity}
@@ -54,9 +55,9 @@ func verdicts(r *Report) []verdict {
 }
 
 func TestJudgeRules(t *testing.T) {
-	streaming := func(id int64, wait int) Watcher {
+	streaming := func(id int64, wait int) api.Watcher {
 		w := initialWatcher(id, wait)
-		w.Phase = PhaseStreaming
+		w.Phase = api.PhaseStreaming
 		return w
 	}
 	running := initialWatcher(500, 0)
@@ -66,37 +67,37 @@ func TestJudgeRules(t *testing.T) {
 		samples []Sample
 		want    []verdict
 	}{
-		{"one sample, blocked two minutes: stuck", []Sample{sample(t0, []Watcher{initialWatcher(1000, 2)})},
-			[]verdict{{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}}},
-		{"one sample, blocked under a minute: slow, undecided", []Sample{sample(t0, []Watcher{initialWatcher(1000, 0)})},
-			[]verdict{{ID: 1000, Type: SlowInitialEvents, Severity: SeverityWarning}}},
-		{"running initial-phase watcher: no finding", []Sample{sample(t0, []Watcher{running})}, nil},
-		{"streaming blocked a minute", []Sample{sample(t0, []Watcher{streaming(1000, 1)})},
-			[]verdict{{ID: 1000, Type: BlockedStreaming, Severity: SeverityWarning}}},
-		{"streaming blocked under a minute: no finding", []Sample{sample(t0, []Watcher{streaming(1000, 0)})}, nil},
+		{"one sample, blocked two minutes: stuck", []Sample{sample(t0, []api.Watcher{initialWatcher(1000, 2)})},
+			[]verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}},
+		{"one sample, blocked under a minute: slow, undecided", []Sample{sample(t0, []api.Watcher{initialWatcher(1000, 0)})},
+			[]verdict{{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityWarning}}},
+		{"running initial-phase watcher: no finding", []Sample{sample(t0, []api.Watcher{running})}, nil},
+		{"streaming blocked a minute", []Sample{sample(t0, []api.Watcher{streaming(1000, 1)})},
+			[]verdict{{ID: 1000, Type: api.BlockedStreaming, Severity: api.SeverityWarning}}},
+		{"streaming blocked under a minute: no finding", []Sample{sample(t0, []api.Watcher{streaming(1000, 0)})}, nil},
 		{"two samples, no minutes then a longer wait: stuck", []Sample{
-			sample(t0, []Watcher{initialWatcher(1000, 0)}),
-			sample(t0.Add(70*time.Second), []Watcher{initialWatcher(1000, 1)}),
-		}, []verdict{{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}}},
+			sample(t0, []api.Watcher{initialWatcher(1000, 0)}),
+			sample(t0.Add(70*time.Second), []api.Watcher{initialWatcher(1000, 1)}),
+		}, []verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}},
 		{"two samples, wait restarted between them: progressing with long stalls", []Sample{
-			sample(t0, []Watcher{initialWatcher(1000, 2)}),
-			sample(t0.Add(3*time.Minute), []Watcher{initialWatcher(1000, 1)}),
-		}, []verdict{{ID: 1000, Type: SlowInitialEvents, Severity: SeverityWarning}}},
+			sample(t0, []api.Watcher{initialWatcher(1000, 2)}),
+			sample(t0.Add(3*time.Minute), []api.Watcher{initialWatcher(1000, 1)}),
+		}, []verdict{{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityWarning}}},
 		{"two samples, continuous: stuck", []Sample{
-			sample(t0, []Watcher{initialWatcher(1000, 2)}),
-			sample(t0.Add(3*time.Minute), []Watcher{initialWatcher(1000, 5)}),
-		}, []verdict{{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}}},
+			sample(t0, []api.Watcher{initialWatcher(1000, 2)}),
+			sample(t0.Add(3*time.Minute), []api.Watcher{initialWatcher(1000, 5)}),
+		}, []verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}},
 		{"two samples, not blocked in the first: progressing", []Sample{
-			sample(t0, []Watcher{running}),
-			sample(t0.Add(70*time.Second), []Watcher{initialWatcher(500, 0)}),
-		}, []verdict{{ID: 500, Type: SlowInitialEvents, Severity: SeverityInfo}}},
+			sample(t0, []api.Watcher{running}),
+			sample(t0.Add(70*time.Second), []api.Watcher{initialWatcher(500, 0)}),
+		}, []verdict{{ID: 500, Type: api.SlowInitialEvents, Severity: api.SeverityInfo}}},
 		{"two samples far apart, never a minute: progressing", []Sample{
-			sample(t0, []Watcher{initialWatcher(1000, 0)}),
-			sample(t0.Add(4*time.Minute), []Watcher{initialWatcher(1000, 0)}),
-		}, []verdict{{ID: 1000, Type: SlowInitialEvents, Severity: SeverityInfo}}},
+			sample(t0, []api.Watcher{initialWatcher(1000, 0)}),
+			sample(t0.Add(4*time.Minute), []api.Watcher{initialWatcher(1000, 0)}),
+		}, []verdict{{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityInfo}}},
 		{"moved on between samples: no finding", []Sample{
-			sample(t0, []Watcher{initialWatcher(1000, 0)}),
-			sample(t0.Add(70*time.Second), []Watcher{streaming(1000, 0)}),
+			sample(t0, []api.Watcher{initialWatcher(1000, 0)}),
+			sample(t0.Add(70*time.Second), []api.Watcher{streaming(1000, 0)}),
 		}, nil},
 	}
 	for _, tc := range tests {
@@ -124,47 +125,47 @@ func TestMatchClients(t *testing.T) {
 	}{
 		{
 			"single request: exact",
-			sample(at, []Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0)),
-			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchExact}}, nil,
+			sample(at, []api.Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0)),
+			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchExact}}, nil,
 		},
 		{
 			"only one request old enough: exact, the other left over",
-			sample(at, []Watcher{initialWatcher(1000, 5)}, watchRequest("alice", t0), watchRequest("bob", at.Add(-2*time.Minute))),
-			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchExact}}, []string{"bob"},
+			sample(at, []api.Watcher{initialWatcher(1000, 5)}, watchRequest("alice", t0), watchRequest("bob", at.Add(-2*time.Minute))),
+			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchExact}}, []string{"bob"},
 		},
 		{
 			"ages pin each watcher: both exact",
-			sample(at, []Watcher{initialWatcher(1000, 8), initialWatcher(2000, 3)},
+			sample(at, []api.Watcher{initialWatcher(1000, 8), initialWatcher(2000, 3)},
 				watchRequest("bob", at.Add(-4*time.Minute)), watchRequest("alice", at.Add(-9*time.Minute))),
-			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchExact}, {2000, StuckInitialEvents, SeverityCritical, "bob", MatchExact}}, nil,
+			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchExact}, {2000, api.StuckInitialEvents, api.SeverityCritical, "bob", api.MatchExact}}, nil,
 		},
 		{
 			"same ages: ambiguous, goroutine-id order is not evidence",
-			sample(at, []Watcher{initialWatcher(2000, 2), initialWatcher(1000, 0)},
+			sample(at, []api.Watcher{initialWatcher(2000, 2), initialWatcher(1000, 0)},
 				watchRequest("second", t0.Add(30*time.Millisecond)), watchRequest("first", t0)),
-			[]verdict{{2000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous}, {1000, SlowInitialEvents, SeverityWarning, "", MatchAmbiguous}}, nil,
+			[]verdict{{2000, api.StuckInitialEvents, api.SeverityCritical, "", api.MatchAmbiguous}, {1000, api.SlowInitialEvents, api.SeverityWarning, "", api.MatchAmbiguous}}, nil,
 		},
 		{
 			"more requests than watchers, nothing separates them: ambiguous",
-			sample(at, []Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0.Add(time.Second))),
+			sample(at, []api.Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0.Add(time.Second))),
 			// Candidates of an ambiguous watcher are listed with it, not
 			// as leftovers.
-			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous}}, nil,
+			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "", api.MatchAmbiguous}}, nil,
 		},
 		{
 			"two watchers, one request (the other ended before the APF dump): never exact",
-			sample(at, []Watcher{initialWatcher(1000, 2), initialWatcher(2000, 0)}, watchRequest("alice", t0)),
-			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchAmbiguous}, {2000, SlowInitialEvents, SeverityWarning, "alice", MatchAmbiguous}}, nil,
+			sample(at, []api.Watcher{initialWatcher(1000, 2), initialWatcher(2000, 0)}, watchRequest("alice", t0)),
+			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchAmbiguous}, {2000, api.SlowInitialEvents, api.SeverityWarning, "alice", api.MatchAmbiguous}}, nil,
 		},
 		{
 			"forced but the APF dump is short of requests: likely, not exact",
-			sample(at, []Watcher{initialWatcher(1000, 8), initialWatcher(2000, 9)}, watchRequest("alice", t0)),
-			[]verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchAmbiguous}, {2000, StuckInitialEvents, SeverityCritical, "alice", MatchAmbiguous}}, nil,
+			sample(at, []api.Watcher{initialWatcher(1000, 8), initialWatcher(2000, 9)}, watchRequest("alice", t0)),
+			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchAmbiguous}, {2000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchAmbiguous}}, nil,
 		},
 		{
 			"no request old enough: unmatched on both sides",
-			sample(at, []Watcher{initialWatcher(1000, 9)}, watchRequest("young", at.Add(-time.Minute))),
-			[]verdict{{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}}, []string{"young"},
+			sample(at, []api.Watcher{initialWatcher(1000, 9)}, watchRequest("young", at.Add(-time.Minute))),
+			[]verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}, []string{"young"},
 		},
 	}
 	for _, tc := range tests {
@@ -186,14 +187,14 @@ func TestMatchClients(t *testing.T) {
 
 func TestNoRequestDetailsOnlyAmbiguous(t *testing.T) {
 	at := t0.Add(10 * time.Minute)
-	s := sample(at, []Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
+	s := sample(at, []api.Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
 	s.Requests.HasDetails = false
 	for i := range s.Requests.Requests {
 		r := &s.Requests.Requests[i]
 		r.FlowDistinguisher, r.User, r.Verb, r.Path, r.Namespace, r.Resource = r.User, "", "", "", "", ""
 	}
 	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{})
-	want := []verdict{{1000, StuckInitialEvents, SeverityCritical, "alice", MatchAmbiguous}}
+	want := []verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchAmbiguous}}
 	if diff := cmp.Diff(want, verdicts(r)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
@@ -201,13 +202,13 @@ func TestNoRequestDetailsOnlyAmbiguous(t *testing.T) {
 
 func TestAmbiguousMatchListsCandidatesAndCommonFields(t *testing.T) {
 	at := t0.Add(10 * time.Minute)
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{sample(at, []Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0))}}}, Options{})
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{sample(at, []api.Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0))}}}, Options{})
 	f := r.Findings[0]
 	if len(f.Candidates) != 2 {
 		t.Fatalf("candidates = %+v, want alice and bob", f.Candidates)
 	}
 	c := f.Client
-	if c.User != "" || c.Namespace != "ns" || c.Resource != "pods" || c.Match != MatchAmbiguous || c.StartTime != nil {
+	if c.User != "" || c.Namespace != "ns" || c.Resource != "pods" || c.Match != api.MatchAmbiguous || c.StartTime != nil {
 		t.Errorf("client = %+v: want only the fields both candidates share", c)
 	}
 	// Both candidates hold 1 seat of the same level: whichever it is,
@@ -215,7 +216,7 @@ func TestAmbiguousMatchListsCandidatesAndCommonFields(t *testing.T) {
 	if r.Summary.StuckSeats != 1 {
 		t.Errorf("seats of an ambiguous match whose candidates all hold 1 seat of one level: got %d, want 1", r.Summary.StuckSeats)
 	}
-	s := sample(at, []Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0))
+	s := sample(at, []api.Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0))
 	s.Requests.Requests[1].InitialSeats = 3
 	if r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{}); r.Summary.StuckSeats != 0 || r.Summary.StuckUnattributed != 1 {
 		t.Errorf("candidates holding different seats: stuck seats %d (unattributed %d), want 0 (1)", r.Summary.StuckSeats, r.Summary.StuckUnattributed)
@@ -224,14 +225,14 @@ func TestAmbiguousMatchListsCandidatesAndCommonFields(t *testing.T) {
 
 func TestSeatsPerPriorityLevelAgainstLimit(t *testing.T) {
 	at := t0.Add(10 * time.Minute)
-	s := sample(at, []Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
+	s := sample(at, []api.Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
 	s.Requests.Requests[0].InitialSeats = 8
 	exec, limit := 9.0, 49.0
 	s.Metrics = &MetricsContext{Levels: map[string]LevelSeats{"global-default": {Executing: &exec, Limit: &limit}}}
 	s.Levels = []apf.PriorityLevel{{Name: "global-default", ExecutingRequests: 2}}
 	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{})
 	two := 2
-	want := []PriorityLevel{{APIServer: "s", Name: "global-default", StuckSeats: 8, ExecutingSeats: &exec, LimitSeats: &limit, ExecutingRequests: &two}}
+	want := []api.PriorityLevel{{APIServer: "s", Name: "global-default", StuckSeats: 8, ExecutingSeats: &exec, LimitSeats: &limit, ExecutingRequests: &two}}
 	if diff := cmp.Diff(want, r.PriorityLevels); diff != "" {
 		t.Errorf("priority levels (-want +got):\n%s", diff)
 	}
@@ -241,7 +242,7 @@ func TestSeatsPerPriorityLevelAgainstLimit(t *testing.T) {
 }
 
 func TestNoCaptureTimeMatchesByOrderAndSaysSo(t *testing.T) {
-	s := sample(time.Time{}, []Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
+	s := sample(time.Time{}, []api.Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
 	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{})
 	if got := verdicts(r); len(got) != 1 || got[0].User != "alice" {
 		t.Fatalf("verdicts = %+v", got)
@@ -258,30 +259,15 @@ func TestNoCaptureTimeMatchesByOrderAndSaysSo(t *testing.T) {
 	}
 }
 
-func TestMaxSeverity(t *testing.T) {
-	for _, tc := range []struct {
-		sev  []string
-		want string
-	}{{nil, ""}, {[]string{SeverityInfo}, SeverityInfo}, {[]string{SeverityWarning, SeverityCritical, SeverityInfo}, SeverityCritical}} {
-		r := &Report{}
-		for _, s := range tc.sev {
-			r.Findings = append(r.Findings, Finding{Severity: s})
-		}
-		if got := r.MaxSeverity(); got != tc.want {
-			t.Errorf("MaxSeverity(%v) = %q, want %q", tc.sev, got, tc.want)
-		}
-	}
-}
-
 func ExampleDiagnose() {
 	at := time.Date(2026, 11, 29, 10, 24, 32, 0, time.UTC)
-	w := Watcher{GoroutineID: 33988, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 2,
-		Handler: &Handler{GoroutineID: 33855, Block: HandlerClientNotReading, ConnGoroutineID: 33847}, APFGoroutineID: 33987}
+	w := api.Watcher{GoroutineID: 33988, Phase: api.PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 2,
+		Handler: &api.Handler{GoroutineID: 33855, Block: api.HandlerClientNotReading, ConnGoroutineID: 33847}, APFGoroutineID: 33987}
 	req := apf.Request{PriorityLevel: "global-default", FlowSchema: "global-default", IndexInQueue: -1, InitialSeats: 1,
 		StartTime: at.Add(-149 * time.Second), User: "slow-informer", Verb: "watch", Path: "/api/v1/namespaces/rand2/pods", Namespace: "rand2", Resource: "pods"}
 	r := Diagnose([]Server{{Name: "apiserver-1", Samples: []Sample{{
 		CapturedAt: at,
-		Dump:       &Dump{Format: FormatDebug2, Goroutines: 2223, Watchers: []Watcher{w}, HasParentIDs: true},
+		Dump:       &Dump{Format: FormatDebug2, Goroutines: 2223, Watchers: []api.Watcher{w}, HasParentIDs: true},
 		Requests:   &apf.Requests{HasDetails: true, Requests: []apf.Request{req}},
 	}}}}, Options{})
 	for _, f := range r.Findings {
@@ -301,15 +287,15 @@ func TestTwoSamplesWithoutCaptureTimes(t *testing.T) {
 		w1, w2 int
 		want   verdict
 	}{
-		{"wait grew: stuck", 0, 2, verdict{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}},
-		{"same wait: stuck", 2, 2, verdict{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}},
-		{"wait fell to zero: progressing", 2, 0, verdict{ID: 1000, Type: SlowInitialEvents, Severity: SeverityInfo}},
-		{"wait fell: progressing with long stalls", 5, 2, verdict{ID: 1000, Type: SlowInitialEvents, Severity: SeverityWarning}},
-		{"under a minute twice: undecided", 0, 0, verdict{ID: 1000, Type: SlowInitialEvents, Severity: SeverityWarning}},
+		{"wait grew: stuck", 0, 2, verdict{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}},
+		{"same wait: stuck", 2, 2, verdict{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}},
+		{"wait fell to zero: progressing", 2, 0, verdict{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityInfo}},
+		{"wait fell: progressing with long stalls", 5, 2, verdict{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityWarning}},
+		{"under a minute twice: undecided", 0, 0, verdict{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityWarning}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s1 := sample(time.Time{}, []Watcher{initialWatcher(1000, tc.w1)})
-			s2 := sample(time.Time{}, []Watcher{initialWatcher(1000, tc.w2)})
+			s1 := sample(time.Time{}, []api.Watcher{initialWatcher(1000, tc.w1)})
+			s2 := sample(time.Time{}, []api.Watcher{initialWatcher(1000, tc.w2)})
 			s1.Requests, s2.Requests = nil, nil
 			r := Diagnose([]Server{{Name: "s", Samples: []Sample{s1, s2}}}, Options{})
 			if diff := cmp.Diff([]verdict{tc.want}, verdicts(r)); diff != "" {
@@ -323,11 +309,11 @@ func TestTwoSamplesWithoutCaptureTimes(t *testing.T) {
 // dumps by the slack, so 2m0s between capture times proves less than two
 // whole minutes.
 func TestTwoSampleRuleAllowsForCaptureSlack(t *testing.T) {
-	s1 := sample(t0, []Watcher{initialWatcher(1000, 1)})
-	s2 := sample(t0.Add(2*time.Minute), []Watcher{initialWatcher(1000, 2)})
+	s1 := sample(t0, []api.Watcher{initialWatcher(1000, 1)})
+	s2 := sample(t0.Add(2*time.Minute), []api.Watcher{initialWatcher(1000, 2)})
 	s1.Requests, s2.Requests = nil, nil
 	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s1, s2}}}, Options{CaptureSlack: 5 * time.Second})
-	want := []verdict{{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}}
+	want := []verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}
 	if diff := cmp.Diff(want, verdicts(r)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
@@ -337,27 +323,27 @@ func TestTwoSampleRuleAllowsForCaptureSlack(t *testing.T) {
 // a fresh block by up to a GC interval, so the event the watcher is stuck
 // on decides.
 func TestTwoSamplesDecidedByTheEventBeingSent(t *testing.T) {
-	with := func(w Watcher, event string) Watcher {
+	with := func(w api.Watcher, event string) api.Watcher {
 		w.CacheWatcher, w.Event = "0xc000a0", event
 		return w
 	}
 	for _, tc := range []struct {
 		name     string
 		interval time.Duration
-		w1, w2   Watcher
+		w1, w2   api.Watcher
 		want     verdict
 	}{
 		{"same event a minute and more apart: stuck although the runtime shows no minute", 90 * time.Second,
-			with(initialWatcher(1000, 0), "0xe1"), with(initialWatcher(1000, 0), "0xe1"), verdict{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}},
+			with(initialWatcher(1000, 0), "0xe1"), with(initialWatcher(1000, 0), "0xe1"), verdict{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}},
 		{"same event, wait grew: stuck", 70 * time.Second,
-			with(initialWatcher(1000, 0), "0xe1"), with(initialWatcher(1000, 1), "0xe1"), verdict{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical}},
+			with(initialWatcher(1000, 0), "0xe1"), with(initialWatcher(1000, 1), "0xe1"), verdict{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}},
 		{"same event only 15 s apart: not decided", 15 * time.Second,
-			with(initialWatcher(1000, 0), "0xe1"), with(initialWatcher(1000, 0), "0xe1"), verdict{ID: 1000, Type: SlowInitialEvents, Severity: SeverityWarning}},
+			with(initialWatcher(1000, 0), "0xe1"), with(initialWatcher(1000, 0), "0xe1"), verdict{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityWarning}},
 		{"another event although the runtime shows a minute: progressing", 70 * time.Second,
-			with(initialWatcher(1000, 1), "0xe1"), with(initialWatcher(1000, 1), "0xe2"), verdict{ID: 1000, Type: SlowInitialEvents, Severity: SeverityInfo}},
+			with(initialWatcher(1000, 1), "0xe1"), with(initialWatcher(1000, 1), "0xe2"), verdict{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityInfo}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s1, s2 := sample(t0, []Watcher{tc.w1}), sample(t0.Add(tc.interval), []Watcher{tc.w2})
+			s1, s2 := sample(t0, []api.Watcher{tc.w1}), sample(t0.Add(tc.interval), []api.Watcher{tc.w2})
 			s1.Requests, s2.Requests = nil, nil
 			r := Diagnose([]Server{{Name: "s", Samples: []Sample{s1, s2}}}, Options{CaptureSlack: 5 * time.Second})
 			if diff := cmp.Diff([]verdict{tc.want}, verdicts(r)); diff != "" {

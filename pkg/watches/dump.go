@@ -4,78 +4,9 @@ import (
 	"fmt"
 	"sort"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
-
-// Watcher is one cacheWatcher goroutine, linked to the goroutines that
-// serve the same watch request.
-type Watcher struct {
-	GoroutineID int64 `json:"goroutineID"`
-	Phase       Phase `json:"phase"`
-	// InSend: sendWatchCacheEvent is the innermost frame, so the goroutine
-	// is in the select on c.result <- event (cache_watcher.go:441).
-	InSend bool `json:"inSend"`
-	// Blocked: InSend and parked (not running): the result channel is full.
-	Blocked     bool   `json:"blocked"`
-	State       string `json:"state"`
-	WaitMinutes int    `json:"waitMinutes,omitempty"`
-	// CacheWatcher and Event are the addresses sendWatchCacheEvent was
-	// called with (the *cacheWatcher and the *watchCacheEvent being sent),
-	// when the dump printed them. A watcher blocked on the same event in
-	// two samples sent nothing in between: the event stays referenced
-	// while it waits, so its address cannot be reused.
-	CacheWatcher string `json:"cacheWatcher,omitempty"`
-	Event        string `json:"event,omitempty"`
-	// Handler is the request's handler goroutine (the parent that ran
-	// (*Cacher).Watch); nil when the dump does not name parents or the
-	// parent is not in it.
-	Handler *Handler `json:"handler,omitempty"`
-	// APFGoroutineID is the goroutine in (*initializationSignal).Wait
-	// created by the same handler: the request's APF seats are held until
-	// it returns. 0 when there is none.
-	APFGoroutineID int64 `json:"apfGoroutineID,omitempty"`
-}
-
-// Handler is the goroutine running a watch request's HTTP handler.
-type Handler struct {
-	GoroutineID int64        `json:"goroutineID"`
-	State       string       `json:"state"`
-	WaitMinutes int          `json:"waitMinutes,omitempty"`
-	Block       HandlerBlock `json:"block"`
-	// ConnGoroutineID is the goroutine serving the client connection;
-	// watches with the same one share a TCP connection.
-	ConnGoroutineID int64 `json:"connGoroutineID,omitempty"`
-	// ConnInDump is false when that goroutine is not in the dump.
-	ConnInDump bool `json:"connInDump"`
-	// ObjectType is the itab word of the object the handler is encoding
-	// ((*watchEncoder).doEncode), "" when it is not encoding: one word per
-	// concrete type within a process, so handlers serving the same
-	// group/resource show the same word.
-	ObjectType string `json:"objectType,omitempty"`
-	// Transport is http2, http/1.1 or websocket.
-	Transport string `json:"transport,omitempty"`
-}
-
-// GoroutineIDs lists the goroutines the watch keeps alive: the watcher,
-// its handler and its APF goroutine.
-func (w Watcher) GoroutineIDs() []int64 {
-	ids := []int64{w.GoroutineID}
-	if w.Handler != nil {
-		ids = append(ids, w.Handler.GoroutineID)
-	}
-	if w.APFGoroutineID != 0 {
-		ids = append(ids, w.APFGoroutineID)
-	}
-	return ids
-}
-
-// PhaseCount counts watchers of an aggregated dump by phase and by
-// whether they sit in sendWatchCacheEvent.
-type PhaseCount struct {
-	Phase  Phase `json:"phase"`
-	InSend bool  `json:"inSend"`
-	Count  int   `json:"count"`
-}
 
 // FuncCount is how many goroutines have Func as their innermost frame.
 type FuncCount struct {
@@ -98,9 +29,9 @@ type Dump struct {
 	// in a process, so it orders samples of one process without times.
 	MaxGoroutineID int64 `json:"maxGoroutineID,omitempty"`
 	// Watchers are the cacheWatcher goroutines (debug=2 only), by id.
-	Watchers []Watcher `json:"watchers,omitempty"`
+	Watchers []api.Watcher `json:"watchers,omitempty"`
 	// PhaseCounts replace Watchers for aggregated formats.
-	PhaseCounts []PhaseCount `json:"phaseCounts,omitempty"`
+	PhaseCounts []api.PhaseCount `json:"phaseCounts,omitempty"`
 	// ClientNotReading counts watch handlers blocked writing to their
 	// client (aggregated formats).
 	ClientNotReading int            `json:"clientNotReading,omitempty"`
@@ -145,7 +76,7 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 	for _, wg := range c.watchers {
 		w := wg.watcher()
 		if h, ok := c.handlers[wg.ParentID]; ok && wg.ParentID != 0 {
-			w.Handler = &Handler{
+			w.Handler = &api.Handler{
 				GoroutineID: h.ID, State: h.State, WaitMinutes: h.WaitMinutes, Block: h.Block,
 				ConnGoroutineID: h.ConnID, ConnInDump: c.conns[h.ConnID],
 				ObjectType: h.ObjectType, Transport: h.Transport,
@@ -183,7 +114,7 @@ func topFuncs(m map[string]int, n int) []FuncCount {
 // per phase but not judged stuck.
 func FromAggregated(a *stacks.Aggregated, format string) *Dump {
 	d := &Dump{Format: format, Goroutines: a.Total, HasParentIDs: false}
-	counts := map[PhaseCount]int{}
+	counts := map[api.PhaseCount]int{}
 	tops := map[string]int{}
 	for _, st := range a.Stacks {
 		tops[stacks.TopFunc(st.Frames)] += st.Count
@@ -193,7 +124,7 @@ func FromAggregated(a *stacks.Aggregated, format string) *Dump {
 		g := stacks.Goroutine{Frames: st.Frames}
 		if isWatcherGoroutine(&g) {
 			w := classifyWatcher(goroutineRef{}, st.Frames)
-			counts[PhaseCount{Phase: w.Phase, InSend: w.InSend}] += st.Count
+			counts[api.PhaseCount{Phase: w.Phase, InSend: w.InSend}] += st.Count
 			continue
 		}
 		for i, f := range st.Frames {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
@@ -133,16 +134,16 @@ func seenAt(cur Sample, prev *Sample) map[int64]time.Time {
 	if prev == nil || prev.Dump == nil || prev.CapturedAt.IsZero() || cur.CapturedAt.IsZero() || !prev.CapturedAt.Before(cur.CapturedAt) {
 		return nil
 	}
-	before := make(map[int64]Watcher, len(prev.Dump.Watchers))
+	before := make(map[int64]api.Watcher, len(prev.Dump.Watchers))
 	for _, w := range prev.Dump.Watchers {
-		if w.Phase == PhaseInitial {
+		if w.Phase == api.PhaseInitial {
 			before[w.GoroutineID] = w
 		}
 	}
 	out := map[int64]time.Time{}
 	for _, w := range cur.Dump.Watchers {
 		p, ok := before[w.GoroutineID]
-		if !ok || w.Phase != PhaseInitial || (p.CacheWatcher != "" && w.CacheWatcher != "" && p.CacheWatcher != w.CacheWatcher) {
+		if !ok || w.Phase != api.PhaseInitial || (p.CacheWatcher != "" && w.CacheWatcher != "" && p.CacheWatcher != w.CacheWatcher) {
 			continue
 		}
 		out[w.GoroutineID] = prev.CapturedAt

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
@@ -48,7 +49,7 @@ func TestObjectTypeOnTheRealCapture(t *testing.T) {
 	d := collect(t, string(b))
 	types := map[string]int{}
 	for _, w := range d.Watchers {
-		if w.Phase == PhaseInitial && w.Handler != nil {
+		if w.Phase == api.PhaseInitial && w.Handler != nil {
 			types[w.Handler.ObjectType+" "+w.Handler.Transport]++
 		}
 	}

@@ -4,29 +4,15 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
-
-// HeldAfterWatcherClosed: a watch handler blocked writing to its client for
-// at least a minute, still holding its APF seats (its APF goroutine waits in
-// (*initializationSignal).Wait), while no cacheWatcher goroutine serves it
-// any more. Measured on a kube-apiserver v1.37.2 patched as kubernetes PR
-// 141899 describes (test/e2e TestPatchedServers): the stall timeout closes
-// the watcher (processInterval returns, c.Stop(), close(c.result)), but the
-// handler stays in writeDataFromHandler and the seat stays held until the
-// request ends or the client goes, and the client is not told. Upstream
-// shows the same shape when a watcher is closed while its handler is
-// blocked (the cacher's forget on a full input buffer, say).
-const HeldAfterWatcherClosed = "HeldAfterWatcherClosed"
-
-// PhaseClosed is the phase of a HeldAfterWatcherClosed finding: the
-// watcher's goroutine is gone, its handler is not.
-const PhaseClosed Phase = "closed"
 
 // HeldHandler is a watch handler blocked writing to its client whose APF
 // goroutine still holds the request's seats, with no cacheWatcher goroutine
 // left under it.
 type HeldHandler struct {
-	Handler Handler `json:"handler"`
+	Handler api.Handler `json:"handler"`
 	// APFGoroutineID is the goroutine in (*initializationSignal).Wait.
 	APFGoroutineID int64 `json:"apfGoroutineID"`
 }
@@ -45,11 +31,11 @@ func (c *Collector) heldHandlers(hasParentIDs bool) []HeldHandler {
 	var out []HeldHandler
 	for id, h := range c.handlers {
 		a, ok := c.apf[id]
-		if !ok || withWatcher[id] || h.Block != HandlerClientNotReading {
+		if !ok || withWatcher[id] || h.Block != api.HandlerClientNotReading {
 			continue
 		}
 		out = append(out, HeldHandler{
-			Handler: Handler{
+			Handler: api.Handler{
 				GoroutineID: h.ID, State: h.State, WaitMinutes: h.WaitMinutes, Block: h.Block,
 				ConnGoroutineID: h.ConnID, ConnInDump: c.conns[h.ConnID],
 			},
@@ -66,19 +52,19 @@ func (c *Collector) heldHandlers(hasParentIDs bool) []HeldHandler {
 // part in client matching like an initial-phase watcher, with the handler's
 // wait as the request's minimum age. Its Watcher stands for the closed
 // watcher: GoroutineID is the handler's (the watcher has none).
-func judgeHeld(server string, d *Dump, findings []*Finding, toMatch []Watcher) ([]*Finding, []Watcher) {
+func judgeHeld(server string, d *Dump, findings []*api.Finding, toMatch []api.Watcher) ([]*api.Finding, []api.Watcher) {
 	for _, h := range d.Held {
 		if h.Handler.WaitMinutes < 1 {
 			continue
 		}
 		handler := h.Handler
-		w := Watcher{
-			GoroutineID: handler.GoroutineID, Phase: PhaseClosed, State: handler.State,
+		w := api.Watcher{
+			GoroutineID: handler.GoroutineID, Phase: api.PhaseClosed, State: handler.State,
 			WaitMinutes: handler.WaitMinutes, Handler: &handler, APFGoroutineID: h.APFGoroutineID,
 		}
 		minutes := handler.WaitMinutes
-		f := &Finding{
-			Type: HeldAfterWatcherClosed, Severity: SeverityCritical, APIServer: server, Phase: PhaseClosed,
+		f := &api.Finding{
+			Type: api.HeldAfterWatcherClosed, Severity: api.SeverityCritical, APIServer: server, Phase: api.PhaseClosed,
 			BlockedMinutes: &minutes,
 			GoroutineIDs:   []int64{handler.GoroutineID, h.APFGoroutineID},
 			Watcher:        w,
@@ -98,16 +84,16 @@ func judgeHeld(server string, d *Dump, findings []*Finding, toMatch []Watcher) (
 }
 
 // heldAdvice says what to do about HeldAfterWatcherClosed findings.
-func heldAdvice(r *Report) []string {
+func heldAdvice(r *api.Report) []string {
 	n, seats := 0, 0
 	users := map[string]bool{}
 	var names []string
 	for _, f := range r.Findings {
-		if f.Type != HeldAfterWatcherClosed {
+		if f.Type != api.HeldAfterWatcherClosed {
 			continue
 		}
 		n++
-		if f.Client != nil && f.Client.Match != MatchAmbiguous {
+		if f.Client != nil && f.Client.Match != api.MatchAmbiguous {
 			seats += f.Client.Seats
 			if u := f.Client.User; u != "" && !users[u] {
 				users[u] = true

@@ -9,12 +9,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
 func heldHandler(id int64, wait int) HeldHandler {
 	return HeldHandler{
-		Handler:        Handler{GoroutineID: id, State: "select", WaitMinutes: wait, Block: HandlerClientNotReading, ConnGoroutineID: id - 200, ConnInDump: true},
+		Handler:        api.Handler{GoroutineID: id, State: "select", WaitMinutes: wait, Block: api.HandlerClientNotReading, ConnGoroutineID: id - 200, ConnInDump: true},
 		APFGoroutineID: id + 1,
 	}
 }
@@ -29,32 +30,32 @@ func TestJudgeHeld(t *testing.T) {
 		name        string
 		sample      Sample
 		want        []verdict
-		wantSummary Summary
+		wantSummary api.Summary
 	}{
 		{
 			"held three minutes, alone: exact client",
 			withHeld(sample(at, nil, watchRequest("slow-informer", at.Add(-200*time.Second))), heldHandler(700, 3)),
-			[]verdict{{ID: 700, Type: HeldAfterWatcherClosed, Severity: SeverityCritical, User: "slow-informer", Match: MatchExact}},
-			Summary{HeldAfterWatcherClosed: 1, Goroutines: 100},
+			[]verdict{{ID: 700, Type: api.HeldAfterWatcherClosed, Severity: api.SeverityCritical, User: "slow-informer", Match: api.MatchExact}},
+			api.Summary{HeldAfterWatcherClosed: 1, Goroutines: 100},
 		},
 		{
 			"held under a minute: no finding, its request stays unmatched",
 			withHeld(sample(at, nil, watchRequest("slow-informer", at.Add(-40*time.Second))), heldHandler(700, 0)),
 			nil,
-			Summary{Goroutines: 100},
+			api.Summary{Goroutines: 100},
 		},
 		{
 			// The held handler (3 minutes) fits only the older request;
 			// the stuck watcher (2 minutes) then gets the other.
 			"held beside a stuck watcher: each gets its own request",
-			withHeld(sample(at, []Watcher{initialWatcher(1000, 2)},
+			withHeld(sample(at, []api.Watcher{initialWatcher(1000, 2)},
 				watchRequest("old", at.Add(-210*time.Second)),
 				watchRequest("newer", at.Add(-130*time.Second))), heldHandler(700, 3)),
 			[]verdict{
-				{ID: 700, Type: HeldAfterWatcherClosed, Severity: SeverityCritical, User: "old", Match: MatchExact},
-				{ID: 1000, Type: StuckInitialEvents, Severity: SeverityCritical, User: "newer", Match: MatchExact},
+				{ID: 700, Type: api.HeldAfterWatcherClosed, Severity: api.SeverityCritical, User: "old", Match: api.MatchExact},
+				{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical, User: "newer", Match: api.MatchExact},
 			},
-			Summary{StuckWatches: 1, StuckGoroutines: 3, StuckSeats: 1, HeldAfterWatcherClosed: 1, Goroutines: 100},
+			api.Summary{StuckWatches: 1, StuckGoroutines: 3, StuckSeats: 1, HeldAfterWatcherClosed: 1, Goroutines: 100},
 		},
 	}
 	for _, tt := range tests {
@@ -67,10 +68,10 @@ func TestJudgeHeld(t *testing.T) {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
 			for _, f := range r.Findings {
-				if f.Type != HeldAfterWatcherClosed {
+				if f.Type != api.HeldAfterWatcherClosed {
 					continue
 				}
-				if f.Phase != PhaseClosed || !cmp.Equal(f.GoroutineIDs, []int64{700, 701}) {
+				if f.Phase != api.PhaseClosed || !cmp.Equal(f.GoroutineIDs, []int64{700, 701}) {
 					t.Errorf("held finding: phase %q, goroutines %v; want closed, [700 701]", f.Phase, f.GoroutineIDs)
 				}
 				if !strings.Contains(strings.Join(r.Advice, "\n"), "after their watcher was closed") {
@@ -124,7 +125,7 @@ created by k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch in goroutine 3100
 		want []HeldHandler
 	}{
 		{"watcher gone: held", conn + "\n" + handler + "\n" + apfWait, []HeldHandler{{
-			Handler:        Handler{GoroutineID: 3100, State: "select", WaitMinutes: 3, Block: HandlerClientNotReading, ConnGoroutineID: 3000, ConnInDump: true},
+			Handler:        api.Handler{GoroutineID: 3100, State: "select", WaitMinutes: 3, Block: api.HandlerClientNotReading, ConnGoroutineID: 3000, ConnInDump: true},
 			APFGoroutineID: 3101,
 		}}},
 		{"watcher still there: not held", conn + "\n" + handler + "\n" + apfWait + "\n" + watcher, nil},
@@ -169,7 +170,7 @@ func TestCollectorHeldRealCapture(t *testing.T) {
 		t.Fatalf("held handlers = %+v, want exactly one", d.Held)
 	}
 	h := d.Held[0]
-	if h.Handler.GoroutineID != 16258 || h.Handler.WaitMinutes < 1 || h.Handler.Block != HandlerClientNotReading || h.APFGoroutineID == 0 {
+	if h.Handler.GoroutineID != 16258 || h.Handler.WaitMinutes < 1 || h.Handler.Block != api.HandlerClientNotReading || h.APFGoroutineID == 0 {
 		t.Errorf("held = %+v; want handler 16258 blocked writing for a minute or more, with its APF goroutine", h)
 	}
 }

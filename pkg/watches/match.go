@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // maxCandidatesListed bounds the candidates a finding lists: with more,
@@ -21,7 +22,7 @@ const classSearchBudget = 200_000
 
 // matchInput is what client matching needs of one dump and APF dump.
 type matchInput struct {
-	watchers []Watcher
+	watchers []api.Watcher
 	reqs     []apf.Request
 	at       time.Time
 	slack    time.Duration
@@ -51,8 +52,8 @@ type matchResult struct {
 
 // pairing is what client matching says of one watcher.
 type pairing struct {
-	req  int    // attributed request, -1 for none
-	conf string // MatchExact, MatchLikely, MatchAmbiguous or ""
+	req  int       // attributed request, -1 for none
+	conf api.Match // api.MatchExact, MatchLikely, MatchAmbiguous or ""
 	why  string
 	// candidates of an ambiguous watcher, listed only when there are at
 	// most maxCandidatesListed of them; nCand counts them all.
@@ -177,7 +178,7 @@ func newMatcher(in matchInput, trusted bool) *matcher {
 
 // needOf is the least age the watcher's request can have; 0 without a
 // capture time.
-func (m *matcher) needOf(w Watcher) time.Duration {
+func (m *matcher) needOf(w api.Watcher) time.Duration {
 	if m.in.at.IsZero() {
 		return 0
 	}
@@ -553,16 +554,16 @@ func (m *matcher) orderHint(res *matchResult, cp *component, block []int, reqs [
 // pair records a forced pair.
 func (m *matcher) pair(res *matchResult, i, j, reqs, watchers int) {
 	res.pairs[i].req, res.used[j] = j, true
-	res.pairs[i].conf = MatchExact
+	res.pairs[i].conf = api.MatchExact
 	res.pairs[i].why = m.texts.intern(m.exactWhy(i, reqs, watchers))
 	if m.in.incomplete != "" {
-		res.pairs[i].conf = MatchLikely
+		res.pairs[i].conf = api.MatchLikely
 		res.pairs[i].why += "; but " + m.in.incomplete + ", so the request actually held may be missing"
 	}
 	if !m.trusted {
 		// Without details or from mixed processes, a lone fit proves
 		// nothing: the request list is not the watches'.
-		res.pairs[i].req, res.pairs[i].conf = -1, MatchAmbiguous
+		res.pairs[i].req, res.pairs[i].conf = -1, api.MatchAmbiguous
 		m.ambiguousN(res, i, []int{j}, 1, true, watchers, reqs, false)
 	}
 }
@@ -579,7 +580,7 @@ func (m *matcher) ambiguous(res *matchResult, i int, cands []int, sameUser bool,
 // cands are the first (more than maxCandidatesListed means too many to
 // list).
 func (m *matcher) ambiguousN(res *matchResult, i int, cands []int, n int, sameUser bool, watchers, reqs int, infeasible bool) {
-	res.pairs[i].conf, res.pairs[i].nCand = MatchAmbiguous, n
+	res.pairs[i].conf, res.pairs[i].nCand = api.MatchAmbiguous, n
 	for _, j := range cands {
 		res.used[j] = true
 	}
@@ -666,8 +667,8 @@ func (u *unionFind) find(x int) int {
 func (u *unionFind) union(a, b int) { u.parent[u.find(a)] = u.find(b) }
 
 // applyMatches writes the attribution into the findings.
-func applyMatches(findings []*Finding, in matchInput, res matchResult) {
-	byID := make(map[int64]*Finding, len(findings))
+func applyMatches(findings []*api.Finding, in matchInput, res matchResult) {
+	byID := make(map[int64]*api.Finding, len(findings))
 	for _, f := range findings {
 		byID[f.Watcher.GoroutineID] = f
 	}
@@ -684,7 +685,7 @@ func applyMatches(findings []*Finding, in matchInput, res matchResult) {
 			if !in.at.IsZero() {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("request started %s before the capture", roundDuration(in.at.Sub(r.StartTime))))
 			}
-		case res.pairs[i].conf == MatchAmbiguous:
+		case res.pairs[i].conf == api.MatchAmbiguous:
 			var cs []apf.Request
 			for _, j := range res.pairs[i].candidates {
 				cs = append(cs, in.reqs[j])
@@ -693,7 +694,7 @@ func applyMatches(findings []*Finding, in matchInput, res matchResult) {
 			if len(cs) > 0 {
 				f.Client = commonClient(cs)
 			} else {
-				f.Client = &Client{Match: MatchAmbiguous}
+				f.Client = &api.Client{Match: api.MatchAmbiguous}
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%d candidates, too many to list", res.pairs[i].nCand))
 			}
 			f.Client.User = res.pairs[i].sameUser
@@ -705,9 +706,9 @@ func applyMatches(findings []*Finding, in matchInput, res matchResult) {
 	}
 }
 
-func clientFrom(r apf.Request, match string) *Client {
+func clientFrom(r apf.Request, match api.Match) *api.Client {
 	st := r.StartTime.UTC()
-	return &Client{
+	return &api.Client{
 		User: userOf(r), Verb: r.Verb, Path: r.Path, Namespace: r.Namespace, Resource: r.Resource,
 		APIVersion: r.APIVersion, PriorityLevel: r.PriorityLevel, FlowSchema: r.FlowSchema,
 		Seats: r.Seats(), StartTime: &st, Match: match,
@@ -715,11 +716,11 @@ func clientFrom(r apf.Request, match string) *Client {
 }
 
 // commonClient keeps the fields all candidates agree on.
-func commonClient(cs []apf.Request) *Client {
-	c := clientFrom(cs[0], MatchAmbiguous)
+func commonClient(cs []apf.Request) *api.Client {
+	c := clientFrom(cs[0], api.MatchAmbiguous)
 	c.StartTime = nil
 	for _, r := range cs[1:] {
-		o := clientFrom(r, MatchAmbiguous)
+		o := clientFrom(r, api.MatchAmbiguous)
 		keep := func(a *string, b string) {
 			if *a != b {
 				*a = ""
@@ -742,7 +743,7 @@ func commonClient(cs []apf.Request) *Client {
 
 // CandidateUsers lists the users of a finding's candidates, each once, in
 // the order listed.
-func CandidateUsers(f Finding) []string {
+func CandidateUsers(f api.Finding) []string {
 	var us []string
 	for _, c := range f.Candidates {
 		if !slices.Contains(us, c.User) {
@@ -755,9 +756,9 @@ func CandidateUsers(f Finding) []string {
 // SeatsKnown reports whether the APF seats a finding's watch holds are
 // known: attributed exact or likely, or ambiguous among candidates of one
 // priority level that all hold the same seats.
-func SeatsKnown(f Finding) bool {
+func SeatsKnown(f api.Finding) bool {
 	c := f.Client
-	return c != nil && c.Seats > 0 && (c.Match != MatchAmbiguous || c.PriorityLevel != "")
+	return c != nil && c.Seats > 0 && (c.Match != api.MatchAmbiguous || c.PriorityLevel != "")
 }
 
 // interner keeps one copy of each distinct text: tens of thousands of

@@ -10,11 +10,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // typed returns an initial-phase watcher whose handler encodes objType
 // ("" for a handler not encoding: waiting for its next event).
-func typed(id int64, wait int, objType string) Watcher {
+func typed(id int64, wait int, objType string) api.Watcher {
 	w := initialWatcher(id, wait)
 	w.Handler.ObjectType = objType
 	return w
@@ -36,42 +37,42 @@ func TestMatchByObjectType(t *testing.T) {
 	}{
 		{
 			"the only watcher of its type, and the only request of the resource the counts give it: exact",
-			sample(at, []Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa"), typed(1200, 2, "0xb")},
+			sample(at, []api.Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa"), typed(1200, 2, "0xb")},
 				resourceRequest("pods-1", "pods", same), resourceRequest("pods-2", "pods", same), resourceRequest("cm", "configmaps", same)),
 			[]verdict{
-				{1000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
-				{1100, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
-				{1200, StuckInitialEvents, SeverityCritical, "cm", MatchExact},
+				{1000, api.StuckInitialEvents, api.SeverityCritical, "", api.MatchAmbiguous},
+				{1100, api.StuckInitialEvents, api.SeverityCritical, "", api.MatchAmbiguous},
+				{1200, api.StuckInitialEvents, api.SeverityCritical, "cm", api.MatchExact},
 			},
 		},
 		{
 			"a handler waiting for events may be of either resource, but the counts still pin configmaps",
-			sample(at, []Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa"), typed(1200, 2, "0xb"), typed(1300, 0, "")},
+			sample(at, []api.Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa"), typed(1200, 2, "0xb"), typed(1300, 0, "")},
 				resourceRequest("pods-1", "pods", same), resourceRequest("pods-2", "pods", same), resourceRequest("pods-3", "pods", same), resourceRequest("cm", "configmaps", same)),
 			[]verdict{
-				{1000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
-				{1100, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
-				{1200, StuckInitialEvents, SeverityCritical, "cm", MatchExact},
-				{1300, SlowInitialEvents, SeverityWarning, "", MatchAmbiguous},
+				{1000, api.StuckInitialEvents, api.SeverityCritical, "", api.MatchAmbiguous},
+				{1100, api.StuckInitialEvents, api.SeverityCritical, "", api.MatchAmbiguous},
+				{1200, api.StuckInitialEvents, api.SeverityCritical, "cm", api.MatchExact},
+				{1300, api.SlowInitialEvents, api.SeverityWarning, "", api.MatchAmbiguous},
 			},
 		},
 		{
 			"one watcher per type, one request per resource, and a waiting handler: the counts allow both assignments",
-			sample(at, []Watcher{typed(1000, 2, "0xa"), typed(1200, 2, "0xb"), typed(1300, 0, "")},
+			sample(at, []api.Watcher{typed(1000, 2, "0xa"), typed(1200, 2, "0xb"), typed(1300, 0, "")},
 				resourceRequest("pods-1", "pods", same), resourceRequest("pods-2", "pods", same), resourceRequest("cm", "configmaps", same)),
 			[]verdict{
-				{1000, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
-				{1200, StuckInitialEvents, SeverityCritical, "", MatchAmbiguous},
-				{1300, SlowInitialEvents, SeverityWarning, "", MatchAmbiguous},
+				{1000, api.StuckInitialEvents, api.SeverityCritical, "", api.MatchAmbiguous},
+				{1200, api.StuckInitialEvents, api.SeverityCritical, "", api.MatchAmbiguous},
+				{1300, api.SlowInitialEvents, api.SeverityWarning, "", api.MatchAmbiguous},
 			},
 		},
 		{
 			"same user on every candidate: the user is known exactly",
-			sample(at, []Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa")},
+			sample(at, []api.Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa")},
 				resourceRequest("team", "pods", same), resourceRequest("team", "pods", same)),
 			[]verdict{
-				{1000, StuckInitialEvents, SeverityCritical, "team", MatchAmbiguous},
-				{1100, StuckInitialEvents, SeverityCritical, "team", MatchAmbiguous},
+				{1000, api.StuckInitialEvents, api.SeverityCritical, "team", api.MatchAmbiguous},
+				{1100, api.StuckInitialEvents, api.SeverityCritical, "team", api.MatchAmbiguous},
 			},
 		},
 	}
@@ -92,10 +93,10 @@ func TestMatchAnEarlierSampleBoundsTheAge(t *testing.T) {
 	// but the earlier sample saw the watcher 5 minutes ago: only the
 	// request executing then can be its own.
 	w := typed(1000, 0, "")
-	prev := sample(prevAt, []Watcher{w})
-	cur := sample(at, []Watcher{w}, resourceRequest("old", "pods", t0), resourceRequest("new", "pods", at.Add(-time.Minute)))
+	prev := sample(prevAt, []api.Watcher{w})
+	cur := sample(at, []api.Watcher{w}, resourceRequest("old", "pods", t0), resourceRequest("new", "pods", at.Add(-time.Minute)))
 	r := Diagnose([]Server{{Name: "s", Samples: []Sample{prev, cur}}}, Options{CaptureSlack: time.Second})
-	if got := verdicts(r); len(got) != 1 || got[0].User != "old" || got[0].Match != MatchExact {
+	if got := verdicts(r); len(got) != 1 || got[0].User != "old" || got[0].Match != api.MatchExact {
 		t.Errorf("verdicts = %+v, want the request executing at the earlier sample (old), exact", got)
 	}
 }
@@ -111,10 +112,10 @@ func TestMatchSoundOnRandomInstances(t *testing.T) {
 	at := t0.Add(30 * time.Minute)
 	resources := []struct{ name, typ string }{{"pods", "0xa"}, {"configmaps", "0xb"}, {"secrets", "0xc"}}
 	users := []string{"u1", "u2", "u3", "u4"}
-	claims := map[string]int{}
+	claims := map[api.Match]int{}
 	for n := range 3000 {
 		nw := 1 + rng.IntN(6)
-		var ws []Watcher
+		var ws []api.Watcher
 		var reqs []apf.Request
 		truth := map[int64]string{} // watcher id -> request key
 		for i := range nw {
@@ -147,11 +148,11 @@ func TestMatchSoundOnRandomInstances(t *testing.T) {
 			want := truth[w.GoroutineID]
 			claims[res.pairs[i].conf]++
 			switch res.pairs[i].conf {
-			case MatchExact, MatchLikely:
+			case api.MatchExact, api.MatchLikely:
 				if got := reqs[res.pairs[i].req].Name; got != want {
 					t.Fatalf("instance %d: watcher %d paired %s with %s, truth %s\nwatchers %+v\nrequests %+v", n, w.GoroutineID, res.pairs[i].conf, got, want, ws, reqs)
 				}
-			case MatchAmbiguous:
+			case api.MatchAmbiguous:
 				var names []string
 				for _, j := range res.pairs[i].candidates {
 					names = append(names, reqs[j].Name)
@@ -172,7 +173,7 @@ func TestMatchSoundOnRandomInstances(t *testing.T) {
 		}
 	}
 	// The generator must exercise both claims, or the test proves nothing.
-	if claims[MatchExact] < 1000 || claims[MatchAmbiguous] < 1000 {
+	if claims[api.MatchExact] < 1000 || claims[api.MatchAmbiguous] < 1000 {
 		t.Errorf("claims %v: want at least 1000 exact and 1000 ambiguous", claims)
 	}
 	t.Logf("claims: %v", claims)
@@ -180,12 +181,12 @@ func TestMatchSoundOnRandomInstances(t *testing.T) {
 
 func TestMatchOrderIsALeadNotAMatch(t *testing.T) {
 	at := t0.Add(10 * time.Minute)
-	s := sample(at, []Watcher{typed(2000, 2, "0xa"), typed(1000, 2, "0xa")},
+	s := sample(at, []api.Watcher{typed(2000, 2, "0xa"), typed(1000, 2, "0xa")},
 		resourceRequest("second", "pods", t0.Add(30*time.Millisecond)), resourceRequest("first", "pods", t0))
 	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{CaptureSlack: time.Second})
 	lead := map[int64]string{}
 	for _, f := range r.Findings {
-		if f.Client == nil || f.Client.Match != MatchAmbiguous || f.Client.User != "" {
+		if f.Client == nil || f.Client.Match != api.MatchAmbiguous || f.Client.User != "" {
 			t.Errorf("watcher %d: client %+v, want ambiguous with no user", f.Watcher.GoroutineID, f.Client)
 		}
 		for _, e := range f.Evidence {

@@ -45,6 +45,7 @@ import (
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	testingclock "k8s.io/utils/clock/testing"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
@@ -480,10 +481,10 @@ func (b *Backend) Dump() ([]byte, func(string) string, error) {
 
 // Counters implements replay.Backend from the cacher's metrics, read
 // directly from the registered collectors.
-func (b *Backend) Counters() []cacher.Counters {
-	out := make([]cacher.Counters, 0, len(b.order))
+func (b *Backend) Counters() []api.Counters {
+	out := make([]api.Counters, 0, len(b.order))
 	for _, name := range b.order {
-		c := cacher.Counters{Resource: name}
+		c := api.Counters{Resource: name}
 		if v, ok := counterValue(cachermetrics.TerminatedWatchersCounter.WithLabelValues(b.group, name)); ok {
 			c.TerminatedWatchers = int64(v)
 		}

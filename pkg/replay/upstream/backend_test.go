@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
@@ -43,7 +44,7 @@ clients:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var first *replay.Column
+	var first *api.Column
 	for run := 1; run <= 6; run++ {
 		res, err := replay.Run(context.Background(), sc, []replay.Backend{New()}, replay.Options{})
 		if err != nil {
@@ -52,7 +53,7 @@ clients:
 		col := &res.Columns[0]
 		if first == nil {
 			first = col
-			if got := col.Clients[0]; got.Outcome != replay.OutcomeStopped || *got.StoppedAtSeconds != 1 {
+			if got := col.Clients[0]; got.Outcome != api.OutcomeStopped || *got.StoppedAtSeconds != 1 {
 				t.Fatalf("run 1: stuck %s, want stopped at t=1s (its input full before its bookmark)\n%s", got.Outcome, describeColumn(col))
 			}
 			continue

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
 )
 
@@ -104,7 +105,7 @@ clients:
 	return out, nil
 }
 
-func describeColumn(c *replay.Column) string {
+func describeColumn(c *api.Column) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  blocked goroutines %d, watchers alive %d, handlers blocked in write %d, held %d objects (%d bytes), APF %g seat-seconds, counters %+v\n",
 		c.BlockedGoroutines, c.WatcherGoroutines, c.HandlersBlockedInWrite, c.HeldObjects, c.HeldBytes, c.APFSeatSeconds, c.Counters)
