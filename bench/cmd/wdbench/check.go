@@ -8,31 +8,11 @@ import (
 	"strings"
 
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/cli"
 )
 
 // Checking what the measured tools found against what the generator planted.
-
-// analyzeReport is the part of analyze's JSON the check reads.
-type analyzeReport struct {
-	Findings []struct {
-		Type    string `json:"type"`
-		Watcher struct {
-			GoroutineID int64 `json:"goroutineID"`
-			WaitMinutes int   `json:"waitMinutes"`
-			Handler     *struct {
-				GoroutineID     int64 `json:"goroutineID"`
-				ConnGoroutineID int64 `json:"connGoroutineID"`
-				ConnInDump      bool  `json:"connInDump"`
-			} `json:"handler"`
-			APFGoroutineID int64 `json:"apfGoroutineID"`
-		} `json:"watcher"`
-	} `json:"findings"`
-	Summary struct {
-		Goroutines   int `json:"goroutines"`
-		StuckWatches int `json:"stuckWatches"`
-	} `json:"summary"`
-}
 
 // checkOurs verifies that analyze found exactly the planted stuck watches,
 // fully linked, and nothing else.
@@ -43,7 +23,7 @@ func checkOurs(m measurement, res dumpgen.Result) error {
 	if m.exit != cli.ExitFindings {
 		return fmt.Errorf("exit code %d, want %d (critical findings); stderr: %s", m.exit, cli.ExitFindings, firstLine(m.stderr))
 	}
-	var r analyzeReport
+	var r api.Report
 	if err := json.Unmarshal(m.stdout, &r); err != nil {
 		return fmt.Errorf("decoding the report: %w", err)
 	}
@@ -58,7 +38,7 @@ func checkOurs(m measurement, res dumpgen.Result) error {
 	for _, f := range r.Findings {
 		w := f.Watcher
 		p, ok := want[w.GoroutineID]
-		if !ok || f.Type != "StuckInitialEvents" {
+		if !ok || f.Type != api.StuckInitialEvents {
 			return fmt.Errorf("unexpected finding %s for watcher goroutine %d", f.Type, w.GoroutineID)
 		}
 		if found[w.GoroutineID] {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // Targets of issue 10 item 5: client matching at scale.
@@ -113,17 +114,7 @@ func checkMatch(m measurement, planted int) error {
 	if m.exit != 1 {
 		return fmt.Errorf("analyze exited %d, want 1 (findings): %s", m.exit, firstLine(m.stderr))
 	}
-	var r struct {
-		Findings []struct {
-			Type   string `json:"type"`
-			Client *struct {
-				Match string `json:"match"`
-			} `json:"client"`
-		} `json:"findings"`
-		Summary struct {
-			StuckWatches int `json:"stuckWatches"`
-		} `json:"summary"`
-	}
+	var r api.Report
 	if err := json.Unmarshal(m.stdout, &r); err != nil {
 		return fmt.Errorf("reading analyze's JSON: %w", err)
 	}
@@ -131,7 +122,7 @@ func checkMatch(m measurement, planted int) error {
 		return fmt.Errorf("analyze found %d stuck watches, want the %d planted", r.Summary.StuckWatches, planted)
 	}
 	for _, f := range r.Findings {
-		if f.Type == "StuckInitialEvents" && (f.Client == nil || f.Client.Match != "ambiguous") {
+		if f.Type == api.StuckInitialEvents && (f.Client == nil || f.Client.Match != api.MatchAmbiguous) {
 			return fmt.Errorf("a planted watch was not matched ambiguous among same-age requests: %+v", f.Client)
 		}
 	}
