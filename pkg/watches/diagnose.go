@@ -80,7 +80,7 @@ type Options struct {
 // DefaultCaptureSlack is the default Options.CaptureSlack.
 const DefaultCaptureSlack = 30 * time.Second
 
-// Diagnose turns the samples of each API server into a Report.
+// Diagnose turns the samples of each API server into an api.Report.
 func Diagnose(servers []Server, opts Options) *api.Report {
 	if opts.CaptureSlack <= 0 {
 		opts.CaptureSlack = DefaultCaptureSlack

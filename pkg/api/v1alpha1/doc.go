@@ -8,7 +8,7 @@
 // Every document carries apiVersion GroupVersion and one of the kinds:
 //
 //	KindReport        Report        analyze, diagnose: findings per watch
-//	KindFleetReport   FleetReport   diagnose --contexts: one Report per cluster
+//	KindFleetReport   FleetReport   diagnose over several contexts: a Report each
 //	KindWatchMetrics  WatchMetrics  metrics: watch health read from /metrics
 //	KindReplay        Replay        replay: a workload with and without the fix
 //	KindManifest      Manifest      collect: the manifest.json of a bundle
