@@ -15,7 +15,6 @@ import (
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/report"
-	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
 // Output forms beyond report.Formats, as kubectl spells them: -o name, and
@@ -131,9 +130,9 @@ func renderDiagnosis(w io.Writer, r *api.Report, f report.Format) error {
 			case fd.Client == nil:
 			case fd.Client.User != "":
 				client = fd.Client.User
-			case len(watches.CandidateUsers(fd)) > 0:
+			case len(fd.CandidateUsers()) > 0:
 				// Ambiguous: one of these holds it.
-				client = strings.Join(watches.CandidateUsers(fd), "|")
+				client = strings.Join(fd.CandidateUsers(), "|")
 			}
 			fmt.Fprintf(&b, "%s/%s\n", fd.Type, client)
 		}

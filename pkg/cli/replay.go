@@ -49,7 +49,7 @@ const (
 )
 
 var (
-	replayColumns      = []string{replay.ColumnUpstream, replay.ColumnUnpatched, replay.ColumnPR141899, replay.ColumnComplete}
+	replayColumns      = []string{api.ColumnUpstream, api.ColumnUnpatched, api.ColumnPR141899, api.ColumnComplete}
 	replayFailOnValues = []string{failOnNone, replayFailOnCut, replayFailOnDifferent}
 )
 
@@ -384,16 +384,16 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return err
 	}
 	var backends []replay.Backend
-	if o.columns[replay.ColumnUpstream] {
+	if o.columns[api.ColumnUpstream] {
 		backends = append(backends, upstream.New())
 	}
-	if o.columns[replay.ColumnUnpatched] {
-		backends = append(backends, replay.NewOurs(replay.ColumnUnpatched, 0))
+	if o.columns[api.ColumnUnpatched] {
+		backends = append(backends, replay.NewOurs(api.ColumnUnpatched, 0))
 	}
-	if o.columns[replay.ColumnPR141899] {
-		backends = append(backends, replay.NewOurs(replay.ColumnPR141899, o.scenario.StallTimeout.Duration))
+	if o.columns[api.ColumnPR141899] {
+		backends = append(backends, replay.NewOurs(api.ColumnPR141899, o.scenario.StallTimeout.Duration))
 	}
-	if o.columns[replay.ColumnComplete] {
+	if o.columns[api.ColumnComplete] {
 		backends = append(backends, replay.NewOursComplete(o.scenario.StallTimeout.Duration))
 	}
 	res, err := replay.Run(ctx, o.scenario, backends, replay.Options{Timeline: o.Timeline, Progress: o.ErrOut})

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/replay"
 )
 
@@ -49,7 +50,7 @@ func replayMemoryEstimate(sc *replay.Scenario, columns map[string]bool) (int64, 
 	sort.Strings(names)
 	for _, c := range names {
 		per := int64(replayOursObjectBytes)
-		if c == replay.ColumnUpstream {
+		if c == api.ColumnUpstream {
 			per = replayUpstreamObjectBytes
 		}
 		est += objects*per + clients*replayClientBytes
@@ -68,7 +69,7 @@ func checkReplayMemory(progress io.Writer, sc *replay.Scenario, columns map[stri
 	est, how := replayMemoryEstimate(sc, columns)
 	if est > q.Value() {
 		hint := "lower the object count"
-		if columns[replay.ColumnUpstream] {
+		if columns[api.ColumnUpstream] {
 			hint = "drop the upstream column (--columns unpatched,patched), " + hint
 		}
 		return fmt.Errorf("scenario %q would need about %s of memory (%s), above --max-memory %s: %s, or raise --max-memory", sc.Name, bytesText(est), how, limit, hint)

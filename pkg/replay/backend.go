@@ -11,30 +11,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
 )
 
-// Column names, in report order. Each column's assumptions:
-//   - upstream: k8s.io/apiserver v0.37.2's own cacher (pkg/replay/upstream),
-//     no stall timeout;
-//   - unpatched: this repository's pkg/cacher, no stall timeout; checked
-//     against upstream by the differential suite;
-//   - pr141899: pkg/cacher with the scenario's stall timeout, as kubernetes
-//     PR 141899 describes it: a no-progress timer in processInterval only,
-//     restarted by every successful send; on a stall the watcher goroutine
-//     returns and closes its result channel. Nothing else: WatchInitialized
-//     is not signalled, so the request keeps its APF seats until its handler
-//     returns, and the handler, blocked writing to a client that does not
-//     read, is not woken, so the client is not told (measured on a real
-//     patched kube-apiserver: test/e2e TestPatchedServers);
-//   - complete: as pr141899, and the stall also ends the response stream
-//     (watch-doctor's fix, test/e2e/patches: a write deadline in the past
-//     on the response, RST_STREAM on HTTP/2): the handler returns, which
-//     releases the seats, and the client is told.
-const (
-	ColumnUpstream  = "upstream"
-	ColumnUnpatched = "unpatched"
-	ColumnPR141899  = "pr141899"
-	ColumnComplete  = "complete"
-)
-
 // Backend is one column of a replay: a watch cache that the driver feeds
 // with the scenario's objects and changes and that the replay's handlers
 // watch through the same transport model. Implementations: Ours (this

@@ -67,7 +67,7 @@ func BenchmarkIssue137631Hour(b *testing.B) {
 	for _, col := range []struct {
 		name  string
 		stall time.Duration
-	}{{ColumnUnpatched, 0}, {ColumnPR141899, 30 * time.Second}} {
+	}{{api.ColumnUnpatched, 0}, {api.ColumnPR141899, 30 * time.Second}} {
 		b.Run(col.name, func(b *testing.B) {
 			sc := hourOf137631(b)
 			runtime.GC()

@@ -9,7 +9,6 @@ import (
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
-	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
 // defaultDerivedBytes is the object size assumed when the metrics give no
@@ -59,7 +58,7 @@ func Derive(ev Evidence) (*Scenario, error) {
 			ns, user = f.Client.Namespace, f.Client.User
 			if user == "" {
 				// Ambiguous: named after every candidate.
-				user = strings.Join(watches.CandidateUsers(f), "-or-")
+				user = strings.Join(f.CandidateUsers(), "-or-")
 			}
 			if f.Client.Seats > 0 {
 				seats = f.Client.Seats

@@ -47,7 +47,7 @@ func DefaultBackends(sc *Scenario, upstream Backend) []Backend {
 	if upstream != nil {
 		out = append(out, upstream)
 	}
-	return append(out, NewOurs(ColumnUnpatched, 0), NewOurs(ColumnPR141899, sc.StallTimeout.Duration), NewOursComplete(sc.StallTimeout.Duration))
+	return append(out, NewOurs(api.ColumnUnpatched, 0), NewOurs(api.ColumnPR141899, sc.StallTimeout.Duration), NewOursComplete(sc.StallTimeout.Duration))
 }
 
 // Run replays sc against each backend in turn, with the same clients, the
@@ -613,8 +613,8 @@ func verdictOf(res *api.Replay) api.Verdict {
 	for i := range res.Columns {
 		byName[res.Columns[i].Name] = &res.Columns[i]
 	}
-	up, un := byName[ColumnUpstream], byName[ColumnUnpatched]
-	pr, co := byName[ColumnPR141899], byName[ColumnComplete]
+	up, un := byName[api.ColumnUpstream], byName[api.ColumnUnpatched]
+	pr, co := byName[api.ColumnPR141899], byName[api.ColumnComplete]
 	if up != nil && un != nil {
 		if diffs := CompareColumns(up, un); len(diffs) == 0 {
 			v.Fidelity = "identical"

@@ -47,7 +47,7 @@ clients:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), sc, []Backend{NewOurs(ColumnUnpatched, 0)}, Options{})
+	res, err := Run(context.Background(), sc, []Backend{NewOurs(api.ColumnUnpatched, 0)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ clients: [{name: c, model: healthy}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &stoppingBackend{Backend: NewOurs(ColumnUnpatched, 0)}
+	b := &stoppingBackend{Backend: NewOurs(api.ColumnUnpatched, 0)}
 	_, err = Run(context.Background(), sc, []Backend{b}, Options{})
 	if !errors.Is(err, cacher.ErrStopped) {
 		t.Fatalf("Run: %v, want an error wrapping %v", err, cacher.ErrStopped)
@@ -171,7 +171,7 @@ clients: [{name: c, model: healthy}]
 // uses, does not move.
 func TestBudgetLeavesReplayClock(t *testing.T) {
 	clk := testingclock.NewFakeClock(Epoch)
-	o := NewOurs(ColumnUnpatched, 0)
+	o := NewOurs(api.ColumnUnpatched, 0)
 	objs := []*cacher.Object{{Namespace: "ns", Name: "a", ResourceVersion: 100, Size: 10}}
 	if err := o.Start([]ResourceState{{Name: "pods", Objects: objs, ResourceVersion: 100}}, clk); err != nil {
 		t.Fatal(err)

@@ -63,43 +63,43 @@ func TestMustShow(t *testing.T) {
 	}{{
 		scenario: "issue-131721",
 		want: []outcome{
-			{"slow-informer", ColumnUnpatched, api.OutcomeBlocked, 0},
-			{"slow-informer", ColumnPR141899, api.OutcomeStopped, 30},
-			{"paced-reader", ColumnUnpatched, api.OutcomeCompleted, 0},
-			{"paced-reader", ColumnPR141899, api.OutcomeCompleted, 0},
-			{"healthy-client", ColumnUnpatched, api.OutcomeCompleted, 0},
-			{"healthy-client", ColumnPR141899, api.OutcomeCompleted, 0},
+			{"slow-informer", api.ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"slow-informer", api.ColumnPR141899, api.OutcomeStopped, 30},
+			{"paced-reader", api.ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"paced-reader", api.ColumnPR141899, api.OutcomeCompleted, 0},
+			{"healthy-client", api.ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"healthy-client", api.ColumnPR141899, api.OutcomeCompleted, 0},
 		},
-		wantBlocked: map[string]int{ColumnUnpatched: 1, ColumnPR141899: 0},
+		wantBlocked: map[string]int{api.ColumnUnpatched: 1, api.ColumnPR141899: 0},
 	}, {
 		scenario: "slow-but-progressing",
 		want: []outcome{
-			{"paced-2.5", ColumnUnpatched, api.OutcomeCompleted, 0},
-			{"paced-2.5", ColumnPR141899, api.OutcomeCompleted, 0},
-			{"paced-0.04", ColumnUnpatched, api.OutcomeCompleted, 0},
-			{"paced-0.04", ColumnPR141899, api.OutcomeCompleted, 0},
+			{"paced-2.5", api.ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"paced-2.5", api.ColumnPR141899, api.OutcomeCompleted, 0},
+			{"paced-0.04", api.ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"paced-0.04", api.ColumnPR141899, api.OutcomeCompleted, 0},
 		},
-		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPR141899: 0},
+		wantBlocked: map[string]int{api.ColumnUnpatched: 0, api.ColumnPR141899: 0},
 	}, {
 		scenario: "half-window-client",
 		want: []outcome{
-			{"client-go", ColumnUnpatched, api.OutcomeCompleted, 0},
-			{"client-go", ColumnPR141899, api.OutcomeCompleted, 0},
-			{"half-window-4mi", ColumnUnpatched, api.OutcomeCompleted, 0},
-			{"half-window-4mi", ColumnPR141899, api.OutcomeStopped, 30},
-			{"okhttp-16mi", ColumnUnpatched, api.OutcomeCompleted, 0},
-			{"okhttp-16mi", ColumnPR141899, api.OutcomeStopped, 30},
+			{"client-go", api.ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"client-go", api.ColumnPR141899, api.OutcomeCompleted, 0},
+			{"half-window-4mi", api.ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"half-window-4mi", api.ColumnPR141899, api.OutcomeStopped, 30},
+			{"okhttp-16mi", api.ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"okhttp-16mi", api.ColumnPR141899, api.OutcomeStopped, 30},
 		},
-		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPR141899: 0},
+		wantBlocked: map[string]int{api.ColumnUnpatched: 0, api.ColumnPR141899: 0},
 	}, {
 		scenario: "streaming-stall",
 		want: []outcome{
-			{"stalls-after-initial", ColumnUnpatched, api.OutcomeStopped, 85},
-			{"stalls-after-initial", ColumnPR141899, api.OutcomeStopped, 85},
-			{"healthy", ColumnUnpatched, api.OutcomeCompleted, 0},
-			{"healthy", ColumnPR141899, api.OutcomeCompleted, 0},
+			{"stalls-after-initial", api.ColumnUnpatched, api.OutcomeStopped, 85},
+			{"stalls-after-initial", api.ColumnPR141899, api.OutcomeStopped, 85},
+			{"healthy", api.ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"healthy", api.ColumnPR141899, api.OutcomeCompleted, 0},
 		},
-		wantBlocked: map[string]int{ColumnUnpatched: 0, ColumnPR141899: 0},
+		wantBlocked: map[string]int{api.ColumnUnpatched: 0, api.ColumnPR141899: 0},
 	}, {
 		// The stalled listers fill their input while they hold the
 		// bookmark their client waits for: the dispatcher closes them
@@ -108,23 +108,23 @@ func TestMustShow(t *testing.T) {
 		// last send. Every healthy lister completes.
 		scenario: "issue-137631",
 		want: []outcome{
-			{"lister-1", ColumnUnpatched, api.OutcomeCompleted, 0},
-			{"lister-1", ColumnPR141899, api.OutcomeCompleted, 0},
-			{"lister-45", ColumnUnpatched, api.OutcomeCompleted, 0},
-			{"lister-45", ColumnPR141899, api.OutcomeCompleted, 0},
-			{"stalled-lister-1", ColumnUnpatched, api.OutcomeBlocked, 0},
-			{"stalled-lister-1", ColumnPR141899, api.OutcomeStopped, 30},
-			{"stalled-lister-2", ColumnUnpatched, api.OutcomeBlocked, 0},
-			{"stalled-lister-2", ColumnPR141899, api.OutcomeStopped, 30},
-			{"stalled-lister-3", ColumnUnpatched, api.OutcomeBlocked, 0},
-			{"stalled-lister-3", ColumnPR141899, api.OutcomeStopped, 30},
-			{"stalled-lister-4", ColumnUnpatched, api.OutcomeBlocked, 0},
-			{"stalled-lister-4", ColumnPR141899, api.OutcomeStopped, 30},
-			{"stalled-lister-5", ColumnUnpatched, api.OutcomeBlocked, 0},
-			{"stalled-lister-5", ColumnPR141899, api.OutcomeStopped, 30},
+			{"lister-1", api.ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"lister-1", api.ColumnPR141899, api.OutcomeCompleted, 0},
+			{"lister-45", api.ColumnUnpatched, api.OutcomeCompleted, 0},
+			{"lister-45", api.ColumnPR141899, api.OutcomeCompleted, 0},
+			{"stalled-lister-1", api.ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"stalled-lister-1", api.ColumnPR141899, api.OutcomeStopped, 30},
+			{"stalled-lister-2", api.ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"stalled-lister-2", api.ColumnPR141899, api.OutcomeStopped, 30},
+			{"stalled-lister-3", api.ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"stalled-lister-3", api.ColumnPR141899, api.OutcomeStopped, 30},
+			{"stalled-lister-4", api.ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"stalled-lister-4", api.ColumnPR141899, api.OutcomeStopped, 30},
+			{"stalled-lister-5", api.ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"stalled-lister-5", api.ColumnPR141899, api.OutcomeStopped, 30},
 		},
-		wantBlocked:    map[string]int{ColumnUnpatched: 5, ColumnPR141899: 0},
-		wantTerminated: map[string]int64{ColumnUnpatched: 5, ColumnPR141899: 5},
+		wantBlocked:    map[string]int{api.ColumnUnpatched: 5, api.ColumnPR141899: 0},
+		wantTerminated: map[string]int64{api.ColumnUnpatched: 5, api.ColumnPR141899: 5},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
@@ -170,17 +170,17 @@ func TestMustShow(t *testing.T) {
 			for _, col := range res.Columns {
 				byName[col.Name] = col
 			}
-			for i, c := range byName[ColumnPR141899].Clients {
-				o := byName[ColumnComplete].Clients[i]
+			for i, c := range byName[api.ColumnPR141899].Clients {
+				o := byName[api.ColumnComplete].Clients[i]
 				if c.Outcome != o.Outcome || !cmp.Equal(c.StoppedAfterSeconds, o.StoppedAfterSeconds) {
 					t.Errorf("%s: pr141899 %s after %v, complete %s after %v", c.Name, c.Outcome, c.StoppedAfterSeconds, o.Outcome, o.StoppedAfterSeconds)
 				}
 			}
-			if blocked[ColumnComplete] != blocked[ColumnPR141899] || terminated[ColumnComplete] != terminated[ColumnPR141899] {
-				t.Errorf("complete left %d blocked, %d terminated; pr141899 %d, %d", blocked[ColumnComplete], terminated[ColumnComplete], blocked[ColumnPR141899], terminated[ColumnPR141899])
+			if blocked[api.ColumnComplete] != blocked[api.ColumnPR141899] || terminated[api.ColumnComplete] != terminated[api.ColumnPR141899] {
+				t.Errorf("complete left %d blocked, %d terminated; pr141899 %d, %d", blocked[api.ColumnComplete], terminated[api.ColumnComplete], blocked[api.ColumnPR141899], terminated[api.ColumnPR141899])
 			}
-			delete(blocked, ColumnComplete)
-			delete(terminated, ColumnComplete)
+			delete(blocked, api.ColumnComplete)
+			delete(terminated, api.ColumnComplete)
 			if diff := cmp.Diff(tt.wantBlocked, blocked); diff != "" {
 				t.Errorf("blocked goroutines at the end (-want +got):\n%s", diff)
 			}
@@ -216,7 +216,7 @@ func TestFixedColumnsSeedRepro(t *testing.T) {
 			}
 		}
 	}
-	un, pr, co := slow[ColumnUnpatched], slow[ColumnPR141899], slow[ColumnComplete]
+	un, pr, co := slow[api.ColumnUnpatched], slow[api.ColumnPR141899], slow[api.ColumnComplete]
 	if !pr.HandlerBlockedInWrite || pr.ClientTold {
 		t.Errorf("pr141899: handler blocked %t, client told %t; want blocked, not told", pr.HandlerBlockedInWrite, pr.ClientTold)
 	}

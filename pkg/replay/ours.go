@@ -54,7 +54,7 @@ func NewOurs(name string, stallTimeout time.Duration) *Ours {
 // NewOursComplete returns the complete column: pkg/cacher with stallTimeout
 // whose stall also ends the request's response stream.
 func NewOursComplete(stallTimeout time.Duration) *Ours {
-	return &Ours{name: ColumnComplete, stallTimeout: stallTimeout, endStream: true}
+	return &Ours{name: api.ColumnComplete, stallTimeout: stallTimeout, endStream: true}
 }
 
 // Name implements Backend.

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
 // RenderReport writes a diagnosis in format f.
@@ -318,7 +317,7 @@ func levelsWithSeats(ls []api.PriorityLevel) []api.PriorityLevel {
 func clientName(f api.Finding) string {
 	c := f.Client
 	if c.Match == api.MatchAmbiguous && c.User == "" {
-		if us := watches.CandidateUsers(f); len(us) > 0 {
+		if us := f.CandidateUsers(); len(us) > 0 {
 			return strings.Join(us, " | ")
 		}
 		return "? too many candidates"

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/replay"
 )
 
 // RenderReplay writes a replay result. Table and wide show one row per
@@ -63,7 +62,7 @@ func RenderReplay(w io.Writer, r *api.Replay, f Format) error {
 			stall += x.StalledWatchers
 		}
 		stalled := fmt.Sprint(stall)
-		if c.Name != replay.ColumnPR141899 && c.Name != replay.ColumnComplete {
+		if c.Name != api.ColumnPR141899 && c.Name != api.ColumnComplete {
 			stalled = "-"
 		}
 		if err := ct.Append(c.Name, fmt.Sprint(c.BlockedGoroutines), fmt.Sprint(c.WatcherGoroutines), fmt.Sprint(c.HandlersBlockedInWrite),
@@ -184,10 +183,10 @@ func minMax(v []int) (lo, hi int) {
 
 // Colors of the timeline's series, by column.
 var seriesColors = map[string]string{
-	replay.ColumnUpstream:  "#1f77b4",
-	replay.ColumnUnpatched: "#ff7f0e",
-	replay.ColumnPR141899:  "#2ca02c",
-	replay.ColumnComplete:  "#9467bd",
+	api.ColumnUpstream:  "#1f77b4",
+	api.ColumnUnpatched: "#ff7f0e",
+	api.ColumnPR141899:  "#2ca02c",
+	api.ColumnComplete:  "#9467bd",
 }
 
 // RenderReplaySVG draws the result's timeline, blocked watcher goroutines
@@ -256,7 +255,7 @@ func RenderReplaySVG(w io.Writer, r *api.Replay) error {
 			fmt.Fprintf(&pts, "%.1f,%.1f ", px(xs[j]), py(float64(v)))
 		}
 		style := ""
-		if s.Column == replay.ColumnUpstream {
+		if s.Column == api.ColumnUpstream {
 			style = ` stroke-dasharray="` + dash + `"`
 		}
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="%d"%s points="%s"/>`+"\n", color, 3-min(i, 1), style, strings.TrimSpace(pts.String()))

@@ -22,7 +22,7 @@ func advice(r *api.Report) []string {
 		if f.Client != nil {
 			k.user, k.path = f.Client.User, f.Client.Path
 			if f.Client.User == "" && len(f.Candidates) > 0 {
-				k.user = strings.Join(CandidateUsers(f), " | ")
+				k.user = strings.Join(f.CandidateUsers(), " | ")
 			}
 		}
 		if _, ok := stuck[k]; !ok {
@@ -43,7 +43,7 @@ func advice(r *api.Report) []string {
 		for _, i := range idx {
 			f := r.Findings[i]
 			gor += len(f.GoroutineIDs)
-			if SeatsKnown(f) {
+			if f.SeatsKnown() {
 				seats += f.Client.Seats
 			} else {
 				seatsKnown = false
@@ -60,7 +60,7 @@ func advice(r *api.Report) []string {
 		case c != nil && c.User != "":
 			who = fmt.Sprintf("%q (%s match)", c.User, c.Match)
 		case len(r.Findings[idx[0]].Candidates) > 0:
-			who = fmt.Sprintf("one of %s (ambiguous match: the evidence cannot tell which of them is stuck, and the others may be healthy; check each)", quoteJoin(CandidateUsers(r.Findings[idx[0]])))
+			who = fmt.Sprintf("one of %s (ambiguous match: the evidence cannot tell which of them is stuck, and the others may be healthy; check each)", quoteJoin(r.Findings[idx[0]].CandidateUsers()))
 		}
 		what := "its watch"
 		if c := r.Findings[idx[0]].Client; c != nil && c.Path != "" {

@@ -95,7 +95,7 @@ func Diagnose(servers []Server, opts Options) *api.Report {
 		case api.StuckInitialEvents:
 			r.Summary.StuckWatches++
 			r.Summary.StuckGoroutines += len(f.GoroutineIDs)
-			if SeatsKnown(f) {
+			if f.SeatsKnown() {
 				r.Summary.StuckSeats += f.Client.Seats
 			} else {
 				r.Summary.StuckUnattributed++
@@ -658,7 +658,7 @@ func priorityLevels(server string, findings []*api.Finding, cur Sample) []api.Pr
 			continue
 		}
 		p := get(f.Client.PriorityLevel)
-		if SeatsKnown(*f) {
+		if f.SeatsKnown() {
 			p.StuckSeats += f.Client.Seats
 		}
 	}

@@ -741,26 +741,6 @@ func commonClient(cs []apf.Request) *api.Client {
 	return c
 }
 
-// CandidateUsers lists the users of a finding's candidates, each once, in
-// the order listed.
-func CandidateUsers(f api.Finding) []string {
-	var us []string
-	for _, c := range f.Candidates {
-		if !slices.Contains(us, c.User) {
-			us = append(us, c.User)
-		}
-	}
-	return us
-}
-
-// SeatsKnown reports whether the APF seats a finding's watch holds are
-// known: attributed exact or likely, or ambiguous among candidates of one
-// priority level that all hold the same seats.
-func SeatsKnown(f api.Finding) bool {
-	c := f.Client
-	return c != nil && c.Seats > 0 && (c.Match != api.MatchAmbiguous || c.PriorityLevel != "")
-}
-
 // interner keeps one copy of each distinct text: tens of thousands of
 // findings often share their explanations word for word.
 type interner map[string]string

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -175,6 +176,26 @@ type Finding struct {
 	Message    string `json:"message"`
 	// Evidence says what the verdict and the match rest on.
 	Evidence []string `json:"evidence,omitempty"`
+}
+
+// CandidateUsers lists the users of the finding's candidates, each once, in
+// the order listed.
+func (f Finding) CandidateUsers() []string {
+	var us []string
+	for _, c := range f.Candidates {
+		if !slices.Contains(us, c.User) {
+			us = append(us, c.User)
+		}
+	}
+	return us
+}
+
+// SeatsKnown reports whether the APF seats the finding's watch holds are
+// known: attributed exact or likely, or ambiguous among candidates of one
+// priority level that all hold the same seats.
+func (f Finding) SeatsKnown() bool {
+	c := f.Client
+	return c != nil && c.Seats > 0 && (c.Match != MatchAmbiguous || c.PriorityLevel != "")
 }
 
 // Client is the request a watcher was attributed to.

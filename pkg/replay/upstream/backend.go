@@ -94,7 +94,7 @@ func New() *Backend {
 }
 
 // Name implements replay.Backend.
-func (b *Backend) Name() string { return replay.ColumnUpstream }
+func (b *Backend) Name() string { return api.ColumnUpstream }
 
 var (
 	setupOnce sync.Once

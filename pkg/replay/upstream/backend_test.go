@@ -117,7 +117,7 @@ func TestIndexedTriggerChannelSize(t *testing.T) {
 		if trigger != "" {
 			want = 171
 		}
-		for _, b := range []replay.Backend{New(), replay.NewOurs(replay.ColumnUnpatched, 0)} {
+		for _, b := range []replay.Backend{New(), replay.NewOurs(api.ColumnUnpatched, 0)} {
 			t.Run(b.Name()+"/trigger="+trigger, func(t *testing.T) {
 				clk := testingclock.NewFakeClock(replay.Epoch)
 				if err := b.Start([]replay.ResourceState{{Name: "pods", Objects: objs, ResourceVersion: 1009, IndexedTrigger: trigger}}, clk); err != nil {

@@ -42,7 +42,7 @@ func TestDifferential(t *testing.T) {
 	scenarios, clients := 0, 0
 	for _, sc := range cases {
 		t.Run(sc.Name, func(t *testing.T) {
-			res, err := replay.Run(context.Background(), sc, []replay.Backend{New(), replay.NewOurs(replay.ColumnUnpatched, 0)}, replay.Options{})
+			res, err := replay.Run(context.Background(), sc, []replay.Backend{New(), replay.NewOurs(api.ColumnUnpatched, 0)}, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
