@@ -136,7 +136,8 @@ type Verdict struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Timeline is a per-tick series of blocked watcher goroutines per column.
+// Timeline is a per-tick series per column: blocked watcher goroutines,
+// handlers blocked writing, APF seats held, and each client's state.
 type Timeline struct {
 	Seconds []float64        `json:"seconds"`
 	Series  []TimelineSeries `json:"series"`
@@ -144,6 +145,32 @@ type Timeline struct {
 
 // TimelineSeries is one column's series.
 type TimelineSeries struct {
-	Column  string `json:"column"`
-	Blocked []int  `json:"blocked"`
+	Column string `json:"column"`
+	// Blocked has one value per tick of Timeline.Seconds.
+	Blocked []int `json:"blocked"`
+	// Clients are the column's clients, in the order of Column.Clients,
+	// each as the steps of its state.
+	Clients []TimelineClient `json:"clients"`
+}
+
+// TimelineClient is one client's state over time in one column: one step
+// per tick at which it changed, sampled after the tick's reads and changes.
+// Before its first step a client holds nothing.
+type TimelineClient struct {
+	Name  string         `json:"name"`
+	Steps []TimelineStep `json:"steps"`
+}
+
+// TimelineStep is a client's state from AtSeconds until its next step.
+type TimelineStep struct {
+	AtSeconds float64 `json:"atSeconds"`
+	// Watcher: its cacheWatcher goroutine is alive.
+	Watcher bool `json:"watcher"`
+	// HandlerBlockedInWrite: its handler is blocked writing to it.
+	HandlerBlockedInWrite bool `json:"handlerBlockedInWrite"`
+	// Seats are the APF seats its request holds: from the start of the
+	// watch until it is initialized or its handler returns.
+	Seats float64 `json:"seats"`
+	// Told: it has been told its watch ended (ClientResult.ClientTold).
+	Told bool `json:"told"`
 }
