@@ -35,10 +35,11 @@ func TestParseGoroutinesFixture(t *testing.T) {
 		WaitMinutes int
 		Top         string
 		CreatedBy   string
+		ParentID    int
 	}
 	var got []summary
 	for _, g := range gs {
-		got = append(got, summary{g.ID, g.State, g.WaitMinutes, g.Functions[0], g.CreatedBy})
+		got = append(got, summary{g.ID, g.State, g.WaitMinutes, g.Functions[0], g.CreatedBy, g.ParentID})
 	}
 	const (
 		cacher = "k8s.io/apiserver/pkg/storage/cacher."
@@ -46,13 +47,13 @@ func TestParseGoroutinesFixture(t *testing.T) {
 		h2     = "golang.org/x/net/http2.(*serverConn).scheduleHandler"
 	)
 	want := []summary{
-		{72616, "running", 0, "runtime/pprof.writeGoroutineStacks", h2},
-		{3151, "select", 2, cacher + "(*cacheWatcher).process", cacher + "(*Cacher).Watch"},
-		{33542, "select", 0, write, h2},
-		{33545, "select", 0, SendWatchCacheEvent, cacher + "(*Cacher).Watch"},
-		{33988, "select", 2, SendWatchCacheEvent, cacher + "(*Cacher).Watch"},
-		{33855, "select", 2, write, h2},
-		{34633, "select", 0, cacher + "(*cacheWatcher).process", cacher + "(*Cacher).Watch"},
+		{72616, "running", 0, "runtime/pprof.writeGoroutineStacks", h2, 72596},
+		{3151, "select", 2, cacher + "(*cacheWatcher).process", cacher + "(*Cacher).Watch", 2852},
+		{33542, "select", 0, write, h2, 33539},
+		{33545, "select", 0, SendWatchCacheEvent, cacher + "(*Cacher).Watch", 33542},
+		{33988, "select", 2, SendWatchCacheEvent, cacher + "(*Cacher).Watch", 33855},
+		{33855, "select", 2, write, h2, 33847},
+		{34633, "select", 0, cacher + "(*cacheWatcher).process", cacher + "(*Cacher).Watch", 33856},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseGoroutines mismatch (-want +got):\n%s", diff)
