@@ -157,8 +157,8 @@ func TestPatchedServers(t *testing.T) {
 			for _, s := range run.samples {
 				t.Logf("%s", s)
 			}
-			t.Logf("server stall lines at %v; slow informer's transport: %v; paced reader %d -> %d events; slow informer %d events",
-				run.stalls, run.streamEnds, run.pacedBefore, run.pacedAfter, run.slowEvents)
+			t.Logf("server stall lines at %v; slow informer's transport: %v; paced reader %d -> %d events; slow informer %d events; watches arrived at %v; node reader printed %q",
+				run.stalls, run.streamEnds, run.pacedBefore, run.pacedAfter, run.slowEvents, run.arrived, run.nodeStdout+run.nodeStderr)
 			checkStallRun(t, run)
 			compareWithReplay(t, run.cluster, run, pods, observe)
 		})

@@ -330,10 +330,10 @@ func compareSeries(t *testing.T, run stallRun, column string, steps map[string][
 	node := cluster.UserNodeReader
 	measures := []seriesMeasure{
 		{"HTTP/2 watchers (slow+paced)", func(s stallSample) float64 { return float64(s.Goroutines[transportH2].Watchers) }, sum(watcher, h2Clients...)},
-		{"HTTP/2 handlers blocked writing", func(s stallSample) float64 { return float64(s.Goroutines[transportH2].Writers) }, sum(writer, h2Clients...)},
+		{"HTTP/2 handlers writing an event", func(s stallSample) float64 { return float64(s.Goroutines[transportH2].Writers) }, sum(writer, h2Clients...)},
 		{"HTTP/2 APF waits", func(s stallSample) float64 { return float64(s.Goroutines[transportH2].APFWaits) }, sum(apfWait, h2Clients...)},
 		{"HTTP/1.1 watchers (node)", func(s stallSample) float64 { return float64(s.Goroutines[transportH1].Watchers) }, sum(watcher, node)},
-		{"HTTP/1.1 handlers blocked writing", func(s stallSample) float64 { return float64(s.Goroutines[transportH1].Writers) }, sum(writer, node)},
+		{"HTTP/1.1 handlers writing an event", func(s stallSample) float64 { return float64(s.Goroutines[transportH1].Writers) }, sum(writer, node)},
 		{"HTTP/1.1 APF waits", func(s stallSample) float64 { return float64(s.Goroutines[transportH1].APFWaits) }, sum(apfWait, node)},
 	}
 	for _, u := range replayClients {
