@@ -179,6 +179,9 @@ func checkStallRun(t *testing.T, run stallRun) {
 	if run.slowEvents != 1 {
 		t.Errorf("slow informer received %d events, want 1", run.slowEvents)
 	}
+	if n := strings.Count(run.nodeStdout, "first event"); n != 1 {
+		t.Errorf("node reader printed %d first events (want 1), stderr %q", n, run.nodeStderr)
+	}
 	for _, s := range run.samples {
 		if !s.PacedExecuting {
 			t.Errorf("%s: paced reader's watch not executing (it never leaves the initial phase in this run)", s)
