@@ -26,7 +26,10 @@ import (
 //   - complete: as pr141899, and the stall also ends the response stream
 //     (watch-doctor's fix, test/e2e/patches: a write deadline in the past
 //     on the response, RST_STREAM on HTTP/2): the handler returns, which
-//     releases the seats, and the client is told.
+//     releases the seats, and the client is told. Measured on HTTP/1.1
+//     (test/e2e, docs/replay.md): handler and seats freed alike, but a
+//     client that does not read is not told (the server's FIN waits behind
+//     the bytes it could not send); the column tells it, as on HTTP/2.
 const (
 	ColumnUpstream  = "upstream"
 	ColumnUnpatched = "unpatched"
