@@ -74,7 +74,7 @@ type stallSample struct {
 	Writers int
 	// Goroutines are the watch goroutines of each transport
 	// (timeseries_test.go); Senders and Writers are those of HTTP/2.
-	Goroutines map[string]watchGoroutines
+	Goroutines map[string]probe.WatchGoroutines
 	// UserSeats are the initial seats of each client's watch that
 	// dump_requests lists as executing.
 	UserSeats map[string]float64
@@ -268,9 +268,13 @@ func checkStallRun(t *testing.T, run stallRun) {
 		if len(run.streamEnds) != 1 || !run.streamEnds[0].Reset || run.streamEnds[0].Code != http2.ErrCodeInternal {
 			t.Fatalf("complete: slow informer's transport saw %v, want one RST_STREAM INTERNAL_ERROR", run.streamEnds)
 		}
+		// Within one sampling period: the reset is sent at the stall, but
+		// the stall's log line and the client's receipt are stamped by
+		// different processes on a loaded machine (measured: 0.1 to
+		// 1.2 s, the latter at load 16 on 2 cores).
 		told := run.streamEnds[0].At.Sub(run.started)
-		if told < stall || told > stall+time.Second {
-			t.Errorf("complete: client told at %v, want within 1s after the stall at %v", told, stall)
+		if told < stall || told > stall+samplePeriod {
+			t.Errorf("complete: client told at %v, want within %v after the stall at %v", told, samplePeriod, stall)
 		}
 	}
 }
@@ -413,7 +417,7 @@ func sampleStall(ctx context.Context, rc rest.Interface, started time.Time, name
 	if err != nil {
 		return s, level, err
 	}
-	s.Goroutines = countWatchGoroutines(gs)
+	s.Goroutines = probe.CountWatchGoroutines(gs)
 	s.Senders = s.Goroutines[transportH2].Watchers
 	for _, g := range probe.BlockedIn(gs, probe.WriteDataFromHandler) {
 		if slices.ContainsFunc(g.Functions, func(f string) bool { return strings.HasSuffix(f, watchServeHTTP) }) {
@@ -462,7 +466,7 @@ func sampleStall(ctx context.Context, rc rest.Interface, started time.Time, name
 }
 
 // watchServeHTTP is the frame of a watch handler serving its stream.
-const watchServeHTTP = "k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleHTTP"
+const watchServeHTTP = probe.WatchServeHTTP
 
 var seatsRE = regexp.MustCompile(`^apiserver_flowcontrol_current_executing_seats\{(.*)\} (\S+)$`)
 

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,81 +27,9 @@ import (
 // and the paced reader (client-go) speak HTTP/2, the node reader
 // (@kubernetes/client-node) HTTP/1.1.
 const (
-	transportH2 = "HTTP/2"
-	transportH1 = "HTTP/1.1"
+	transportH2 = probe.TransportH2
+	transportH1 = probe.TransportH1
 )
-
-// Frames that tell a watch request's goroutines apart (k8s.io/apiserver
-// v0.37.2, golang.org/x/net/http2, net/http of the Go the server was built
-// with).
-const (
-	// h2RunHandler is the bottom frame of an HTTP/2 request's handler
-	// goroutine, h1Serve that of an HTTP/1.1 connection's goroutine, which
-	// runs its requests' handlers.
-	h2RunHandler = "golang.org/x/net/http2.(*serverConn).runHandler"
-	h1Serve      = "net/http.(*conn).serve"
-	// apfWait is where APF's goroutine of a watch request waits for the
-	// watch to be initialized, holding the request's seats
-	// (priority-and-fairness.go:218); it is a child of the handler
-	// goroutine.
-	apfWait = "k8s.io/apiserver/pkg/util/flowcontrol.(*initializationSignal).Wait"
-)
-
-// eventWrites are the frames of a watch handler writing an event: blocked
-// on HTTP/2 flow control, or in a socket write on HTTP/1.1 (TLS over the
-// connection, parked in internal/poll.runtime_pollWait), or encoding the
-// event it is about to write (a paced reader's handler, woken by the
-// client's read, encodes the next event before it blocks again).
-var eventWrites = []string{probe.WriteDataFromHandler, "crypto/tls.(*Conn).Write", "internal/poll.(*FD).Write",
-	"k8s.io/apiserver/pkg/endpoints/handlers.(*watchEncoder).Encode"}
-
-// watchGoroutines are the goroutines of the watch requests of one
-// transport in one dump.
-type watchGoroutines struct {
-	// Watchers: initial-events watchers (sendWatchCacheEvent called from
-	// processInterval) whose handler goroutine speaks this transport.
-	Watchers int
-	// Writers: watch handlers ((*WatchServer).HandleHTTP) writing an event
-	// (eventWrites), not waiting for the next one.
-	Writers int
-	// APFWaits: APF goroutines waiting for the watch to be initialized.
-	APFWaits int
-}
-
-// countWatchGoroutines counts the watch goroutines of each transport. A
-// goroutine's transport is that of its handler goroutine: the watcher's
-// and the APF waiter's parent ("created by ... in goroutine N"). Goroutines
-// whose handler is not in the dump count under "".
-func countWatchGoroutines(gs []probe.Goroutine) map[string]watchGoroutines {
-	transport := map[int]string{}
-	for _, g := range gs {
-		switch {
-		case slices.Contains(g.Functions, h2RunHandler):
-			transport[g.ID] = transportH2
-		case slices.Contains(g.Functions, h1Serve):
-			transport[g.ID] = transportH1
-		}
-	}
-	out := map[string]watchGoroutines{}
-	add := func(id int, f func(*watchGoroutines)) {
-		c := out[transport[id]]
-		f(&c)
-		out[transport[id]] = c
-	}
-	for _, g := range probe.InitialEventsSenders(gs) {
-		add(g.ParentID, func(c *watchGoroutines) { c.Watchers++ })
-	}
-	for _, g := range gs {
-		if len(g.Functions) > 0 && g.Functions[0] == apfWait {
-			add(g.ParentID, func(c *watchGoroutines) { c.APFWaits++ })
-		}
-		if slices.ContainsFunc(g.Functions, func(f string) bool { return strings.HasSuffix(f, watchServeHTTP) }) &&
-			slices.ContainsFunc(g.Functions, func(f string) bool { return slices.Contains(eventWrites, f) }) {
-			add(g.ID, func(c *watchGoroutines) { c.Writers++ })
-		}
-	}
-	return out
-}
 
 // nodeStartAfter is when the node reader starts, after the other clients:
 // late enough that its stall, which comes the stall timeout after its

@@ -159,3 +159,23 @@ func TestParseAPFRequestsInvalid(t *testing.T) {
 		})
 	}
 }
+
+// TestCountWatchGoroutinesPR141899 reads the pr141899 capture of the
+// repository's testdata (30 s stall timeout, taken 90 s in): the slow
+// informer's watcher is gone, its handler still blocked writing and its
+// APF goroutine still waiting; the paced reader's watcher, handler and APF
+// goroutine are there. Both over HTTP/2.
+func TestCountWatchGoroutinesPR141899(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "kube-apiserver-v1.37.2", "pr141899", "t90s", "goroutine-debug2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := ParseGoroutines(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]WatchGoroutines{TransportH2: {Watchers: 1, Writers: 2, APFWaits: 2}}
+	if diff := cmp.Diff(want, CountWatchGoroutines(gs)); diff != "" {
+		t.Errorf("CountWatchGoroutines (-want +got):\n%s", diff)
+	}
+}
