@@ -13,7 +13,11 @@ import (
 // the APF request dump as it is, and seven whole goroutines of the debug=2
 // dump (the dumping goroutine, a healthy watcher, both initial-events
 // senders, two handlers in writeDataFromHandler, a watcher past its initial
-// events).
+// events). goroutine-debug2-pr141899-http1-excerpt.txt is cut from a
+// capture of TestPatchedServers' pr141899 server (E2E_CAPTURE_DIR), 30 s in:
+// the node reader's HTTP/1.1 connection goroutine, blocked in a socket
+// write under (*WatchServer).HandleHTTP after its watcher was stopped, and
+// its two children (APF's wait, net/http's background read).
 
 func readTestdata(t *testing.T, name string) string {
 	t.Helper()
@@ -177,5 +181,28 @@ func TestCountWatchGoroutinesPR141899(t *testing.T) {
 	want := map[string]WatchGoroutines{TransportH2: {Watchers: 1, Writers: 2, APFWaits: 2}}
 	if diff := cmp.Diff(want, CountWatchGoroutines(gs)); diff != "" {
 		t.Errorf("CountWatchGoroutines (-want +got):\n%s", diff)
+	}
+}
+
+// TestCountWatchGoroutinesHTTP1 reads the HTTP/1.1 handler that pr141899
+// left blocked in a socket write, with its APF goroutine still waiting.
+func TestCountWatchGoroutinesHTTP1(t *testing.T) {
+	gs, err := ParseGoroutines(readTestdata(t, "goroutine-debug2-pr141899-http1-excerpt.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]WatchGoroutines{TransportH1: {Writers: 1, APFWaits: 1}}
+	if diff := cmp.Diff(want, CountWatchGoroutines(gs)); diff != "" {
+		t.Errorf("CountWatchGoroutines (-want +got):\n%s", diff)
+	}
+	// Without its handler goroutine, the APF waiter's transport is unknown.
+	var orphan []Goroutine
+	for _, g := range gs {
+		if len(g.Functions) > 0 && g.Functions[0] == APFWait {
+			orphan = append(orphan, g)
+		}
+	}
+	if diff := cmp.Diff(map[string]WatchGoroutines{"": {APFWaits: 1}}, CountWatchGoroutines(orphan)); diff != "" {
+		t.Errorf("CountWatchGoroutines without the handler (-want +got):\n%s", diff)
 	}
 }
