@@ -75,11 +75,11 @@ func Run(ctx context.Context, sc *Scenario, backends []Backend, opts Options) (*
 		res.Columns = append(res.Columns, *col)
 		if res.Timeline != nil {
 			if len(res.Timeline.Seconds) == 0 {
-				for i := range series {
+				for i := range series.Blocked {
 					res.Timeline.Seconds = append(res.Timeline.Seconds, (time.Duration(i) * sc.Tick.Duration).Seconds())
 				}
 			}
-			res.Timeline.Series = append(res.Timeline.Series, api.TimelineSeries{Column: b.Name(), Blocked: series})
+			res.Timeline.Series = append(res.Timeline.Series, *series)
 		}
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "replay %s: %s column done in %v\n", sc.Name, b.Name(), time.Since(start).Round(time.Millisecond))
@@ -136,8 +136,8 @@ func expandClients(sc *Scenario, w *world) []*clientRun {
 }
 
 // runColumn replays sc on b in virtual time, one tick at a time, and returns
-// b's column and, with timeline, its blocked goroutines at every tick.
-func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *api.Column, _ []int, err error) {
+// b's column and, with timeline, its series (timeline.go).
+func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *api.Column, _ *api.TimelineSeries, err error) {
 	clk := testingclock.NewFakeClock(Epoch)
 	w := newWorld(sc)
 	if err := b.Start(w.initial(), clk); err != nil {
@@ -153,7 +153,10 @@ func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *
 		return nil, nil, err
 	}
 	steps := int(sc.Duration.Duration / c.tick)
-	var series []int
+	var rec *timelineRecorder
+	if timeline {
+		rec = newTimelineRecorder(b.Name(), c.runs)
+	}
 	for k := 0; k <= steps; k++ {
 		t := time.Duration(k) * c.tick
 		if err := ctx.Err(); err != nil {
@@ -172,8 +175,8 @@ func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *
 			}
 		}
 		c.observe(t)
-		if timeline {
-			series = append(series, b.BlockedNow())
+		if rec != nil {
+			rec.record(b, t, c.runs)
 		}
 		if k == steps {
 			break
@@ -183,7 +186,10 @@ func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *
 		}
 	}
 	col, err := observeEnd(sc, b, clk, c.runs)
-	return col, series, err
+	if rec == nil {
+		return col, nil, err
+	}
+	return col, &rec.s, err
 }
 
 // columnRun is one column's replay in progress: the steps of the loop in

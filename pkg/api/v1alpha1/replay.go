@@ -84,7 +84,10 @@ type Column struct {
 //   - complete: as pr141899, and the stall also ends the response stream
 //     (watch-doctor's fix, test/e2e/patches: a write deadline in the past
 //     on the response, RST_STREAM on HTTP/2): the handler returns, which
-//     releases the seats, and the client is told.
+//     releases the seats, and the client is told. Measured on HTTP/1.1
+//     (test/e2e, docs/replay.md): handler and seats freed alike, but a
+//     client that does not read is not told (the server's FIN waits behind
+//     the bytes it could not send); the column tells it, as on HTTP/2.
 const (
 	ColumnUpstream  = "upstream"
 	ColumnUnpatched = "unpatched"
@@ -154,7 +157,8 @@ type Verdict struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Timeline is a per-tick series of blocked watcher goroutines per column.
+// Timeline is a per-tick series per column: blocked watcher goroutines,
+// handlers blocked writing, APF seats held, and each client's state.
 type Timeline struct {
 	Seconds []float64        `json:"seconds"`
 	Series  []TimelineSeries `json:"series"`
@@ -162,6 +166,32 @@ type Timeline struct {
 
 // TimelineSeries is one column's series.
 type TimelineSeries struct {
-	Column  string `json:"column"`
-	Blocked []int  `json:"blocked"`
+	Column string `json:"column"`
+	// Blocked has one value per tick of Timeline.Seconds.
+	Blocked []int `json:"blocked"`
+	// Clients are the column's clients, in the order of Column.Clients,
+	// each as the steps of its state.
+	Clients []TimelineClient `json:"clients"`
+}
+
+// TimelineClient is one client's state over time in one column: one step
+// per tick at which it changed, sampled after the tick's reads and changes.
+// Before its first step a client holds nothing.
+type TimelineClient struct {
+	Name  string         `json:"name"`
+	Steps []TimelineStep `json:"steps"`
+}
+
+// TimelineStep is a client's state from AtSeconds until its next step.
+type TimelineStep struct {
+	AtSeconds float64 `json:"atSeconds"`
+	// Watcher: its cacheWatcher goroutine is alive.
+	Watcher bool `json:"watcher"`
+	// HandlerBlockedInWrite: its handler is blocked writing to it.
+	HandlerBlockedInWrite bool `json:"handlerBlockedInWrite"`
+	// Seats are the APF seats its request holds: from the start of the
+	// watch until it is initialized or its handler returns.
+	Seats float64 `json:"seats"`
+	// Told: it has been told its watch ended (ClientResult.ClientTold).
+	Told bool `json:"told"`
 }

@@ -26,8 +26,10 @@ type Goroutine struct {
 	// Functions are the frames' function names, innermost first, without
 	// arguments, e.g. "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval".
 	Functions []string
-	// CreatedBy is the function of the "created by" line, if any.
+	// CreatedBy is the function of the "created by" line, if any, and
+	// ParentID the goroutine it names ("in goroutine N"), 0 if none.
 	CreatedBy string
+	ParentID  int
 	// Event is the event argument of a sendWatchCacheEvent frame (its
 	// second word, after the receiver), "" when there is none: the same
 	// value in two dumps means the watcher sent nothing in between.
@@ -70,6 +72,7 @@ func ParseGoroutines(dump string) ([]Goroutine, error) {
 		case strings.HasPrefix(line, "created by "):
 			fn := strings.TrimPrefix(line, "created by ")
 			if i := strings.Index(fn, " in goroutine "); i >= 0 {
+				cur.ParentID, _ = strconv.Atoi(fn[i+len(" in goroutine "):])
 				fn = fn[:i]
 			}
 			cur.CreatedBy = fn

@@ -13,7 +13,11 @@ import (
 // the APF request dump as it is, and seven whole goroutines of the debug=2
 // dump (the dumping goroutine, a healthy watcher, both initial-events
 // senders, two handlers in writeDataFromHandler, a watcher past its initial
-// events).
+// events). goroutine-debug2-pr141899-http1-excerpt.txt is cut from a
+// capture of TestPatchedServers' pr141899 server (E2E_CAPTURE_DIR), 30 s in:
+// the node reader's HTTP/1.1 connection goroutine, blocked in a socket
+// write under (*WatchServer).HandleHTTP after its watcher was stopped, and
+// its two children (APF's wait, net/http's background read).
 
 func readTestdata(t *testing.T, name string) string {
 	t.Helper()
@@ -35,10 +39,11 @@ func TestParseGoroutinesFixture(t *testing.T) {
 		WaitMinutes int
 		Top         string
 		CreatedBy   string
+		ParentID    int
 	}
 	var got []summary
 	for _, g := range gs {
-		got = append(got, summary{g.ID, g.State, g.WaitMinutes, g.Functions[0], g.CreatedBy})
+		got = append(got, summary{g.ID, g.State, g.WaitMinutes, g.Functions[0], g.CreatedBy, g.ParentID})
 	}
 	const (
 		cacher = "k8s.io/apiserver/pkg/storage/cacher."
@@ -46,13 +51,13 @@ func TestParseGoroutinesFixture(t *testing.T) {
 		h2     = "golang.org/x/net/http2.(*serverConn).scheduleHandler"
 	)
 	want := []summary{
-		{72616, "running", 0, "runtime/pprof.writeGoroutineStacks", h2},
-		{3151, "select", 2, cacher + "(*cacheWatcher).process", cacher + "(*Cacher).Watch"},
-		{33542, "select", 0, write, h2},
-		{33545, "select", 0, SendWatchCacheEvent, cacher + "(*Cacher).Watch"},
-		{33988, "select", 2, SendWatchCacheEvent, cacher + "(*Cacher).Watch"},
-		{33855, "select", 2, write, h2},
-		{34633, "select", 0, cacher + "(*cacheWatcher).process", cacher + "(*Cacher).Watch"},
+		{72616, "running", 0, "runtime/pprof.writeGoroutineStacks", h2, 72596},
+		{3151, "select", 2, cacher + "(*cacheWatcher).process", cacher + "(*Cacher).Watch", 2852},
+		{33542, "select", 0, write, h2, 33539},
+		{33545, "select", 0, SendWatchCacheEvent, cacher + "(*Cacher).Watch", 33542},
+		{33988, "select", 2, SendWatchCacheEvent, cacher + "(*Cacher).Watch", 33855},
+		{33855, "select", 2, write, h2, 33847},
+		{34633, "select", 0, cacher + "(*cacheWatcher).process", cacher + "(*Cacher).Watch", 33856},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseGoroutines mismatch (-want +got):\n%s", diff)
@@ -156,5 +161,48 @@ func TestParseAPFRequestsInvalid(t *testing.T) {
 				t.Errorf("ParseAPFRequests(%q) = %v, want an error", dump, rs)
 			}
 		})
+	}
+}
+
+// TestCountWatchGoroutinesPR141899 reads the pr141899 capture of the
+// repository's testdata (30 s stall timeout, taken 90 s in): the slow
+// informer's watcher is gone, its handler still blocked writing and its
+// APF goroutine still waiting; the paced reader's watcher, handler and APF
+// goroutine are there. Both over HTTP/2.
+func TestCountWatchGoroutinesPR141899(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "kube-apiserver-v1.37.2", "pr141899", "t90s", "goroutine-debug2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := ParseGoroutines(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]WatchGoroutines{TransportH2: {Watchers: 1, Writers: 2, APFWaits: 2}}
+	if diff := cmp.Diff(want, CountWatchGoroutines(gs)); diff != "" {
+		t.Errorf("CountWatchGoroutines (-want +got):\n%s", diff)
+	}
+}
+
+// TestCountWatchGoroutinesHTTP1 reads the HTTP/1.1 handler that pr141899
+// left blocked in a socket write, with its APF goroutine still waiting.
+func TestCountWatchGoroutinesHTTP1(t *testing.T) {
+	gs, err := ParseGoroutines(readTestdata(t, "goroutine-debug2-pr141899-http1-excerpt.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]WatchGoroutines{TransportH1: {Writers: 1, APFWaits: 1}}
+	if diff := cmp.Diff(want, CountWatchGoroutines(gs)); diff != "" {
+		t.Errorf("CountWatchGoroutines (-want +got):\n%s", diff)
+	}
+	// Without its handler goroutine, the APF waiter's transport is unknown.
+	var orphan []Goroutine
+	for _, g := range gs {
+		if len(g.Functions) > 0 && g.Functions[0] == APFWait {
+			orphan = append(orphan, g)
+		}
+	}
+	if diff := cmp.Diff(map[string]WatchGoroutines{"": {APFWaits: 1}}, CountWatchGoroutines(orphan)); diff != "" {
+		t.Errorf("CountWatchGoroutines without the handler (-want +got):\n%s", diff)
 	}
 }
