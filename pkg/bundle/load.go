@@ -90,9 +90,33 @@ type Options struct {
 	// CapturedAt overrides the capture time; it applies only when the
 	// inputs form a single capture.
 	CapturedAt time.Time
+	// CapturedAtSource says where CapturedAt comes from, in messages that
+	// question it (the CLI: its flag); empty means "option".
+	CapturedAtSource string
 	// Now is the current time, to refuse capture times in the future;
 	// zero skips that check.
 	Now time.Time
+}
+
+func (o Options) capturedAtSource() string {
+	if o.CapturedAtSource == "" {
+		return "option"
+	}
+	return o.CapturedAtSource
+}
+
+// CapturedAtError is Options.CapturedAt given for inputs that hold more
+// than one capture.
+type CapturedAtError struct {
+	// Source is Options.CapturedAtSource.
+	Source   string
+	Captures int
+	// Names lists the captures.
+	Names string
+}
+
+func (e *CapturedAtError) Error() string {
+	return fmt.Sprintf("%s applies to a single capture, but the inputs hold %d (%s): give each directory a captured-at.txt instead", e.Source, e.Captures, e.Names)
 }
 
 // Load reads paths: files, directories (walked; every directory holding
@@ -240,9 +264,9 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 	}
 	if !opts.CapturedAt.IsZero() {
 		if len(l.Captures) > 1 {
-			return nil, fmt.Errorf("--captured-at applies to a single capture, but the inputs hold %d (%s): give each directory a captured-at.txt instead", len(l.Captures), captureNames(l.Captures))
+			return nil, &CapturedAtError{Source: opts.capturedAtSource(), Captures: len(l.Captures), Names: captureNames(l.Captures)}
 		}
-		l.Captures[0].CapturedAt, l.Captures[0].CapturedAtSource = opts.CapturedAt, "--captured-at"
+		l.Captures[0].CapturedAt, l.Captures[0].CapturedAtSource = opts.CapturedAt, opts.capturedAtSource()
 	}
 	for _, c := range l.Captures {
 		if err := c.checkCaptureTime(opts.Now); err != nil {

@@ -20,7 +20,9 @@ type Client struct {
 	base    *url.URL
 	http    *http.Client
 	timeout time.Duration
-	now     func() time.Time
+	// timeoutHint names what sets timeout, for TimeoutError.
+	timeoutHint string
+	now         func() time.Time
 }
 
 // NewClient builds a client for inst from the kubeconfig's rest.Config
@@ -100,7 +102,7 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string) (*Response, error
 	if err != nil {
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%s: GET %s: timed out after %s (--request-timeout)", c.inst.Name, ref.Path, c.timeout)
+			return nil, &TimeoutError{Instance: c.inst.Name, Path: ref.Path, After: c.timeout, Hint: c.timeoutHint}
 		}
 		return nil, fmt.Errorf("%s: GET %s: %w", c.inst.Name, ref.Path, err)
 	}
@@ -110,7 +112,7 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string) (*Response, error
 		cancel()
 		return nil, statusError(c.inst.Name, ref.Path, resp.StatusCode, body)
 	}
-	r := &Response{Body: &deadlineBody{rc: resp.Body, ctx: cctx, inst: c.inst.Name, path: ref.Path, timeout: c.timeout}, StartedAt: started, cancel: cancel}
+	r := &Response{Body: &deadlineBody{rc: resp.Body, ctx: cctx, timeout: TimeoutError{Instance: c.inst.Name, Path: ref.Path, After: c.timeout, Reading: true, Hint: c.timeoutHint}}, StartedAt: started, cancel: cancel}
 	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
 		d = d.UTC()
 		r.ServerDate = &d
@@ -118,19 +120,41 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string) (*Response, error
 	return r, nil
 }
 
+// TimeoutError is a request that did not finish within the client's
+// timeout.
+type TimeoutError struct {
+	Instance string
+	Path     string
+	After    time.Duration
+	// Reading is set when the server had begun to answer.
+	Reading bool
+	// Hint names what sets the timeout (Config.Hints.RequestTimeout).
+	Hint string
+}
+
+func (e *TimeoutError) Error() string {
+	s := fmt.Sprintf("%s: GET %s: timed out after %s", e.Instance, e.Path, e.After)
+	if e.Reading {
+		s += " while reading the response"
+	}
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
 // deadlineBody names a deadline hit while reading the body.
 type deadlineBody struct {
 	rc      io.ReadCloser
 	ctx     context.Context
-	inst    string
-	path    string
-	timeout time.Duration
+	timeout TimeoutError
 }
 
 func (d *deadlineBody) Read(p []byte) (int, error) {
 	n, err := d.rc.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) && errors.Is(d.ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("%s: GET %s: timed out after %s while reading the response (--request-timeout)", d.inst, d.path, d.timeout)
+		te := d.timeout
+		err = &te
 	}
 	return n, err
 }

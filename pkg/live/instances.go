@@ -44,15 +44,14 @@ type Discovery struct {
 const kubernetesServiceLabel = discoveryv1.LabelServiceName + "=kubernetes"
 
 // Discover lists the API server instances from the default/kubernetes
-// EndpointSlices, or takes explicit addresses. It does not contact the
+// EndpointSlices, or takes explicit HOST:PORT addresses. It does not contact the
 // instances; see Probe.
 func Discover(ctx context.Context, cfg *rest.Config, explicit []string) (*Discovery, error) {
 	d := &Discovery{}
 	if len(explicit) > 0 {
-		for _, a := range explicit {
-			addr, err := normalizeAddress(a, cfg.Host)
-			if err != nil {
-				return nil, err
+		for _, addr := range explicit {
+			if _, _, err := net.SplitHostPort(addr); err != nil {
+				return nil, fmt.Errorf("invalid API server address %q: want HOST:PORT: %w", addr, err)
 			}
 			d.Instances = append(d.Instances, Instance{Name: addr, Address: addr, Pinned: true})
 		}
@@ -149,33 +148,6 @@ func hostOf(server string) string {
 		return server
 	}
 	return u.Host
-}
-
-// normalizeAddress accepts "10.0.0.1", "10.0.0.1:6443", "[::1]:6443" or a
-// URL, and returns host:port (the port of the kubeconfig host by default).
-func normalizeAddress(a, server string) (string, error) {
-	if u, err := url.Parse(a); err == nil && u.Scheme != "" && u.Host != "" {
-		a = u.Host
-	}
-	host, port, err := net.SplitHostPort(a)
-	if err != nil {
-		host, port = a, ""
-		if u, err := url.Parse(server); err == nil {
-			port = u.Port()
-		}
-		if port == "" {
-			port = "443"
-		}
-	}
-	if host == "" {
-		return "", fmt.Errorf("invalid --apiserver %q: want HOST or HOST:PORT", a)
-	}
-	if n, err := strconv.ParseUint(port, 10, 64); err != nil {
-		return "", fmt.Errorf("invalid --apiserver %q: port %q is not a number", a, port)
-	} else if n < 1 || n > 65535 {
-		return "", fmt.Errorf("invalid --apiserver %q: port %q is out of range: use 1 to 65535", a, port)
-	}
-	return net.JoinHostPort(host, port), nil
 }
 
 // pinnedConfig returns cfg aimed at inst: same credentials, the instance's

@@ -18,29 +18,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 )
 
-func TestNormalizeAddress(t *testing.T) {
-	for _, tc := range []struct{ in, server, want, err string }{
-		{"10.0.0.1", "https://api.example.com:6443", "10.0.0.1:6443", ""},
-		{"10.0.0.1:443", "https://api.example.com:6443", "10.0.0.1:443", ""},
-		{"[fd00::1]:6443", "https://api.example.com", "[fd00::1]:6443", ""},
-		{"fd00::1", "https://api.example.com", "[fd00::1]:443", ""},
-		{"https://10.0.0.2:8443/", "https://api.example.com", "10.0.0.2:8443", ""},
-		{"api.internal", "https://api.example.com", "api.internal:443", ""},
-		{"host:x", "https://api.example.com", "", `port "x" is not a number`},
-	} {
-		got, err := normalizeAddress(tc.in, tc.server)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("normalizeAddress(%q) error = %v, want %q", tc.in, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("normalizeAddress(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-}
-
 func TestPinnedConfigVerifiesTheKubeconfigHostName(t *testing.T) {
 	base := &rest.Config{Host: "https://api.example.com:6443", BearerToken: "t"}
 	c, err := pinnedConfig(base, Instance{Name: "10.0.0.7:6443", Address: "10.0.0.7:6443", Pinned: true})

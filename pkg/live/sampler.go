@@ -39,7 +39,8 @@ type Target interface {
 // Config is what Run needs; the CLI builds it from flags.
 type Config struct {
 	REST *rest.Config
-	// APIServers, when set, are the instances to read (no discovery).
+	// APIServers, when set, are the instances to read, as HOST:PORT (no
+	// discovery).
 	APIServers     []string
 	Samples        int
 	Interval       time.Duration
@@ -66,6 +67,28 @@ type Config struct {
 	// Only, when set, limits the fetches to these kinds (the metrics
 	// command reads /metrics alone).
 	Only []bundle.Kind
+	// Hints name the settings that progress lines, notes and errors
+	// point at.
+	Hints Hints
+}
+
+// Hints name, in the caller's words, how a user changes a setting of
+// Config (the CLI: its flags). An empty hint is left out of the message.
+type Hints struct {
+	// APIServers pins the instances (Config.APIServers).
+	APIServers string
+	// Interval sets Config.Interval.
+	Interval string
+	// RequestTimeout sets Config.RequestTimeout.
+	RequestTimeout string
+}
+
+// paren returns " (hint)", or "" for no hint.
+func paren(hint string) string {
+	if hint == "" {
+		return ""
+	}
+	return " (" + hint + ")"
 }
 
 func (c Config) wants(k bundle.Kind) bool {
@@ -172,7 +195,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	parallel(ctx, cfg.Parallel, len(insts), func(i int) {
 		inst := insts[i]
 		results[i].Instance = inst
-		c, err := NewClient(cfg.REST, inst, cfg.RequestTimeout, cfg.Clock.Now)
+		c, err := cfg.newClient(inst)
 		if err != nil {
 			results[i].Errors = append(results[i].Errors, err)
 			return
@@ -198,7 +221,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 		// unreachable: read through the kubeconfig host and say so.
 		fb := fallbackInstance(cfg.REST)
 		res.Notes = append(res.Notes, fmt.Sprintf("none of the %d API server instances is reachable directly (%v); reading through the kubeconfig host %s, where a load balancer may answer each request from a different server", len(insts), results[0].Errors[0], fb.Name))
-		c, err := NewClient(cfg.REST, fb, cfg.RequestTimeout, cfg.Clock.Now)
+		c, err := cfg.newClient(fb)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +233,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	}
 	for s := 1; s <= cfg.Samples && reachable > 0; s++ {
 		if s > 1 {
-			cfg.progress("waiting %s for sample %d/%d (--interval)", cfg.Interval, s, cfg.Samples)
+			cfg.progress("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, paren(cfg.Hints.Interval))
 			select {
 			case <-ctx.Done():
 				return partial()
@@ -274,6 +297,15 @@ func parallel(ctx context.Context, limit, n int, f func(i int)) {
 		}(i)
 	}
 	wg.Wait()
+}
+
+// newClient is NewClient with the config's timeout and its hint.
+func (c Config) newClient(inst Instance) (*Client, error) {
+	cl, err := NewClient(c.REST, inst, c.RequestTimeout, c.Clock.Now)
+	if cl != nil {
+		cl.timeoutHint = c.Hints.RequestTimeout
+	}
+	return cl, err
 }
 
 func (c Config) progress(format string, args ...any) {
@@ -420,6 +452,10 @@ func (sp *sampler) watchdog(path string) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	started := sp.cfg.Clock.Now()
+	timeoutName := sp.cfg.Hints.RequestTimeout
+	if timeoutName == "" {
+		timeoutName = "request timeout"
+	}
 	go func() {
 		defer close(finished)
 		for {
@@ -429,7 +465,7 @@ func (sp *sampler) watchdog(path string) (stop func()) {
 				t.Stop()
 				return
 			case <-t.C():
-				sp.cfg.progress("sample %d/%d: %s: GET %s: no complete answer yet, waiting %s so far (--request-timeout %s)", sp.n, sp.cfg.Samples, sp.c.inst.Name, path, sp.cfg.Clock.Since(started).Round(time.Second), sp.cfg.RequestTimeout)
+				sp.cfg.progress("sample %d/%d: %s: GET %s: no complete answer yet, waiting %s so far (%s %s)", sp.n, sp.cfg.Samples, sp.c.inst.Name, path, sp.cfg.Clock.Since(started).Round(time.Second), timeoutName, sp.cfg.RequestTimeout)
 			}
 		}
 	}()
@@ -573,7 +609,10 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 			resp.Close()
 		}
 		if !math.IsNaN(look.start) && !math.IsNaN(again) && look.start != again {
-			note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers; pin instances with --apiserver", n, look.start, again)
+			note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers", n, look.start, again)
+			if cfg.Hints.APIServers != "" {
+				note += "; pin instances with " + cfg.Hints.APIServers
+			}
 			ir.Notes = append(ir.Notes, note)
 			sp.sample.Mixed = note
 			cfg.progress("%s: %s", inst.Name, note)

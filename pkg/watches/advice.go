@@ -7,7 +7,7 @@ import (
 )
 
 // advice turns the findings into what to do, most urgent first.
-func advice(r *Report) []string {
+func advice(r *Report, words Words) []string {
 	var out []string
 	type key struct{ server, user, path string }
 	stuck := map[key][]int{} // indices into r.Findings
@@ -91,7 +91,11 @@ func advice(r *Report) []string {
 		if n := slow[srv]; n > 0 {
 			how := "take a second sample more than a minute later (`kubectl watch-doctor diagnose` does; offline, pass two captures of the same server to analyze) to tell progress from a stall"
 			if samples[srv] >= 2 {
-				how = "the samples did not decide: take them more than three minutes apart (diagnose --interval 3m30s, or two captures that far apart), since the runtime may start counting a wait up to two minutes late"
+				apart := "two captures that far apart"
+				if words.Resample != "" {
+					apart = words.Resample + ", or " + apart
+				}
+				how = fmt.Sprintf("the samples did not decide: take them more than three minutes apart (%s), since the runtime may start counting a wait up to two minutes late", apart)
 			}
 			out = append(out, fmt.Sprintf("%s: %d watch(es) are slow in their initial-events replay but not proven stuck: %s.", srv, n, how))
 		}

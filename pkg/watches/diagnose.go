@@ -74,6 +74,21 @@ type Options struct {
 	// computed from it may be short by that much. Bundles record the time
 	// just before their first fetch, so the default is generous.
 	CaptureSlack time.Duration
+	// Words point the user, in the caller's terms, at how to change what
+	// the warnings and advice question.
+	Words Words
+}
+
+// Words name how a user sets what a warning or advice points at (the
+// CLI: its command lines and flags). An empty field leaves the pointer
+// out of the sentence.
+type Words struct {
+	// Resample takes the samples of a live diagnosis further apart than
+	// three minutes.
+	Resample string
+	// CapturedAt gives the capture time of a capture without
+	// captured-at.txt.
+	CapturedAt string
 }
 
 // DefaultCaptureSlack is the default Options.CaptureSlack.
@@ -112,7 +127,7 @@ func Diagnose(servers []Server, opts Options) *Report {
 	for _, a := range r.APIServers {
 		r.Summary.Goroutines += a.Goroutines
 	}
-	r.Advice = advice(r)
+	r.Advice = advice(r, opts.Words)
 	return r
 }
 
@@ -191,7 +206,11 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the APF dump was taken without includeRequestDetails=1: it names no verbs or paths, so every executing request outside the exempt level is a candidate and clients can only be ambiguous", s.Name))
 	}
 	if cur.Requests != nil && cur.CapturedAt.IsZero() {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no capture time (captured-at.txt or --captured-at): ages from APF are unavailable, clients are matched by count and order only", s.Name))
+		where := "captured-at.txt"
+		if opts.Words.CapturedAt != "" {
+			where += " or " + opts.Words.CapturedAt
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no capture time (%s): ages from APF are unavailable, clients are matched by count and order only", s.Name, where))
 	}
 	incomplete := ""
 	if cur.Requests != nil && len(cur.Requests.Skipped) > 0 {
