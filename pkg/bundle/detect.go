@@ -35,17 +35,30 @@ const (
 	KindManifest         Kind = "manifest"
 )
 
-// FileName is the name collect gives each kind (the fixture layout).
-var FileName = map[Kind]string{
-	KindGoroutineDebug2:  "goroutine-debug2.txt",
-	KindGoroutineDebug1:  "goroutine-debug1.txt",
-	KindGoroutineProfile: "goroutine.pb.gz",
-	KindAPFRequests:      "apf-requests.txt",
-	KindAPFLevels:        "apf-priority-levels.txt",
-	KindMetrics:          "metrics.txt",
-	KindVersion:          "version.json",
-	KindCapturedAt:       "captured-at.txt",
-	KindManifest:         ManifestName,
+// FileName is the name collect gives a kind's file (the fixture layout);
+// "" for a kind of no file.
+func FileName(k Kind) string {
+	switch k {
+	case KindGoroutineDebug2:
+		return "goroutine-debug2.txt"
+	case KindGoroutineDebug1:
+		return "goroutine-debug1.txt"
+	case KindGoroutineProfile:
+		return "goroutine.pb.gz"
+	case KindAPFRequests:
+		return "apf-requests.txt"
+	case KindAPFLevels:
+		return "apf-priority-levels.txt"
+	case KindMetrics:
+		return "metrics.txt"
+	case KindVersion:
+		return "version.json"
+	case KindCapturedAt:
+		return "captured-at.txt"
+	case KindManifest:
+		return ManifestName
+	}
+	return ""
 }
 
 // peekSize is how much of an input detection looks at.

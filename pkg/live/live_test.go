@@ -64,7 +64,7 @@ func TestStatusErrors(t *testing.T) {
 // recorder is a Target that keeps what it is handed.
 type recorder struct{ kinds []string }
 
-func (r *recorder) Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error {
+func (r *recorder) Store(instance string, sample int, kind bundle.Kind, body io.Reader) error {
 	if _, err := io.Copy(io.Discard, body); err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ var Paths = map[bundle.Kind]string{
 // Target receives what is fetched. Store must consume body before
 // returning. Run serializes the calls (instances are read concurrently).
 type Target interface {
-	Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error
+	Store(instance string, sample int, kind bundle.Kind, body io.Reader) error
 }
 
 // Config is what Run needs; the CLI builds it from flags.
@@ -332,10 +332,10 @@ type lockedTarget struct {
 	t  Target
 }
 
-func (l *lockedTarget) Store(inst Instance, sample int, kind bundle.Kind, body io.Reader) error {
+func (l *lockedTarget) Store(instance string, sample int, kind bundle.Kind, body io.Reader) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.t.Store(inst, sample, kind, body)
+	return l.t.Store(instance, sample, kind, body)
 }
 
 // probeTimeout bounds the reachability probe of a pinned instance (at
@@ -398,7 +398,7 @@ type sampler struct {
 func (sp *sampler) fetch(kind bundle.Kind, consume func(r io.Reader) error) *bundle.FetchInfo {
 	cfg, inst := sp.cfg, sp.c.inst
 	path := Paths[kind]
-	fi := bundle.FetchInfo{Kind: kind, Path: path, File: bundle.FileName[kind]}
+	fi := bundle.FetchInfo{Kind: kind, Path: path, File: bundle.FileName(kind)}
 	if sp.down != nil {
 		err := fmt.Errorf("%s: GET %s: not attempted: the instance did not answer an earlier request of this sample", inst.Name, path)
 		fi.StartedAt, fi.File, fi.Error = cfg.Clock.Now().UTC(), "", err.Error()
@@ -477,7 +477,7 @@ func (sp *sampler) watchdog(path string) (stop func()) {
 
 func (sp *sampler) store(kind bundle.Kind) func(io.Reader) error {
 	return func(r io.Reader) error {
-		if err := sp.target.Store(sp.c.inst, sp.n, kind, r); err != nil {
+		if err := sp.target.Store(sp.c.inst.Name, sp.n, kind, r); err != nil {
 			return &storeError{err}
 		}
 		return nil
@@ -491,7 +491,7 @@ func (sp *sampler) store(kind bundle.Kind) func(io.Reader) error {
 func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceResult, target Target) (bundle.Sample, []error) {
 	inst := c.inst
 	sp := &sampler{ctx: ctx, cfg: cfg, c: c, n: n, target: target}
-	sp.sample = bundle.Sample{Dir: fmt.Sprintf("%s/sample-%d", SafeName(inst.Name), n), CapturedAt: cfg.Clock.Now().UTC()}
+	sp.sample = bundle.Sample{Dir: bundle.SampleDir(inst.Name, n), CapturedAt: cfg.Clock.Now().UTC()}
 	var look cheapLook
 	look.goroutines, look.start = math.NaN(), math.NaN()
 	// /metrics first: go_goroutines, the process start time and, from
@@ -638,18 +638,6 @@ func checkSameProcess(ir *InstanceResult) {
 			}
 		}
 	}
-}
-
-// SafeName turns an instance name into a directory name (no ':' or '/').
-func SafeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		switch c {
-		case ':', '/', '\\', '[', ']', '%', '*', '?', '"', '<', '>', '|':
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }
 
 type countingReader struct {
