@@ -471,9 +471,6 @@ func ReadDebug2(r io.Reader) (*watches.Dump, error) {
 // readDebug2 is ReadDebug2 that also tells whether any goroutine ran
 // kube-apiserver code, and refuses dumps concatenated into one input.
 func readDebug2(r io.Reader) (*watches.Dump, bool, error) {
-	sc := stacks.NewScanner(r)
-	sc.SkipArgs, sc.KeepArgs = true, watches.KeepArgs
-	c := watches.NewCollector()
 	// The ids of a dump's first goroutines (the dumping one, goroutine 1,
 	// the runtime's): a dump lists each id once, so seeing one again means
 	// another dump starts. A few ids suffice and cost nothing at 1M
@@ -481,10 +478,9 @@ func readDebug2(r io.Reader) (*watches.Dump, bool, error) {
 	const watched = 64
 	first := make(map[int64]int, watched)
 	apiserver := false
-	for sc.Next() {
-		g := sc.Goroutine()
+	d, err := watches.ReadDump(r, watches.ReadOptions{Each: func(g *stacks.Goroutine) error {
 		if line, ok := first[g.ID]; ok {
-			return nil, false, &stacks.SyntaxError{Line: g.Line, Msg: fmt.Sprintf("a second goroutine dump starts here (goroutine %d was already listed at line %d): the input holds concatenated dumps; split it into one file per capture (one directory each)", g.ID, line)}
+			return &stacks.SyntaxError{Line: g.Line, Msg: fmt.Sprintf("a second goroutine dump starts here (goroutine %d was already listed at line %d): the input holds concatenated dumps; split it into one file per capture (one directory each)", g.ID, line)}
 		}
 		if len(first) < watched {
 			first[g.ID] = g.Line
@@ -492,12 +488,12 @@ func readDebug2(r io.Reader) (*watches.Dump, bool, error) {
 		if !apiserver {
 			apiserver = hasAPIServerFrame(g.Frames)
 		}
-		c.Add(g)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	}})
+	if err != nil {
 		return nil, false, err
 	}
-	return c.Dump(sc.Stats()), apiserver, nil
+	return d, apiserver, nil
 }
 
 // hasAPIServerFrame reports whether frames run k8s.io/apiserver code,
