@@ -378,7 +378,8 @@ func unreachable(err error) bool {
 	return err != nil && !errors.As(err, &he) && !errors.As(err, &fe) && !errors.As(err, &pe)
 }
 
-// sampler takes one sample of one instance.
+// sampler takes one sample of one instance; takeSample runs its steps in
+// order. Not safe for concurrent use.
 type sampler struct {
 	ctx    context.Context
 	cfg    Config
@@ -390,6 +391,12 @@ type sampler struct {
 	// down is set once the instance did not answer: the remaining
 	// fetches of the sample are skipped.
 	down error
+	// ir is the instance's record: its version, notes and withheld dumps.
+	ir *InstanceResult
+	// look is what the cheap look read, for decideDump.
+	look cheapLook
+	// debug1 is the debug=1 profile, stored after the decision.
+	debug1 []byte
 }
 
 // fetch GETs kind's path and hands the body to consume, recording the
@@ -489,13 +496,25 @@ func (sp *sampler) store(kind bundle.Kind) func(io.Reader) error {
 // single fetches are recorded and returned; the other fetches go on unless
 // the instance stopped answering.
 func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceResult, target Target) (bundle.Sample, []error) {
-	inst := c.inst
-	sp := &sampler{ctx: ctx, cfg: cfg, c: c, n: n, target: target}
-	sp.sample = bundle.Sample{Dir: bundle.SampleDir(inst.Name, n), CapturedAt: cfg.Clock.Now().UTC()}
-	var look cheapLook
-	look.goroutines, look.start = math.NaN(), math.NaN()
-	// /metrics first: go_goroutines, the process start time and, from
-	// its Date header, the server's clock for APF ages.
+	sp := &sampler{ctx: ctx, cfg: cfg, c: c, n: n, target: target, ir: ir}
+	sp.sample = bundle.Sample{Dir: bundle.SampleDir(c.inst.Name, n), CapturedAt: cfg.Clock.Now().UTC()}
+	sp.look.goroutines, sp.look.start = math.NaN(), math.NaN()
+	sp.readMetrics()
+	sp.readAPF()
+	sp.readProfile()
+	sp.look.at = sp.sample.CapturedAt
+	sp.dumpIfNeeded()
+	sp.storeProfile()
+	sp.readVersion()
+	sp.checkOneProcess()
+	cfg.progress("sample %d/%d: %s: done (%d errors)", n, cfg.Samples, c.inst.Name, len(sp.errs))
+	return sp.sample, sp.errs
+}
+
+// readMetrics fetches /metrics first: go_goroutines, the process start
+// time and, from its Date header, the server's clock for APF ages.
+func (sp *sampler) readMetrics() {
+	inst := sp.c.inst
 	mfi := sp.fetch(bundle.KindMetrics, func(r io.Reader) error {
 		b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
 		if err != nil {
@@ -503,12 +522,12 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 		}
 		if s, err := metrics.Parse(bytes.NewReader(b), inst.Name+"/metrics"); err == nil {
 			snap := metrics.Extract(s)
-			look.goroutines, look.start = snap.Goroutines, snap.ProcessStartTime
+			sp.look.goroutines, sp.look.start = snap.Goroutines, snap.ProcessStartTime
 		}
 		return sp.store(bundle.KindMetrics)(bytes.NewReader(b))
 	})
-	if !math.IsNaN(look.start) {
-		mfi.ProcessStartTime = look.start
+	if !math.IsNaN(sp.look.start) {
+		mfi.ProcessStartTime = sp.look.start
 	}
 	if mfi.Error == "" {
 		sp.sample.CapturedAt = mfi.StartedAt
@@ -516,110 +535,137 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 			sp.sample.CapturedAt = *mfi.ServerDate
 		}
 	}
-	// The APF dumps: every watch still initializing is an executing
-	// request, with its start time, user, resource and seats.
-	if cfg.wants(bundle.KindAPFRequests) {
+}
+
+// readAPF fetches the APF dumps: every watch still initializing is an
+// executing request, with its start time, user, resource and seats.
+func (sp *sampler) readAPF() {
+	if sp.cfg.wants(bundle.KindAPFRequests) {
 		sp.fetch(bundle.KindAPFRequests, func(r io.Reader) error {
 			b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
 			if err != nil {
-				return fmt.Errorf("%s: reading APF dump_requests: %w", inst.Name, err)
+				return fmt.Errorf("%s: reading APF dump_requests: %w", sp.c.inst.Name, err)
 			}
 			if rq, err := apf.ParseRequests(bytes.NewReader(b)); err == nil {
-				look.requests = rq
+				sp.look.requests = rq
 			}
 			return sp.store(bundle.KindAPFRequests)(bytes.NewReader(b))
 		})
 	}
-	if cfg.wants(bundle.KindAPFLevels) {
+	if sp.cfg.wants(bundle.KindAPFLevels) {
 		sp.fetch(bundle.KindAPFLevels, sp.store(bundle.KindAPFLevels))
 	}
-	// The debug=1 profile: goroutines counted per stack, for the
-	// initial-phase watchers and the size of a debug=2 dump. Stored after
-	// the decision, so that a debug=2 dump of the same sample is read
-	// first.
-	var debug1 []byte
-	if cfg.wants(bundle.KindGoroutineDebug2) {
-		sp.fetch(bundle.KindGoroutineDebug1, func(r io.Reader) error {
-			b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
-			if err != nil {
-				return fmt.Errorf("%s: reading the debug=1 goroutine profile: %w", inst.Name, err)
-			}
-			if a, err := stacks.ParseDebug1(bytes.NewReader(b)); err == nil {
-				look.profile = a
-			}
-			debug1 = b
-			return nil
-		})
+}
+
+// readProfile fetches the debug=1 profile: goroutines counted per stack,
+// for the initial-phase watchers and the size of a debug=2 dump. It is
+// stored after the decision (storeProfile), so that a debug=2 dump of the
+// same sample is read first.
+func (sp *sampler) readProfile() {
+	if !sp.cfg.wants(bundle.KindGoroutineDebug2) {
+		return
 	}
-	look.at = sp.sample.CapturedAt
-	if cfg.wants(bundle.KindGoroutineDebug2) && sp.down == nil {
-		take, why, withheld, err := decideDump(cfg, inst.Name, look)
-		switch {
-		case err != nil:
-			sp.errs = append(sp.errs, err)
-			sp.sample.Fetches = append(sp.sample.Fetches, bundle.FetchInfo{Kind: bundle.KindGoroutineDebug2, Path: Paths[bundle.KindGoroutineDebug2], StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
-		case take:
-			cfg.progress("sample %d/%d: %s: goroutine dump (go_goroutines %.0f; %s)", n, cfg.Samples, inst.Name, look.goroutines, why)
-			gfi := sp.fetch(bundle.KindGoroutineDebug2, sp.store(bundle.KindGoroutineDebug2))
-			if gfi.Error == "" {
-				at := gfi.StartedAt
-				if gfi.ServerDate != nil {
-					at = *gfi.ServerDate
-				}
-				sp.sample.CapturedAt = at
-			}
-		case withheld != nil:
-			cfg.progress("sample %d/%d: %s", n, cfg.Samples, withheld)
-			ir.Withheld = append(ir.Withheld, withheld)
-			sp.sample.Withheld = withheld.Cost()
-		default:
-			cfg.progress("sample %d/%d: %s: no goroutine dump needed: %s", n, cfg.Samples, inst.Name, why)
-			sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump needed: "+why)
+	sp.fetch(bundle.KindGoroutineDebug1, func(r io.Reader) error {
+		b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
+		if err != nil {
+			return fmt.Errorf("%s: reading the debug=1 goroutine profile: %w", sp.c.inst.Name, err)
 		}
-	}
-	if debug1 != nil {
-		if err := sp.store(bundle.KindGoroutineDebug1)(bytes.NewReader(debug1)); err != nil {
-			sp.errs = append(sp.errs, err)
+		if a, err := stacks.ParseDebug1(bytes.NewReader(b)); err == nil {
+			sp.look.profile = a
 		}
+		sp.debug1 = b
+		return nil
+	})
+}
+
+// dumpIfNeeded takes the debug=2 dump when decideDump allows it, and
+// records why not otherwise.
+func (sp *sampler) dumpIfNeeded() {
+	cfg, inst, n := sp.cfg, sp.c.inst, sp.n
+	if !cfg.wants(bundle.KindGoroutineDebug2) || sp.down != nil {
+		return
 	}
-	if ir.Version == "" && cfg.wants(bundle.KindVersion) {
-		sp.fetch(bundle.KindVersion, func(r io.Reader) error {
-			b, err := io.ReadAll(io.LimitReader(r, 1<<20))
-			if err != nil {
-				return err
+	take, why, withheld, err := decideDump(cfg, inst.Name, sp.look)
+	switch {
+	case err != nil:
+		sp.errs = append(sp.errs, err)
+		sp.sample.Fetches = append(sp.sample.Fetches, bundle.FetchInfo{Kind: bundle.KindGoroutineDebug2, Path: Paths[bundle.KindGoroutineDebug2], StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
+	case take:
+		cfg.progress("sample %d/%d: %s: goroutine dump (go_goroutines %.0f; %s)", n, cfg.Samples, inst.Name, sp.look.goroutines, why)
+		gfi := sp.fetch(bundle.KindGoroutineDebug2, sp.store(bundle.KindGoroutineDebug2))
+		if gfi.Error == "" {
+			at := gfi.StartedAt
+			if gfi.ServerDate != nil {
+				at = *gfi.ServerDate
 			}
-			var v struct {
-				GitVersion string `json:"gitVersion"`
-			}
-			if err := json.Unmarshal(b, &v); err != nil {
-				return fmt.Errorf("%s: decoding /version: %w", inst.Name, err)
-			}
-			ir.Version = v.GitVersion
-			return sp.store(bundle.KindVersion)(bytes.NewReader(b))
-		})
-	}
-	if !inst.Pinned && len(cfg.Only) == 0 && sp.down == nil {
-		// Through a load balancer: read the process start time again to see
-		// whether this sample's fetches all reached one process.
-		var again float64 = math.NaN()
-		if resp, err := c.Get(ctx, Paths[bundle.KindMetrics]); err == nil {
-			if s, err := metrics.Parse(resp.Body, inst.Name+"/metrics"); err == nil {
-				again = metrics.Extract(s).ProcessStartTime
-			}
-			resp.Close()
+			sp.sample.CapturedAt = at
 		}
-		if !math.IsNaN(look.start) && !math.IsNaN(again) && look.start != again {
-			note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers", n, look.start, again)
-			if cfg.Hints.APIServers != "" {
-				note += "; pin instances with " + cfg.Hints.APIServers
-			}
-			ir.Notes = append(ir.Notes, note)
-			sp.sample.Mixed = note
-			cfg.progress("%s: %s", inst.Name, note)
-		}
+	case withheld != nil:
+		cfg.progress("sample %d/%d: %s", n, cfg.Samples, withheld)
+		sp.ir.Withheld = append(sp.ir.Withheld, withheld)
+		sp.sample.Withheld = withheld.Cost()
+	default:
+		cfg.progress("sample %d/%d: %s: no goroutine dump needed: %s", n, cfg.Samples, inst.Name, why)
+		sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump needed: "+why)
 	}
-	cfg.progress("sample %d/%d: %s: done (%d errors)", n, cfg.Samples, inst.Name, len(sp.errs))
-	return sp.sample, sp.errs
+}
+
+// storeProfile hands the debug=1 profile read by readProfile to the
+// target.
+func (sp *sampler) storeProfile() {
+	if sp.debug1 == nil {
+		return
+	}
+	if err := sp.store(bundle.KindGoroutineDebug1)(bytes.NewReader(sp.debug1)); err != nil {
+		sp.errs = append(sp.errs, err)
+	}
+}
+
+// readVersion fetches /version once per instance.
+func (sp *sampler) readVersion() {
+	ir := sp.ir
+	if ir.Version != "" || !sp.cfg.wants(bundle.KindVersion) {
+		return
+	}
+	sp.fetch(bundle.KindVersion, func(r io.Reader) error {
+		b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+		if err != nil {
+			return err
+		}
+		var v struct {
+			GitVersion string `json:"gitVersion"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			return fmt.Errorf("%s: decoding /version: %w", sp.c.inst.Name, err)
+		}
+		ir.Version = v.GitVersion
+		return sp.store(bundle.KindVersion)(bytes.NewReader(b))
+	})
+}
+
+// checkOneProcess, through a load balancer, reads the process start time
+// again to see whether this sample's fetches all reached one process.
+func (sp *sampler) checkOneProcess() {
+	cfg, inst, n := sp.cfg, sp.c.inst, sp.n
+	if inst.Pinned || len(cfg.Only) != 0 || sp.down != nil {
+		return
+	}
+	var again float64 = math.NaN()
+	if resp, err := sp.c.Get(sp.ctx, Paths[bundle.KindMetrics]); err == nil {
+		if s, err := metrics.Parse(resp.Body, inst.Name+"/metrics"); err == nil {
+			again = metrics.Extract(s).ProcessStartTime
+		}
+		resp.Close()
+	}
+	if !math.IsNaN(sp.look.start) && !math.IsNaN(again) && sp.look.start != again {
+		note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers", n, sp.look.start, again)
+		if cfg.Hints.APIServers != "" {
+			note += "; pin instances with " + cfg.Hints.APIServers
+		}
+		sp.ir.Notes = append(sp.ir.Notes, note)
+		sp.sample.Mixed = note
+		cfg.progress("%s: %s", inst.Name, note)
+	}
 }
 
 // checkSameProcess compares the process start times of an instance's
