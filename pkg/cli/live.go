@@ -197,7 +197,7 @@ func instanceErrors(res *live.Result, errOut io.Writer) []string {
 	}
 	if forbidden {
 		fmt.Fprintf(errOut, "some requests were refused by RBAC. watch-doctor needs read access to:\n")
-		for _, r := range live.Rules {
+		for _, r := range live.Rules() {
 			fmt.Fprintf(errOut, "  - %s\n", r)
 		}
 		fmt.Fprintf(errOut, "This ClusterRole grants exactly that (deploy/rbac.yaml); bind it to your user:\n\n%s\n", indent(live.ClusterRole, "  "))

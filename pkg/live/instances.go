@@ -74,7 +74,7 @@ func Discover(ctx context.Context, cfg *rest.Config, explicit []string) (*Discov
 		}
 		reason := err.Error()
 		if isForbiddenStatus(err) {
-			reason = fmt.Sprintf("forbidden: missing RBAC rule %s", Rules[4])
+			reason = fmt.Sprintf("forbidden: missing RBAC rule %s", endpointSlicesRule)
 		}
 		d.Notes = append(d.Notes, fmt.Sprintf("cannot list the API server instances (default/kubernetes EndpointSlices): %s; reading through the kubeconfig host %s instead", reason, hostOf(cfg.Host)))
 		d.Instances = []Instance{fallbackInstance(cfg)}

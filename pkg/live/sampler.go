@@ -20,14 +20,24 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
-// Paths fetched from each instance (the fixture layout's sources).
-var Paths = map[bundle.Kind]string{
-	bundle.KindMetrics:         "/metrics",
-	bundle.KindGoroutineDebug2: "/debug/pprof/goroutine?debug=2",
-	bundle.KindGoroutineDebug1: "/debug/pprof/goroutine?debug=1",
-	bundle.KindAPFRequests:     "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1",
-	bundle.KindAPFLevels:       "/debug/api_priority_and_fairness/dump_priority_levels",
-	bundle.KindVersion:         "/version",
+// pathOf is the path, with its query, fetched from each instance for a
+// kind (the fixture layout's sources).
+func pathOf(k bundle.Kind) string {
+	switch k {
+	case bundle.KindMetrics:
+		return "/metrics"
+	case bundle.KindGoroutineDebug2:
+		return "/debug/pprof/goroutine?debug=2"
+	case bundle.KindGoroutineDebug1:
+		return "/debug/pprof/goroutine?debug=1"
+	case bundle.KindAPFRequests:
+		return "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1"
+	case bundle.KindAPFLevels:
+		return "/debug/api_priority_and_fairness/dump_priority_levels"
+	case bundle.KindVersion:
+		return "/version"
+	}
+	return ""
 }
 
 // Target receives what is fetched. Store must consume body before
@@ -404,7 +414,7 @@ type sampler struct {
 // line says every cfg.ProgressEvery which instance and fetch it waits on.
 func (sp *sampler) fetch(kind bundle.Kind, consume func(r io.Reader) error) *bundle.FetchInfo {
 	cfg, inst := sp.cfg, sp.c.inst
-	path := Paths[kind]
+	path := pathOf(kind)
 	fi := bundle.FetchInfo{Kind: kind, Path: path, File: bundle.FileName(kind)}
 	if sp.down != nil {
 		err := fmt.Errorf("%s: GET %s: not attempted: the instance did not answer an earlier request of this sample", inst.Name, path)
@@ -463,15 +473,18 @@ func (sp *sampler) watchdog(path string) (stop func()) {
 	if timeoutName == "" {
 		timeoutName = "request timeout"
 	}
+	// The first timer is set before the request is sent, so a (fake)
+	// clock stepped once the request arrived fires it.
+	t := sp.cfg.Clock.NewTimer(sp.cfg.ProgressEvery)
 	go func() {
 		defer close(finished)
 		for {
-			t := sp.cfg.Clock.NewTimer(sp.cfg.ProgressEvery)
 			select {
 			case <-done:
 				t.Stop()
 				return
 			case <-t.C():
+				t = sp.cfg.Clock.NewTimer(sp.cfg.ProgressEvery)
 				sp.cfg.progress("sample %d/%d: %s: GET %s: no complete answer yet, waiting %s so far (%s %s)", sp.n, sp.cfg.Samples, sp.c.inst.Name, path, sp.cfg.Clock.Since(started).Round(time.Second), timeoutName, sp.cfg.RequestTimeout)
 			}
 		}
@@ -589,7 +602,7 @@ func (sp *sampler) dumpIfNeeded() {
 	switch {
 	case err != nil:
 		sp.errs = append(sp.errs, err)
-		sp.sample.Fetches = append(sp.sample.Fetches, bundle.FetchInfo{Kind: bundle.KindGoroutineDebug2, Path: Paths[bundle.KindGoroutineDebug2], StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
+		sp.sample.Fetches = append(sp.sample.Fetches, bundle.FetchInfo{Kind: bundle.KindGoroutineDebug2, Path: pathOf(bundle.KindGoroutineDebug2), StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
 	case take:
 		cfg.progress("sample %d/%d: %s: goroutine dump (go_goroutines %.0f; %s)", n, cfg.Samples, inst.Name, sp.look.goroutines, why)
 		gfi := sp.fetch(bundle.KindGoroutineDebug2, sp.store(bundle.KindGoroutineDebug2))
@@ -651,7 +664,7 @@ func (sp *sampler) checkOneProcess() {
 		return
 	}
 	var again float64 = math.NaN()
-	if resp, err := sp.c.Get(sp.ctx, Paths[bundle.KindMetrics]); err == nil {
+	if resp, err := sp.c.Get(sp.ctx, pathOf(bundle.KindMetrics)); err == nil {
 		if s, err := metrics.Parse(resp.Body, inst.Name+"/metrics"); err == nil {
 			again = metrics.Extract(s).ProcessStartTime
 		}

@@ -36,7 +36,7 @@ func (c *Captures) Store(instance string, sample int, kind bundle.Kind, body io.
 		_, err := io.Copy(io.Discard, body)
 		return err
 	}
-	return cp.Read(kind, fmt.Sprintf("%s%s (sample %d)", instance, Paths[kind], sample), body)
+	return cp.Read(kind, fmt.Sprintf("%s%s (sample %d)", instance, pathOf(kind), sample), body)
 }
 
 // Loaded turns the captures into the bundle form the diagnosis reads,
