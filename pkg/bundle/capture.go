@@ -261,17 +261,17 @@ func readCapturedAt(r io.Reader) (time.Time, error) {
 	return t, nil
 }
 
-// RequestSlack is how long after a capture time an APF request may have
+// requestSlack is how long after a capture time an APF request may have
 // started and still be read with that capture.
-const RequestSlack = 5 * time.Second
+const requestSlack = 5 * time.Second
 
-// ForeignWarning is the warning for a capture whose dump is Foreign.
-func ForeignWarning(name string) string {
+// foreignWarning is the warning for a capture whose dump is Foreign.
+func foreignWarning(name string) string {
 	return fmt.Sprintf("%s: the goroutine dump holds no kube-apiserver code (no k8s.io/apiserver frame), so no watch-cache goroutines were found: it may be from another process; capture kube-apiserver's /debug/pprof/goroutine?debug=2", name)
 }
 
 // dropLaterRequests removes the APF requests that started after the
-// capture time (beyond RequestSlack): a request that did not exist when the
+// capture time (beyond requestSlack): a request that did not exist when the
 // goroutine dump was taken cannot be one of its watches (an APF dump of
 // another moment, t1's dump with t2's APF file). It returns a warning, or
 // "" when nothing was dropped.
@@ -279,7 +279,7 @@ func (c *Capture) dropLaterRequests() string {
 	if c.Requests == nil || c.CapturedAt.IsZero() {
 		return ""
 	}
-	limit := c.CapturedAt.Add(RequestSlack)
+	limit := c.CapturedAt.Add(requestSlack)
 	kept := c.Requests.Requests[:0:0]
 	var latest time.Time
 	dropped := 0

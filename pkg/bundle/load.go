@@ -200,7 +200,7 @@ func (ld *loader) checkCaptures() error {
 			l.Warnings = append(l.Warnings, w)
 		}
 		if c.Foreign() {
-			l.Warnings = append(l.Warnings, ForeignWarning(c.Name))
+			l.Warnings = append(l.Warnings, foreignWarning(c.Name))
 		}
 	}
 	return nil

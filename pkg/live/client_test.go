@@ -16,11 +16,11 @@ import (
 
 // plainServer is an HTTP server on loopback answering with h; the client
 // reaches it through an unpinned instance, as through a kubeconfig host.
-func plainServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *Client) {
+func plainServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *client) {
 	t.Helper()
 	s := httptest.NewServer(h)
 	t.Cleanup(s.Close)
-	c, err := NewClient(&rest.Config{Host: s.URL}, Instance{Name: "api"}, 10*time.Second, nil)
+	c, err := newClient(&rest.Config{Host: s.URL}, Instance{Name: "api"}, 10*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,8 @@ type Instance struct {
 	Pinned bool `json:"pinned"`
 }
 
-// Discovery says how the instances were found.
-type Discovery struct {
+// discovery says how the instances were found.
+type discovery struct {
 	Instances []Instance
 	Notes     []string
 }
@@ -43,11 +43,11 @@ type Discovery struct {
 // pkg/controlplane/reconcilers).
 const kubernetesServiceLabel = discoveryv1.LabelServiceName + "=kubernetes"
 
-// Discover lists the API server instances from the default/kubernetes
+// discover lists the API server instances from the default/kubernetes
 // EndpointSlices, or takes explicit HOST:PORT addresses. It does not contact the
-// instances; see Probe.
-func Discover(ctx context.Context, cfg *rest.Config, explicit []string) (*Discovery, error) {
-	d := &Discovery{}
+// instances; see probe.
+func discover(ctx context.Context, cfg *rest.Config, explicit []string) (*discovery, error) {
+	d := &discovery{}
 	if len(explicit) > 0 {
 		for _, addr := range explicit {
 			if _, _, err := net.SplitHostPort(addr); err != nil {

@@ -196,7 +196,7 @@ func TestServerURLPathPrefixIsKept(t *testing.T) {
 	s.PathPrefix = "/k8s/clusters/c-abc"
 	cfg := restConfig(t, s, fakeapiserver.TokenAdmin)
 	cfg.Host += s.PathPrefix
-	c, err := NewClient(cfg, Instance{Name: "proxy"}, 10*time.Second, nil)
+	c, err := newClient(cfg, Instance{Name: "proxy"}, 10*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,14 +186,14 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	if cfg.RequestTimeout > 0 {
 		dctx, dcancel = context.WithTimeout(ctx, cfg.RequestTimeout)
 	}
-	disc, err := Discover(dctx, cfg.REST, cfg.APIServers)
+	disc, err := discover(dctx, cfg.REST, cfg.APIServers)
 	dcancel()
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Notes: disc.Notes}
 	insts := disc.Instances
-	clients := make([]*Client, len(insts))
+	clients := make([]*client, len(insts))
 	results := make([]InstanceResult, len(insts))
 	// partial is what was read when ctx ended, with ctx's error: a
 	// collect interrupted by Ctrl-C still writes a valid bundle of it.
@@ -205,7 +205,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	parallel(ctx, cfg.Parallel, len(insts), func(i int) {
 		inst := insts[i]
 		results[i].Instance = inst
-		c, err := cfg.newClient(inst)
+		c, err := cfg.clientFor(inst)
 		if err != nil {
 			results[i].Errors = append(results[i].Errors, err)
 			return
@@ -231,14 +231,14 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 		// unreachable: read through the kubeconfig host and say so.
 		fb := fallbackInstance(cfg.REST)
 		res.Notes = append(res.Notes, fmt.Sprintf("none of the %d API server instances is reachable directly (%v); reading through the kubeconfig host %s, where a load balancer may answer each request from a different server", len(insts), results[0].Errors[0], fb.Name))
-		c, err := cfg.newClient(fb)
+		c, err := cfg.clientFor(fb)
 		if err != nil {
 			return nil, err
 		}
 		for i := range results {
 			res.Notes = append(res.Notes, fmt.Sprintf("instance %s not read directly", results[i].Instance.Name))
 		}
-		clients, results = []*Client{c}, []InstanceResult{{Instance: fb}}
+		clients, results = []*client{c}, []InstanceResult{{Instance: fb}}
 		reachable = 1
 	}
 	for s := 1; s <= cfg.Samples && reachable > 0; s++ {
@@ -309,9 +309,9 @@ func parallel(ctx context.Context, limit, n int, f func(i int)) {
 	wg.Wait()
 }
 
-// newClient is NewClient with the config's timeout and its hint.
-func (c Config) newClient(inst Instance) (*Client, error) {
-	cl, err := NewClient(c.REST, inst, c.RequestTimeout, c.Clock.Now)
+// clientFor is newClient with the config's timeout and its hint.
+func (c Config) clientFor(inst Instance) (*client, error) {
+	cl, err := newClient(c.REST, inst, c.RequestTimeout, c.Clock.Now)
 	if cl != nil {
 		cl.timeoutHint = c.Hints.RequestTimeout
 	}
@@ -354,7 +354,7 @@ const probeTimeout = 10 * time.Second
 
 // probe checks that an instance answers on its own address. Any HTTP
 // answer counts, a refusal included: only the connection matters here.
-func probe(ctx context.Context, c *Client, requestTimeout time.Duration) error {
+func probe(ctx context.Context, c *client, requestTimeout time.Duration) error {
 	d := probeTimeout
 	if requestTimeout > 0 && requestTimeout < d {
 		d = requestTimeout
@@ -393,7 +393,7 @@ func unreachable(err error) bool {
 type sampler struct {
 	ctx    context.Context
 	cfg    Config
-	c      *Client
+	c      *client
 	n      int
 	target Target
 	sample bundle.Sample
@@ -508,7 +508,7 @@ func (sp *sampler) store(kind bundle.Kind) func(io.Reader) error {
 // look first, then the debug=2 dump when decideDump allows it. Errors of
 // single fetches are recorded and returned; the other fetches go on unless
 // the instance stopped answering.
-func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceResult, target Target) (bundle.Sample, []error) {
+func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceResult, target Target) (bundle.Sample, []error) {
 	sp := &sampler{ctx: ctx, cfg: cfg, c: c, n: n, target: target, ir: ir}
 	sp.sample = bundle.Sample{Dir: bundle.SampleDir(c.inst.Name, n), CapturedAt: cfg.Clock.Now().UTC()}
 	sp.look.goroutines, sp.look.start = math.NaN(), math.NaN()

@@ -9,7 +9,7 @@ import (
 // ReadOptions tune ReadDump.
 type ReadOptions struct {
 	// AllArgs keeps every frame's arguments; by default only the frames
-	// the classifier reads keep theirs (KeepArgs), which spares a large
+	// the classifier reads keep theirs (keepArgs), which spares a large
 	// dump most of its parsing.
 	AllArgs bool
 	// Rename, when set, maps every function name before anything else
@@ -30,7 +30,7 @@ type ReadOptions struct {
 func ReadDump(r io.Reader, opts ReadOptions) (*Dump, error) {
 	sc := stacks.NewScanner(r)
 	if !opts.AllArgs {
-		sc.SkipArgs, sc.KeepArgs = true, KeepArgs
+		sc.SkipArgs, sc.KeepArgs = true, keepArgs
 	}
 	c := NewCollector()
 	for sc.Next() {
