@@ -240,14 +240,29 @@ func TestRunStoreFailureIsNotTheServers(t *testing.T) {
 	if len(ir.Errors) != 1 || !strings.Contains(ir.Errors[0].Error(), "cannot store it") {
 		t.Errorf("errors %v, want the store failure alone", ir.Errors)
 	}
-	var fetched []string
-	for _, f := range ir.Samples[0].Fetches {
-		fetched = append(fetched, string(f.Kind)+" "+f.Error)
-	}
-	want := []string{"metrics cannot store it", "apf-requests ", "apf-priority-levels ", "goroutine-debug1 ", "goroutine-debug2 ", "version "}
-	if diff := cmp.Diff(want, fetched); diff != "" {
+	want := []string{"metrics cannot store it", "apf-requests read", "apf-priority-levels read", "goroutine-debug1 read", "goroutine-debug2 read", "version read"}
+	if diff := cmp.Diff(want, fetchStates(ir.Samples[0])); diff != "" {
 		t.Errorf("fetches (-want +got):\n%s", diff)
 	}
+}
+
+// fetchStates says of each fetch of s its kind and how it ended: read,
+// canceled, not attempted, or its error.
+func fetchStates(s bundle.Sample) []string {
+	var out []string
+	for _, f := range s.Fetches {
+		state := f.Error
+		switch {
+		case f.Error == "":
+			state = "read"
+		case strings.Contains(f.Error, "context canceled"):
+			state = "canceled"
+		case strings.Contains(f.Error, "not attempted"):
+			state = "not attempted"
+		}
+		out = append(out, string(f.Kind)+" "+state)
+	}
+	return out
 }
 
 // Canceled while a fetch is in flight, Run returns what it read with
@@ -281,21 +296,8 @@ func TestRunCanceledDuringAFetch(t *testing.T) {
 	if len(ir.Samples) != 1 {
 		t.Fatalf("%d samples, want the one in progress", len(ir.Samples))
 	}
-	var got []string
-	for _, f := range ir.Samples[0].Fetches {
-		switch {
-		case f.Error == "":
-			got = append(got, string(f.Kind)+" read")
-		case strings.Contains(f.Error, "context canceled"):
-			got = append(got, string(f.Kind)+" canceled")
-		case strings.Contains(f.Error, "not attempted"):
-			got = append(got, string(f.Kind)+" not attempted")
-		default:
-			got = append(got, string(f.Kind)+" "+f.Error)
-		}
-	}
 	want := []string{"metrics read", "apf-requests read", "apf-priority-levels read", "goroutine-debug1 read", "goroutine-debug2 canceled", "version not attempted"}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, fetchStates(ir.Samples[0])); diff != "" {
 		t.Errorf("fetches (-want +got):\n%s", diff)
 	}
 }
