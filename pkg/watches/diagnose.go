@@ -79,18 +79,6 @@ type Options struct {
 	Words Words
 }
 
-// Words name how a user sets what a warning or advice points at (the
-// CLI: its command lines and flags). An empty field leaves the pointer
-// out of the sentence.
-type Words struct {
-	// Resample takes the samples of a live diagnosis further apart than
-	// three minutes.
-	Resample string
-	// CapturedAt gives the capture time of a capture without
-	// captured-at.txt.
-	CapturedAt string
-}
-
 // DefaultCaptureSlack is the default Options.CaptureSlack.
 const DefaultCaptureSlack = 30 * time.Second
 
@@ -206,11 +194,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the APF dump was taken without includeRequestDetails=1: it names no verbs or paths, so every executing request outside the exempt level is a candidate and clients can only be ambiguous", s.Name))
 	}
 	if cur.Requests != nil && cur.CapturedAt.IsZero() {
-		where := "captured-at.txt"
-		if opts.Words.CapturedAt != "" {
-			where += " or " + opts.Words.CapturedAt
-		}
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no capture time (%s): ages from APF are unavailable, clients are matched by count and order only", s.Name, where))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no capture time (%s): ages from APF are unavailable, clients are matched by count and order only", s.Name, opts.Words.captureTime()))
 	}
 	incomplete := ""
 	if cur.Requests != nil && len(cur.Requests.Skipped) > 0 {
