@@ -20,17 +20,30 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
-// FileName is the name collect gives each kind (the fixture layout).
-var FileName = map[api.FileKind]string{
-	api.FileGoroutineDebug2:  "goroutine-debug2.txt",
-	api.FileGoroutineDebug1:  "goroutine-debug1.txt",
-	api.FileGoroutineProfile: "goroutine.pb.gz",
-	api.FileAPFRequests:      "apf-requests.txt",
-	api.FileAPFLevels:        "apf-priority-levels.txt",
-	api.FileMetrics:          "metrics.txt",
-	api.FileVersion:          "version.json",
-	api.FileCapturedAt:       "captured-at.txt",
-	api.FileManifest:         ManifestName,
+// FileName is the name collect gives a kind's file (the fixture layout);
+// "" for a kind of no file.
+func FileName(k api.FileKind) string {
+	switch k {
+	case api.FileGoroutineDebug2:
+		return "goroutine-debug2.txt"
+	case api.FileGoroutineDebug1:
+		return "goroutine-debug1.txt"
+	case api.FileGoroutineProfile:
+		return "goroutine.pb.gz"
+	case api.FileAPFRequests:
+		return "apf-requests.txt"
+	case api.FileAPFLevels:
+		return "apf-priority-levels.txt"
+	case api.FileMetrics:
+		return "metrics.txt"
+	case api.FileVersion:
+		return "version.json"
+	case api.FileCapturedAt:
+		return "captured-at.txt"
+	case api.FileManifest:
+		return ManifestName
+	}
+	return ""
 }
 
 // peekSize is how much of an input detection looks at.

@@ -77,7 +77,7 @@ func TestLoadDropsRequestsStartedAfterTheCapture(t *testing.T) {
 	}
 	c := l.Captures[0]
 	for _, r := range c.Requests.Requests {
-		if r.StartTime.After(c.CapturedAt.Add(RequestSlack)) {
+		if r.StartTime.After(c.CapturedAt.Add(requestSlack)) {
 			t.Errorf("request of %q started at %s, after the capture at %s, is kept", r.User, r.StartTime, c.CapturedAt)
 		}
 	}

@@ -12,7 +12,17 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/watch-doctor/watch-doctor/pkg/live"
+	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
+
+// diagnoseOptions are the diagnosis options of every command, with the
+// command lines and flags its warnings and advice point at.
+func diagnoseOptions(captureSlack time.Duration) watches.Options {
+	return watches.Options{
+		CaptureSlack: captureSlack,
+		Words:        watches.Words{Resample: "diagnose --interval 3m30s", CapturedAt: "--captured-at"},
+	}
+}
 
 // checkRequestTimeout blames a bad --request-timeout on the flag, not on
 // the kubeconfig (client-go's own message names neither). It accepts what

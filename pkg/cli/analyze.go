@@ -112,11 +112,11 @@ func (o *AnalyzeOptions) Validate() error {
 
 // Run loads the inputs, diagnoses them and writes the report.
 func (o *AnalyzeOptions) Run() error {
-	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, Now: time.Now()})
+	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, CapturedAtSource: "--captured-at", Now: time.Now()})
 	if err != nil {
 		return err
 	}
-	r := watches.Diagnose(loaded.Servers(), watches.Options{})
+	r := watches.Diagnose(loaded.Servers(), diagnoseOptions(0))
 	r.Warnings = append(loaded.Warnings, r.Warnings...)
 	if err := writeReport(o.Out, r, o.format, o.failOn); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/live"
 )
 
@@ -104,7 +105,7 @@ func (o *CollectOptions) Run() error {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	target := &live.Dir{Root: o.Dir}
+	target := &bundle.Dir{Root: o.Dir}
 	res, runErr := live.Run(ctx, cfg, target)
 	if runErr != nil && (res == nil || ctx.Err() == nil) {
 		return runErr
@@ -114,7 +115,7 @@ func (o *CollectOptions) Run() error {
 	if o.ConfigFlags.Context != nil {
 		m.Context = *o.ConfigFlags.Context
 	}
-	if err := target.Finish(res, m); err != nil {
+	if err := target.Finish(res.Manifest(m)); err != nil {
 		return fmt.Errorf("writing the bundle: %w", err)
 	}
 	errs := instanceErrors(res, o.ErrOut)

@@ -27,11 +27,7 @@ func finishCompletion(root *cobra.Command) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if _, done := c.GetFlagCompletionFunc("output"); !done {
-			names := make([]string, len(report.Formats))
-			for i, f := range report.Formats {
-				names[i] = string(f)
-			}
-			registerValues(c, "output", names...)
+			registerValues(c, "output", report.FormatNames()...)
 		}
 		if c.Name() == "replay" {
 			registerValues(c, "fail-on", replayFailOnValues...)

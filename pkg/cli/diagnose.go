@@ -149,7 +149,7 @@ func (o *DiagnoseOptions) Run() error {
 			}
 		}
 	}
-	r := watches.Diagnose(servers, watches.Options{CaptureSlack: captureSlack})
+	r := watches.Diagnose(servers, diagnoseOptions(captureSlack))
 	withheld := withheldAdvice(res, o.MaxPause)
 	r.Warnings = append(append(append(res.Notes, loaded.Warnings...), withheld...), r.Warnings...)
 	r.Errors = errs

@@ -14,7 +14,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
-	"github.com/watch-doctor/watch-doctor/pkg/live"
+	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 )
 
 // autoStepClock is a fake clock on which waiting for d moves virtual time
@@ -305,7 +305,7 @@ func TestCollectThenAnalyzeAgreesWithDiagnose(t *testing.T) {
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			rel, _ := filepath.Rel(dir, p)
-			files = append(files, filepath.ToSlash(strings.ReplaceAll(rel, live.SafeName(a2.Address()), "INSTANCE")))
+			files = append(files, filepath.ToSlash(strings.ReplaceAll(rel, bundle.SafeName(a2.Address()), "INSTANCE")))
 		}
 		return nil
 	})

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -15,15 +16,21 @@ const failOnNone = "none"
 var failOnValues = []string{string(api.SeverityCritical), string(api.SeverityWarning), string(api.SeverityInfo), failOnNone}
 
 func addOutputFlag(cmd *cobra.Command, p *string) {
-	names := make([]string, len(report.Formats))
-	for i, f := range report.Formats {
-		names[i] = string(f)
-	}
-	cmd.Flags().StringVarP(p, "output", "o", *p, "output format: one of "+strings.Join(names, ", "))
+	cmd.Flags().StringVarP(p, "output", "o", *p, "output format: one of "+strings.Join(report.FormatNames(), ", "))
 }
 
 func addFailOnFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "fail-on", *p, "exit 1 when a finding has at least this severity: one of "+strings.Join(failOnValues, ", "))
+}
+
+// parseFormat resolves an -o value into a report.Format.
+func parseFormat(s string) (report.Format, error) {
+	f, err := report.ParseFormat(s)
+	var ue *report.UnsupportedFormatError
+	if errors.As(err, &ue) {
+		return "", fmt.Errorf("unsupported --output %q: use one of %s", ue.Value, strings.Join(report.FormatNames(), ", "))
+	}
+	return f, err
 }
 
 func parseFailOn(s string) (string, error) {

@@ -192,7 +192,7 @@ func (o *DiagnoseOptions) diagnoseContext(ctx context.Context, name string, errO
 	if len(loaded.Captures) == 0 {
 		return nil, fmt.Errorf("%w: %s", errNoInstance, firstOr(errs, "nothing fetched"))
 	}
-	r := watches.Diagnose(loaded.Servers(), watches.Options{CaptureSlack: captureSlack})
+	r := watches.Diagnose(loaded.Servers(), diagnoseOptions(captureSlack))
 	r.Warnings = append(append(res.Notes, loaded.Warnings...), r.Warnings...)
 	r.Errors = errs
 	return r, errIncomplete(errs)

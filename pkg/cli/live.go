@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,6 +118,14 @@ func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
 	if err != nil {
 		return live.Config{}, fmt.Errorf("no cluster to read: %w (set --kubeconfig or --context, or use analyze on saved files)", err)
 	}
+	servers := make([]string, 0, len(o.APIServers))
+	for _, a := range o.APIServers {
+		addr, err := normalizeAddress(a, rc.Host)
+		if err != nil {
+			return live.Config{}, err
+		}
+		servers = append(servers, addr)
+	}
 	timeout := rc.Timeout
 	if timeout == 0 {
 		timeout = defaultRequestTimeout
@@ -124,10 +135,38 @@ func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
 		clk = clock.RealClock{}
 	}
 	return live.Config{
-		REST: rc, APIServers: o.APIServers, Samples: o.Samples, Interval: o.Interval,
+		REST: rc, APIServers: servers, Samples: o.Samples, Interval: o.Interval,
 		RequestTimeout: timeout, MaxPause: o.MaxPause, MaxGoroutines: o.MaxGoroutines, Force: o.Force,
 		Clock: clk, Progress: progress,
+		Hints: live.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout"},
 	}, nil
+}
+
+// normalizeAddress reads an --apiserver value: "10.0.0.1", "10.0.0.1:6443", "[::1]:6443" or a
+// URL; it returns host:port (the port of the kubeconfig host by default).
+func normalizeAddress(a, server string) (string, error) {
+	if u, err := url.Parse(a); err == nil && u.Scheme != "" && u.Host != "" {
+		a = u.Host
+	}
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		host, port = a, ""
+		if u, err := url.Parse(server); err == nil {
+			port = u.Port()
+		}
+		if port == "" {
+			port = "443"
+		}
+	}
+	if host == "" {
+		return "", fmt.Errorf("invalid --apiserver %q: want HOST or HOST:PORT", a)
+	}
+	if n, err := strconv.ParseUint(port, 10, 64); err != nil {
+		return "", fmt.Errorf("invalid --apiserver %q: port %q is not a number", a, port)
+	} else if n < 1 || n > 65535 {
+		return "", fmt.Errorf("invalid --apiserver %q: port %q is out of range: use 1 to 65535", a, port)
+	}
+	return net.JoinHostPort(host, port), nil
 }
 
 // signalContext is canceled on SIGINT/SIGTERM.
@@ -158,7 +197,7 @@ func instanceErrors(res *live.Result, errOut io.Writer) []string {
 	}
 	if forbidden {
 		fmt.Fprintf(errOut, "some requests were refused by RBAC. watch-doctor needs read access to:\n")
-		for _, r := range live.Rules {
+		for _, r := range live.Rules() {
 			fmt.Fprintf(errOut, "  - %s\n", r)
 		}
 		fmt.Fprintf(errOut, "This ClusterRole grants exactly that (deploy/rbac.yaml); bind it to your user:\n\n%s\n", indent(live.ClusterRole, "  "))

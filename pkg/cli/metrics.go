@@ -96,7 +96,7 @@ Metrics a release does not expose are listed, never shown as zero.
 func (o *MetricsOptions) Complete(args []string) error {
 	o.Paths = args
 	var err error
-	o.format, err = report.ParseFormat(o.Output)
+	o.format, err = parseFormat(o.Output)
 	return err
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/report"
 )
 
-// Output forms beyond report.Formats, as kubectl spells them: -o name, and
+// Output forms beyond report.Formats(), as kubectl spells them: -o name, and
 // templates through cli-runtime's printers.
 const (
 	outputName       = "name"
@@ -48,7 +48,7 @@ func parseOutput(s string, noHeaders bool) (report.Format, error) {
 		}
 		return report.Format(s), nil
 	}
-	f, err := report.ParseFormat(s)
+	f, err := parseFormat(s)
 	if err != nil {
 		return "", fmt.Errorf("%w, name, %sTEMPLATE", err, templatePrefixes)
 	}

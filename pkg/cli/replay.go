@@ -142,7 +142,7 @@ a bundle. ` + exitCodesHelp,
 
 // Complete resolves the output format and the scenario.
 func (o *ReplayOptions) Complete(args []string) error {
-	f, err := report.ParseFormat(o.Output)
+	f, err := parseFormat(o.Output)
 	if err != nil {
 		return err
 	}
@@ -235,7 +235,7 @@ func scenarioFromDir(dir string, progress io.Writer) (*replay.Scenario, error) {
 		}
 		if ev.Report == nil {
 			fmt.Fprintf(progress, "replay --from %s: diagnosing %d capture(s)\n", dir, len(loaded.Captures))
-			ev.Report = watches.Diagnose(loaded.Servers(), watches.Options{})
+			ev.Report = watches.Diagnose(loaded.Servers(), diagnoseOptions(0))
 		}
 	}
 	sc, err := replay.Derive(ev)
@@ -406,6 +406,9 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	if o.SVG != "" {
 		var b bytes.Buffer
 		if err := report.RenderReplaySVG(&b, res); err != nil {
+			if errors.Is(err, report.ErrNoTimeline) {
+				return fmt.Errorf("%w: run the replay with --timeline", err)
+			}
 			return err
 		}
 		if err := os.WriteFile(o.SVG, b.Bytes(), 0o644); err != nil {

@@ -57,9 +57,9 @@ func (e Estimate) Known() bool { return e.Basis != "" }
 // Cut reports whether the runtime would cut the dump at 64 MiB.
 func (e Estimate) Cut() bool { return e.Bytes > stacks.MaxDumpBytes }
 
-// EstimateFromProfile estimates a debug=2 dump from a debug=1 (or
+// estimateFromProfile estimates a debug=2 dump from a debug=1 (or
 // protobuf) profile: frames x goroutines at the measured rates.
-func EstimateFromProfile(a *stacks.Aggregated) Estimate {
+func estimateFromProfile(a *stacks.Aggregated) Estimate {
 	frames := 0
 	for _, st := range a.Stacks {
 		frames += st.Count * len(st.Frames)
@@ -68,8 +68,8 @@ func EstimateFromProfile(a *stacks.Aggregated) Estimate {
 	return Estimate{Bytes: bytes, Pause: pauseOf(bytes), Basis: fmt.Sprintf("the debug=1 profile: %d goroutines, %d frames", a.Total, frames)}
 }
 
-// EstimateFromGoroutines estimates a debug=2 dump from go_goroutines alone.
-func EstimateFromGoroutines(n float64) Estimate {
+// estimateFromGoroutines estimates a debug=2 dump from go_goroutines alone.
+func estimateFromGoroutines(n float64) Estimate {
 	if math.IsNaN(n) || n < 0 {
 		return Estimate{}
 	}
@@ -165,9 +165,9 @@ func decideDump(cfg Config, instance string, look cheapLook) (take bool, why str
 	}
 	est := Estimate{}
 	if look.profile != nil {
-		est = EstimateFromProfile(look.profile)
+		est = estimateFromProfile(look.profile)
 	} else {
-		est = EstimateFromGoroutines(look.goroutines)
+		est = estimateFromGoroutines(look.goroutines)
 	}
 	if cfg.MaxPause > 0 && (!est.Known() || est.Pause > cfg.MaxPause) {
 		return false, "", &PauseBudgetError{Instance: instance, Estimate: est, Budget: cfg.MaxPause}, nil

@@ -13,19 +13,21 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Client GETs debug endpoints of one instance over a connection pinned to
+// client GETs debug endpoints of one instance over a connection pinned to
 // it. Safe for concurrent use.
-type Client struct {
+type client struct {
 	inst    Instance
 	base    *url.URL
 	http    *http.Client
 	timeout time.Duration
-	now     func() time.Time
+	// timeoutHint names what sets timeout, for TimeoutError.
+	timeoutHint string
+	now         func() time.Time
 }
 
-// NewClient builds a client for inst from the kubeconfig's rest.Config
+// newClient builds a client for inst from the kubeconfig's rest.Config
 // (credentials, TLS, impersonation). Each request gets timeout.
-func NewClient(cfg *rest.Config, inst Instance, timeout time.Duration, now func() time.Time) (*Client, error) {
+func newClient(cfg *rest.Config, inst Instance, timeout time.Duration, now func() time.Time) (*client, error) {
 	pc, err := pinnedConfig(cfg, inst)
 	if err != nil {
 		return nil, err
@@ -51,11 +53,11 @@ func NewClient(cfg *rest.Config, inst Instance, timeout time.Duration, now func(
 	if now == nil {
 		now = time.Now
 	}
-	return &Client{inst: inst, base: base, http: hc, timeout: timeout, now: now}, nil
+	return &client{inst: inst, base: base, http: hc, timeout: timeout, now: now}, nil
 }
 
-// Response is an open response body with what is known of the fetch.
-type Response struct {
+// response is an open response body with what is known of the fetch.
+type response struct {
 	Body io.ReadCloser
 	// StartedAt is the local time the request was sent.
 	StartedAt time.Time
@@ -65,7 +67,7 @@ type Response struct {
 }
 
 // Close releases the response and its deadline.
-func (r *Response) Close() error {
+func (r *response) Close() error {
 	err := r.Body.Close()
 	r.cancel()
 	return err
@@ -74,7 +76,7 @@ func (r *Response) Close() error {
 // Get requests path (with its query) and returns the open body of a 200
 // answer; any other status is an error naming the instance and path (a
 // 403 names the missing RBAC rule). The deadline covers reading the body.
-func (c *Client) Get(ctx context.Context, pathAndQuery string) (*Response, error) {
+func (c *client) Get(ctx context.Context, pathAndQuery string) (*response, error) {
 	ref, err := url.Parse(pathAndQuery)
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid path %q: %w", c.inst.Name, pathAndQuery, err)
@@ -100,7 +102,7 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string) (*Response, error
 	if err != nil {
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(cctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%s: GET %s: timed out after %s (--request-timeout)", c.inst.Name, ref.Path, c.timeout)
+			return nil, &TimeoutError{Instance: c.inst.Name, Path: ref.Path, After: c.timeout, Hint: c.timeoutHint}
 		}
 		return nil, fmt.Errorf("%s: GET %s: %w", c.inst.Name, ref.Path, err)
 	}
@@ -110,7 +112,7 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string) (*Response, error
 		cancel()
 		return nil, statusError(c.inst.Name, ref.Path, resp.StatusCode, body)
 	}
-	r := &Response{Body: &deadlineBody{rc: resp.Body, ctx: cctx, inst: c.inst.Name, path: ref.Path, timeout: c.timeout}, StartedAt: started, cancel: cancel}
+	r := &response{Body: &deadlineBody{rc: resp.Body, ctx: cctx, timeout: TimeoutError{Instance: c.inst.Name, Path: ref.Path, After: c.timeout, Reading: true, Hint: c.timeoutHint}}, StartedAt: started, cancel: cancel}
 	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
 		d = d.UTC()
 		r.ServerDate = &d
@@ -118,19 +120,41 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string) (*Response, error
 	return r, nil
 }
 
+// TimeoutError is a request that did not finish within the client's
+// timeout.
+type TimeoutError struct {
+	Instance string
+	Path     string
+	After    time.Duration
+	// Reading is set when the server had begun to answer.
+	Reading bool
+	// Hint names what sets the timeout (Config.Hints.RequestTimeout).
+	Hint string
+}
+
+func (e *TimeoutError) Error() string {
+	s := fmt.Sprintf("%s: GET %s: timed out after %s", e.Instance, e.Path, e.After)
+	if e.Reading {
+		s += " while reading the response"
+	}
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
 // deadlineBody names a deadline hit while reading the body.
 type deadlineBody struct {
 	rc      io.ReadCloser
 	ctx     context.Context
-	inst    string
-	path    string
-	timeout time.Duration
+	timeout TimeoutError
 }
 
 func (d *deadlineBody) Read(p []byte) (int, error) {
 	n, err := d.rc.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) && errors.Is(d.ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("%s: GET %s: timed out after %s while reading the response (--request-timeout)", d.inst, d.path, d.timeout)
+		te := d.timeout
+		err = &te
 	}
 	return n, err
 }

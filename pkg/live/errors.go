@@ -23,14 +23,19 @@ func (r Rule) String() string {
 	return fmt.Sprintf(`apiGroups: [%q], resources: [%q], verbs: [%q]`, r.APIGroup, r.Resource, r.Verb)
 }
 
+// endpointSlicesRule grants discovery of the instances.
+var endpointSlicesRule = Rule{APIGroup: "discovery.k8s.io", Resource: "endpointslices", Verb: "list"}
+
 // Rules are every rule the plugin uses, and nothing more; deploy/rbac.yaml
 // grants exactly these.
-var Rules = []Rule{
-	{NonResourceURL: "/debug/pprof/*", Verb: "get"},
-	{NonResourceURL: "/debug/api_priority_and_fairness/*", Verb: "get"},
-	{NonResourceURL: "/metrics", Verb: "get"},
-	{NonResourceURL: "/version", Verb: "get"},
-	{APIGroup: "discovery.k8s.io", Resource: "endpointslices", Verb: "list"},
+func Rules() []Rule {
+	return []Rule{
+		{NonResourceURL: "/debug/pprof/*", Verb: "get"},
+		{NonResourceURL: "/debug/api_priority_and_fairness/*", Verb: "get"},
+		{NonResourceURL: "/metrics", Verb: "get"},
+		{NonResourceURL: "/version", Verb: "get"},
+		endpointSlicesRule,
+	}
 }
 
 // ClusterRole is deploy/rbac.yaml's ClusterRole, printed when a request is
@@ -55,7 +60,7 @@ rules:
 
 // ruleFor returns the rule that grants a GET of path.
 func ruleFor(path string) Rule {
-	for _, r := range Rules {
+	for _, r := range Rules() {
 		u := r.NonResourceURL
 		if u == "" {
 			continue

@@ -32,8 +32,8 @@ type Instance struct {
 	Pinned bool `json:"pinned"`
 }
 
-// Discovery says how the instances were found.
-type Discovery struct {
+// discovery says how the instances were found.
+type discovery struct {
 	Instances []Instance
 	Notes     []string
 }
@@ -43,16 +43,15 @@ type Discovery struct {
 // pkg/controlplane/reconcilers).
 const kubernetesServiceLabel = discoveryv1.LabelServiceName + "=kubernetes"
 
-// Discover lists the API server instances from the default/kubernetes
-// EndpointSlices, or takes explicit addresses. It does not contact the
-// instances; see Probe.
-func Discover(ctx context.Context, cfg *rest.Config, explicit []string) (*Discovery, error) {
-	d := &Discovery{}
+// discover lists the API server instances from the default/kubernetes
+// EndpointSlices, or takes explicit HOST:PORT addresses. It does not contact the
+// instances; see probe.
+func discover(ctx context.Context, cfg *rest.Config, explicit []string) (*discovery, error) {
+	d := &discovery{}
 	if len(explicit) > 0 {
-		for _, a := range explicit {
-			addr, err := normalizeAddress(a, cfg.Host)
-			if err != nil {
-				return nil, err
+		for _, addr := range explicit {
+			if _, _, err := net.SplitHostPort(addr); err != nil {
+				return nil, fmt.Errorf("invalid API server address %q: want HOST:PORT: %w", addr, err)
 			}
 			d.Instances = append(d.Instances, Instance{Name: addr, Address: addr, Pinned: true})
 		}
@@ -75,7 +74,7 @@ func Discover(ctx context.Context, cfg *rest.Config, explicit []string) (*Discov
 		}
 		reason := err.Error()
 		if isForbiddenStatus(err) {
-			reason = fmt.Sprintf("forbidden: missing RBAC rule %s", Rules[4])
+			reason = fmt.Sprintf("forbidden: missing RBAC rule %s", endpointSlicesRule)
 		}
 		d.Notes = append(d.Notes, fmt.Sprintf("cannot list the API server instances (default/kubernetes EndpointSlices): %s; reading through the kubeconfig host %s instead", reason, hostOf(cfg.Host)))
 		d.Instances = []Instance{fallbackInstance(cfg)}
@@ -149,33 +148,6 @@ func hostOf(server string) string {
 		return server
 	}
 	return u.Host
-}
-
-// normalizeAddress accepts "10.0.0.1", "10.0.0.1:6443", "[::1]:6443" or a
-// URL, and returns host:port (the port of the kubeconfig host by default).
-func normalizeAddress(a, server string) (string, error) {
-	if u, err := url.Parse(a); err == nil && u.Scheme != "" && u.Host != "" {
-		a = u.Host
-	}
-	host, port, err := net.SplitHostPort(a)
-	if err != nil {
-		host, port = a, ""
-		if u, err := url.Parse(server); err == nil {
-			port = u.Port()
-		}
-		if port == "" {
-			port = "443"
-		}
-	}
-	if host == "" {
-		return "", fmt.Errorf("invalid --apiserver %q: want HOST or HOST:PORT", a)
-	}
-	if n, err := strconv.ParseUint(port, 10, 64); err != nil {
-		return "", fmt.Errorf("invalid --apiserver %q: port %q is not a number", a, port)
-	} else if n < 1 || n > 65535 {
-		return "", fmt.Errorf("invalid --apiserver %q: port %q is out of range: use 1 to 65535", a, port)
-	}
-	return net.JoinHostPort(host, port), nil
 }
 
 // pinnedConfig returns cfg aimed at inst: same credentials, the instance's

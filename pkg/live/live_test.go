@@ -18,29 +18,6 @@ import (
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-func TestNormalizeAddress(t *testing.T) {
-	for _, tc := range []struct{ in, server, want, err string }{
-		{"10.0.0.1", "https://api.example.com:6443", "10.0.0.1:6443", ""},
-		{"10.0.0.1:443", "https://api.example.com:6443", "10.0.0.1:443", ""},
-		{"[fd00::1]:6443", "https://api.example.com", "[fd00::1]:6443", ""},
-		{"fd00::1", "https://api.example.com", "[fd00::1]:443", ""},
-		{"https://10.0.0.2:8443/", "https://api.example.com", "10.0.0.2:8443", ""},
-		{"api.internal", "https://api.example.com", "api.internal:443", ""},
-		{"host:x", "https://api.example.com", "", `port "x" is not a number`},
-	} {
-		got, err := normalizeAddress(tc.in, tc.server)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("normalizeAddress(%q) error = %v, want %q", tc.in, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("normalizeAddress(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-}
-
 func TestPinnedConfigVerifiesTheKubeconfigHostName(t *testing.T) {
 	base := &rest.Config{Host: "https://api.example.com:6443", BearerToken: "t"}
 	c, err := pinnedConfig(base, Instance{Name: "10.0.0.7:6443", Address: "10.0.0.7:6443", Pinned: true})
@@ -87,7 +64,7 @@ func TestStatusErrors(t *testing.T) {
 // recorder is a Target that keeps what it is handed.
 type recorder struct{ kinds []string }
 
-func (r *recorder) Store(inst Instance, sample int, kind api.FileKind, body io.Reader) error {
+func (r *recorder) Store(instance string, sample int, kind api.FileKind, body io.Reader) error {
 	if _, err := io.Copy(io.Discard, body); err != nil {
 		return err
 	}
@@ -219,7 +196,7 @@ func TestServerURLPathPrefixIsKept(t *testing.T) {
 	s.PathPrefix = "/k8s/clusters/c-abc"
 	cfg := restConfig(t, s, fakeapiserver.TokenAdmin)
 	cfg.Host += s.PathPrefix
-	c, err := NewClient(cfg, Instance{Name: "proxy"}, 10*time.Second, nil)
+	c, err := newClient(cfg, Instance{Name: "proxy"}, 10*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

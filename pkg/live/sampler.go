@@ -21,26 +21,37 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
-// Paths fetched from each instance (the fixture layout's sources).
-var Paths = map[api.FileKind]string{
-	api.FileMetrics:         "/metrics",
-	api.FileGoroutineDebug2: "/debug/pprof/goroutine?debug=2",
-	api.FileGoroutineDebug1: "/debug/pprof/goroutine?debug=1",
-	api.FileAPFRequests:     "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1",
-	api.FileAPFLevels:       "/debug/api_priority_and_fairness/dump_priority_levels",
-	api.FileVersion:         "/version",
+// pathOf is the path, with its query, fetched from each instance for a
+// kind (the fixture layout's sources).
+func pathOf(k api.FileKind) string {
+	switch k {
+	case api.FileMetrics:
+		return "/metrics"
+	case api.FileGoroutineDebug2:
+		return "/debug/pprof/goroutine?debug=2"
+	case api.FileGoroutineDebug1:
+		return "/debug/pprof/goroutine?debug=1"
+	case api.FileAPFRequests:
+		return "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1"
+	case api.FileAPFLevels:
+		return "/debug/api_priority_and_fairness/dump_priority_levels"
+	case api.FileVersion:
+		return "/version"
+	}
+	return ""
 }
 
 // Target receives what is fetched. Store must consume body before
 // returning. Run serializes the calls (instances are read concurrently).
 type Target interface {
-	Store(inst Instance, sample int, kind api.FileKind, body io.Reader) error
+	Store(instance string, sample int, kind api.FileKind, body io.Reader) error
 }
 
 // Config is what Run needs; the CLI builds it from flags.
 type Config struct {
 	REST *rest.Config
-	// APIServers, when set, are the instances to read (no discovery).
+	// APIServers, when set, are the instances to read, as HOST:PORT (no
+	// discovery).
 	APIServers     []string
 	Samples        int
 	Interval       time.Duration
@@ -67,6 +78,28 @@ type Config struct {
 	// Only, when set, limits the fetches to these kinds (the metrics
 	// command reads /metrics alone).
 	Only []api.FileKind
+	// Hints name the settings that progress lines, notes and errors
+	// point at.
+	Hints Hints
+}
+
+// Hints name, in the caller's words, how a user changes a setting of
+// Config (the CLI: its flags). An empty hint is left out of the message.
+type Hints struct {
+	// APIServers pins the instances (Config.APIServers).
+	APIServers string
+	// Interval sets Config.Interval.
+	Interval string
+	// RequestTimeout sets Config.RequestTimeout.
+	RequestTimeout string
+}
+
+// paren returns " (hint)", or "" for no hint.
+func paren(hint string) string {
+	if hint == "" {
+		return ""
+	}
+	return " (" + hint + ")"
 }
 
 func (c Config) wants(k api.FileKind) bool {
@@ -154,14 +187,14 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	if cfg.RequestTimeout > 0 {
 		dctx, dcancel = context.WithTimeout(ctx, cfg.RequestTimeout)
 	}
-	disc, err := Discover(dctx, cfg.REST, cfg.APIServers)
+	disc, err := discover(dctx, cfg.REST, cfg.APIServers)
 	dcancel()
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Notes: disc.Notes}
 	insts := disc.Instances
-	clients := make([]*Client, len(insts))
+	clients := make([]*client, len(insts))
 	results := make([]InstanceResult, len(insts))
 	// partial is what was read when ctx ended, with ctx's error: a
 	// collect interrupted by Ctrl-C still writes a valid bundle of it.
@@ -173,7 +206,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	parallel(ctx, cfg.Parallel, len(insts), func(i int) {
 		inst := insts[i]
 		results[i].Instance = inst
-		c, err := NewClient(cfg.REST, inst, cfg.RequestTimeout, cfg.Clock.Now)
+		c, err := cfg.clientFor(inst)
 		if err != nil {
 			results[i].Errors = append(results[i].Errors, err)
 			return
@@ -199,19 +232,19 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 		// unreachable: read through the kubeconfig host and say so.
 		fb := fallbackInstance(cfg.REST)
 		res.Notes = append(res.Notes, fmt.Sprintf("none of the %d API server instances is reachable directly (%v); reading through the kubeconfig host %s, where a load balancer may answer each request from a different server", len(insts), results[0].Errors[0], fb.Name))
-		c, err := NewClient(cfg.REST, fb, cfg.RequestTimeout, cfg.Clock.Now)
+		c, err := cfg.clientFor(fb)
 		if err != nil {
 			return nil, err
 		}
 		for i := range results {
 			res.Notes = append(res.Notes, fmt.Sprintf("instance %s not read directly", results[i].Instance.Name))
 		}
-		clients, results = []*Client{c}, []InstanceResult{{Instance: fb}}
+		clients, results = []*client{c}, []InstanceResult{{Instance: fb}}
 		reachable = 1
 	}
 	for s := 1; s <= cfg.Samples && reachable > 0; s++ {
 		if s > 1 {
-			cfg.progress("waiting %s for sample %d/%d (--interval)", cfg.Interval, s, cfg.Samples)
+			cfg.progress("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, paren(cfg.Hints.Interval))
 			select {
 			case <-ctx.Done():
 				return partial()
@@ -277,6 +310,15 @@ func parallel(ctx context.Context, limit, n int, f func(i int)) {
 	wg.Wait()
 }
 
+// clientFor is newClient with the config's timeout and its hint.
+func (c Config) clientFor(inst Instance) (*client, error) {
+	cl, err := newClient(c.REST, inst, c.RequestTimeout, c.Clock.Now)
+	if cl != nil {
+		cl.timeoutHint = c.Hints.RequestTimeout
+	}
+	return cl, err
+}
+
 func (c Config) progress(format string, args ...any) {
 	if c.Progress != nil {
 		fmt.Fprintf(c.Progress, format+"\n", args...)
@@ -301,10 +343,10 @@ type lockedTarget struct {
 	t  Target
 }
 
-func (l *lockedTarget) Store(inst Instance, sample int, kind api.FileKind, body io.Reader) error {
+func (l *lockedTarget) Store(instance string, sample int, kind api.FileKind, body io.Reader) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.t.Store(inst, sample, kind, body)
+	return l.t.Store(instance, sample, kind, body)
 }
 
 // probeTimeout bounds the reachability probe of a pinned instance (at
@@ -313,7 +355,7 @@ const probeTimeout = 10 * time.Second
 
 // probe checks that an instance answers on its own address. Any HTTP
 // answer counts, a refusal included: only the connection matters here.
-func probe(ctx context.Context, c *Client, requestTimeout time.Duration) error {
+func probe(ctx context.Context, c *client, requestTimeout time.Duration) error {
 	d := probeTimeout
 	if requestTimeout > 0 && requestTimeout < d {
 		d = requestTimeout
@@ -347,11 +389,12 @@ func unreachable(err error) bool {
 	return err != nil && !errors.As(err, &he) && !errors.As(err, &fe) && !errors.As(err, &pe)
 }
 
-// sampler takes one sample of one instance.
+// sampler takes one sample of one instance; takeSample runs its steps in
+// order. Not safe for concurrent use.
 type sampler struct {
 	ctx    context.Context
 	cfg    Config
-	c      *Client
+	c      *client
 	n      int
 	target Target
 	sample api.Sample
@@ -359,6 +402,12 @@ type sampler struct {
 	// down is set once the instance did not answer: the remaining
 	// fetches of the sample are skipped.
 	down error
+	// ir is the instance's record: its version, notes and withheld dumps.
+	ir *InstanceResult
+	// look is what the cheap look read, for decideDump.
+	look cheapLook
+	// debug1 is the debug=1 profile, stored after the decision.
+	debug1 []byte
 }
 
 // fetch GETs kind's path and hands the body to consume, recording the
@@ -366,8 +415,8 @@ type sampler struct {
 // line says every cfg.ProgressEvery which instance and fetch it waits on.
 func (sp *sampler) fetch(kind api.FileKind, consume func(r io.Reader) error) *api.FetchInfo {
 	cfg, inst := sp.cfg, sp.c.inst
-	path := Paths[kind]
-	fi := api.FetchInfo{Kind: kind, Path: path, File: bundle.FileName[kind]}
+	path := pathOf(kind)
+	fi := api.FetchInfo{Kind: kind, Path: path, File: bundle.FileName(kind)}
 	if sp.down != nil {
 		err := fmt.Errorf("%s: GET %s: not attempted: the instance did not answer an earlier request of this sample", inst.Name, path)
 		fi.StartedAt, fi.File, fi.Error = cfg.Clock.Now().UTC(), "", err.Error()
@@ -421,16 +470,23 @@ func (sp *sampler) watchdog(path string) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	started := sp.cfg.Clock.Now()
+	timeoutName := sp.cfg.Hints.RequestTimeout
+	if timeoutName == "" {
+		timeoutName = "request timeout"
+	}
+	// The first timer is set before the request is sent, so a (fake)
+	// clock stepped once the request arrived fires it.
+	t := sp.cfg.Clock.NewTimer(sp.cfg.ProgressEvery)
 	go func() {
 		defer close(finished)
 		for {
-			t := sp.cfg.Clock.NewTimer(sp.cfg.ProgressEvery)
 			select {
 			case <-done:
 				t.Stop()
 				return
 			case <-t.C():
-				sp.cfg.progress("sample %d/%d: %s: GET %s: no complete answer yet, waiting %s so far (--request-timeout %s)", sp.n, sp.cfg.Samples, sp.c.inst.Name, path, sp.cfg.Clock.Since(started).Round(time.Second), sp.cfg.RequestTimeout)
+				t = sp.cfg.Clock.NewTimer(sp.cfg.ProgressEvery)
+				sp.cfg.progress("sample %d/%d: %s: GET %s: no complete answer yet, waiting %s so far (%s %s)", sp.n, sp.cfg.Samples, sp.c.inst.Name, path, sp.cfg.Clock.Since(started).Round(time.Second), timeoutName, sp.cfg.RequestTimeout)
 			}
 		}
 	}()
@@ -442,7 +498,7 @@ func (sp *sampler) watchdog(path string) (stop func()) {
 
 func (sp *sampler) store(kind api.FileKind) func(io.Reader) error {
 	return func(r io.Reader) error {
-		if err := sp.target.Store(sp.c.inst, sp.n, kind, r); err != nil {
+		if err := sp.target.Store(sp.c.inst.Name, sp.n, kind, r); err != nil {
 			return &storeError{err}
 		}
 		return nil
@@ -453,14 +509,26 @@ func (sp *sampler) store(kind api.FileKind) func(io.Reader) error {
 // look first, then the debug=2 dump when decideDump allows it. Errors of
 // single fetches are recorded and returned; the other fetches go on unless
 // the instance stopped answering.
-func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceResult, target Target) (api.Sample, []error) {
-	inst := c.inst
-	sp := &sampler{ctx: ctx, cfg: cfg, c: c, n: n, target: target}
-	sp.sample = api.Sample{Dir: fmt.Sprintf("%s/sample-%d", SafeName(inst.Name), n), CapturedAt: cfg.Clock.Now().UTC()}
-	var look cheapLook
-	look.goroutines, look.start = math.NaN(), math.NaN()
-	// /metrics first: go_goroutines, the process start time and, from
-	// its Date header, the server's clock for APF ages.
+func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceResult, target Target) (api.Sample, []error) {
+	sp := &sampler{ctx: ctx, cfg: cfg, c: c, n: n, target: target, ir: ir}
+	sp.sample = api.Sample{Dir: bundle.SampleDir(c.inst.Name, n), CapturedAt: cfg.Clock.Now().UTC()}
+	sp.look.goroutines, sp.look.start = math.NaN(), math.NaN()
+	sp.readMetrics()
+	sp.readAPF()
+	sp.readProfile()
+	sp.look.at = sp.sample.CapturedAt
+	sp.dumpIfNeeded()
+	sp.storeProfile()
+	sp.readVersion()
+	sp.checkOneProcess()
+	cfg.progress("sample %d/%d: %s: done (%d errors)", n, cfg.Samples, c.inst.Name, len(sp.errs))
+	return sp.sample, sp.errs
+}
+
+// readMetrics fetches /metrics first: go_goroutines, the process start
+// time and, from its Date header, the server's clock for APF ages.
+func (sp *sampler) readMetrics() {
+	inst := sp.c.inst
 	mfi := sp.fetch(api.FileMetrics, func(r io.Reader) error {
 		b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
 		if err != nil {
@@ -468,12 +536,12 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 		}
 		if s, err := metrics.Parse(bytes.NewReader(b), inst.Name+"/metrics"); err == nil {
 			snap := metrics.Extract(s)
-			look.goroutines, look.start = snap.Goroutines, snap.ProcessStartTime
+			sp.look.goroutines, sp.look.start = snap.Goroutines, snap.ProcessStartTime
 		}
 		return sp.store(api.FileMetrics)(bytes.NewReader(b))
 	})
-	if !math.IsNaN(look.start) {
-		mfi.ProcessStartTime = look.start
+	if !math.IsNaN(sp.look.start) {
+		mfi.ProcessStartTime = sp.look.start
 	}
 	if mfi.Error == "" {
 		sp.sample.CapturedAt = mfi.StartedAt
@@ -481,107 +549,137 @@ func takeSample(ctx context.Context, cfg Config, c *Client, n int, ir *InstanceR
 			sp.sample.CapturedAt = *mfi.ServerDate
 		}
 	}
-	// The APF dumps: every watch still initializing is an executing
-	// request, with its start time, user, resource and seats.
-	if cfg.wants(api.FileAPFRequests) {
+}
+
+// readAPF fetches the APF dumps: every watch still initializing is an
+// executing request, with its start time, user, resource and seats.
+func (sp *sampler) readAPF() {
+	if sp.cfg.wants(api.FileAPFRequests) {
 		sp.fetch(api.FileAPFRequests, func(r io.Reader) error {
 			b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
 			if err != nil {
-				return fmt.Errorf("%s: reading APF dump_requests: %w", inst.Name, err)
+				return fmt.Errorf("%s: reading APF dump_requests: %w", sp.c.inst.Name, err)
 			}
 			if rq, err := apf.ParseRequests(bytes.NewReader(b)); err == nil {
-				look.requests = rq
+				sp.look.requests = rq
 			}
 			return sp.store(api.FileAPFRequests)(bytes.NewReader(b))
 		})
 	}
-	if cfg.wants(api.FileAPFLevels) {
+	if sp.cfg.wants(api.FileAPFLevels) {
 		sp.fetch(api.FileAPFLevels, sp.store(api.FileAPFLevels))
 	}
-	// The debug=1 profile: goroutines counted per stack, for the
-	// initial-phase watchers and the size of a debug=2 dump. Stored after
-	// the decision, so that a debug=2 dump of the same sample is read
-	// first.
-	var debug1 []byte
-	if cfg.wants(api.FileGoroutineDebug2) {
-		sp.fetch(api.FileGoroutineDebug1, func(r io.Reader) error {
-			b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
-			if err != nil {
-				return fmt.Errorf("%s: reading the debug=1 goroutine profile: %w", inst.Name, err)
-			}
-			if a, err := stacks.ParseDebug1(bytes.NewReader(b)); err == nil {
-				look.profile = a
-			}
-			debug1 = b
-			return nil
-		})
+}
+
+// readProfile fetches the debug=1 profile: goroutines counted per stack,
+// for the initial-phase watchers and the size of a debug=2 dump. It is
+// stored after the decision (storeProfile), so that a debug=2 dump of the
+// same sample is read first.
+func (sp *sampler) readProfile() {
+	if !sp.cfg.wants(api.FileGoroutineDebug2) {
+		return
 	}
-	look.at = sp.sample.CapturedAt
-	if cfg.wants(api.FileGoroutineDebug2) && sp.down == nil {
-		take, why, withheld, err := decideDump(cfg, inst.Name, look)
-		switch {
-		case err != nil:
-			sp.errs = append(sp.errs, err)
-			sp.sample.Fetches = append(sp.sample.Fetches, api.FetchInfo{Kind: api.FileGoroutineDebug2, Path: Paths[api.FileGoroutineDebug2], StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
-		case take:
-			cfg.progress("sample %d/%d: %s: goroutine dump (go_goroutines %.0f; %s)", n, cfg.Samples, inst.Name, look.goroutines, why)
-			gfi := sp.fetch(api.FileGoroutineDebug2, sp.store(api.FileGoroutineDebug2))
-			if gfi.Error == "" {
-				at := gfi.StartedAt
-				if gfi.ServerDate != nil {
-					at = *gfi.ServerDate
-				}
-				sp.sample.CapturedAt = at
-			}
-		case withheld != nil:
-			cfg.progress("sample %d/%d: %s", n, cfg.Samples, withheld)
-			ir.Withheld = append(ir.Withheld, withheld)
-			sp.sample.Withheld = withheld.Cost()
-		default:
-			cfg.progress("sample %d/%d: %s: no goroutine dump needed: %s", n, cfg.Samples, inst.Name, why)
-			sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump needed: "+why)
+	sp.fetch(api.FileGoroutineDebug1, func(r io.Reader) error {
+		b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
+		if err != nil {
+			return fmt.Errorf("%s: reading the debug=1 goroutine profile: %w", sp.c.inst.Name, err)
 		}
-	}
-	if debug1 != nil {
-		if err := sp.store(api.FileGoroutineDebug1)(bytes.NewReader(debug1)); err != nil {
-			sp.errs = append(sp.errs, err)
+		if a, err := stacks.ParseDebug1(bytes.NewReader(b)); err == nil {
+			sp.look.profile = a
 		}
+		sp.debug1 = b
+		return nil
+	})
+}
+
+// dumpIfNeeded takes the debug=2 dump when decideDump allows it, and
+// records why not otherwise.
+func (sp *sampler) dumpIfNeeded() {
+	cfg, inst, n := sp.cfg, sp.c.inst, sp.n
+	if !cfg.wants(api.FileGoroutineDebug2) || sp.down != nil {
+		return
 	}
-	if ir.Version == "" && cfg.wants(api.FileVersion) {
-		sp.fetch(api.FileVersion, func(r io.Reader) error {
-			b, err := io.ReadAll(io.LimitReader(r, 1<<20))
-			if err != nil {
-				return err
+	take, why, withheld, err := decideDump(cfg, inst.Name, sp.look)
+	switch {
+	case err != nil:
+		sp.errs = append(sp.errs, err)
+		sp.sample.Fetches = append(sp.sample.Fetches, api.FetchInfo{Kind: api.FileGoroutineDebug2, Path: pathOf(api.FileGoroutineDebug2), StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
+	case take:
+		cfg.progress("sample %d/%d: %s: goroutine dump (go_goroutines %.0f; %s)", n, cfg.Samples, inst.Name, sp.look.goroutines, why)
+		gfi := sp.fetch(api.FileGoroutineDebug2, sp.store(api.FileGoroutineDebug2))
+		if gfi.Error == "" {
+			at := gfi.StartedAt
+			if gfi.ServerDate != nil {
+				at = *gfi.ServerDate
 			}
-			var v struct {
-				GitVersion string `json:"gitVersion"`
-			}
-			if err := json.Unmarshal(b, &v); err != nil {
-				return fmt.Errorf("%s: decoding /version: %w", inst.Name, err)
-			}
-			ir.Version = v.GitVersion
-			return sp.store(api.FileVersion)(bytes.NewReader(b))
-		})
-	}
-	if !inst.Pinned && len(cfg.Only) == 0 && sp.down == nil {
-		// Through a load balancer: read the process start time again to see
-		// whether this sample's fetches all reached one process.
-		var again float64 = math.NaN()
-		if resp, err := c.Get(ctx, Paths[api.FileMetrics]); err == nil {
-			if s, err := metrics.Parse(resp.Body, inst.Name+"/metrics"); err == nil {
-				again = metrics.Extract(s).ProcessStartTime
-			}
-			resp.Close()
+			sp.sample.CapturedAt = at
 		}
-		if !math.IsNaN(look.start) && !math.IsNaN(again) && look.start != again {
-			note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers; pin instances with --apiserver", n, look.start, again)
-			ir.Notes = append(ir.Notes, note)
-			sp.sample.Mixed = note
-			cfg.progress("%s: %s", inst.Name, note)
-		}
+	case withheld != nil:
+		cfg.progress("sample %d/%d: %s", n, cfg.Samples, withheld)
+		sp.ir.Withheld = append(sp.ir.Withheld, withheld)
+		sp.sample.Withheld = withheld.Cost()
+	default:
+		cfg.progress("sample %d/%d: %s: no goroutine dump needed: %s", n, cfg.Samples, inst.Name, why)
+		sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump needed: "+why)
 	}
-	cfg.progress("sample %d/%d: %s: done (%d errors)", n, cfg.Samples, inst.Name, len(sp.errs))
-	return sp.sample, sp.errs
+}
+
+// storeProfile hands the debug=1 profile read by readProfile to the
+// target.
+func (sp *sampler) storeProfile() {
+	if sp.debug1 == nil {
+		return
+	}
+	if err := sp.store(api.FileGoroutineDebug1)(bytes.NewReader(sp.debug1)); err != nil {
+		sp.errs = append(sp.errs, err)
+	}
+}
+
+// readVersion fetches /version once per instance.
+func (sp *sampler) readVersion() {
+	ir := sp.ir
+	if ir.Version != "" || !sp.cfg.wants(api.FileVersion) {
+		return
+	}
+	sp.fetch(api.FileVersion, func(r io.Reader) error {
+		b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+		if err != nil {
+			return err
+		}
+		var v struct {
+			GitVersion string `json:"gitVersion"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			return fmt.Errorf("%s: decoding /version: %w", sp.c.inst.Name, err)
+		}
+		ir.Version = v.GitVersion
+		return sp.store(api.FileVersion)(bytes.NewReader(b))
+	})
+}
+
+// checkOneProcess, through a load balancer, reads the process start time
+// again to see whether this sample's fetches all reached one process.
+func (sp *sampler) checkOneProcess() {
+	cfg, inst, n := sp.cfg, sp.c.inst, sp.n
+	if inst.Pinned || len(cfg.Only) != 0 || sp.down != nil {
+		return
+	}
+	var again float64 = math.NaN()
+	if resp, err := sp.c.Get(sp.ctx, pathOf(api.FileMetrics)); err == nil {
+		if s, err := metrics.Parse(resp.Body, inst.Name+"/metrics"); err == nil {
+			again = metrics.Extract(s).ProcessStartTime
+		}
+		resp.Close()
+	}
+	if !math.IsNaN(sp.look.start) && !math.IsNaN(again) && sp.look.start != again {
+		note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers", n, sp.look.start, again)
+		if cfg.Hints.APIServers != "" {
+			note += "; pin instances with " + cfg.Hints.APIServers
+		}
+		sp.ir.Notes = append(sp.ir.Notes, note)
+		sp.sample.Mixed = note
+		cfg.progress("%s: %s", inst.Name, note)
+	}
 }
 
 // checkSameProcess compares the process start times of an instance's
@@ -600,18 +698,6 @@ func checkSameProcess(ir *InstanceResult) {
 			}
 		}
 	}
-}
-
-// SafeName turns an instance name into a directory name (no ':' or '/').
-func SafeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		switch c {
-		case ':', '/', '\\', '[', ']', '%', '*', '?', '"', '<', '>', '|':
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }
 
 type countingReader struct {

@@ -78,7 +78,7 @@ func TestCheapLookFirst(t *testing.T) {
 
 func TestEstimateCut(t *testing.T) {
 	// 100k goroutines of the fixture's size: over 64 MiB and seconds.
-	e := EstimateFromGoroutines(100000)
+	e := estimateFromGoroutines(100000)
 	if !e.Cut() || e.Pause < time.Second {
 		t.Errorf("estimate %+v: want cut at 64 MiB and over a second", e)
 	}

@@ -1,11 +1,8 @@
 package live
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -23,14 +20,14 @@ type Captures struct {
 // NewCaptures returns an empty Captures.
 func NewCaptures() *Captures { return &Captures{byKey: map[string]*bundle.Capture{}} }
 
-func captureKey(inst Instance, sample int) string { return fmt.Sprintf("%s\x00%d", inst.Name, sample) }
+func captureKey(instance string, sample int) string { return fmt.Sprintf("%s\x00%d", instance, sample) }
 
 // Store implements Target.
-func (c *Captures) Store(inst Instance, sample int, kind api.FileKind, body io.Reader) error {
-	k := captureKey(inst, sample)
+func (c *Captures) Store(instance string, sample int, kind api.FileKind, body io.Reader) error {
+	k := captureKey(instance, sample)
 	cp, ok := c.byKey[k]
 	if !ok {
-		cp = bundle.NewCapture(fmt.Sprintf("%s sample %d", inst.Name, sample), inst.Name, time.Time{}, "")
+		cp = bundle.NewCapture(fmt.Sprintf("%s sample %d", instance, sample), instance, time.Time{}, "")
 		c.byKey[k] = cp
 		c.order = append(c.order, k)
 	}
@@ -40,7 +37,7 @@ func (c *Captures) Store(inst Instance, sample int, kind api.FileKind, body io.R
 		_, err := io.Copy(io.Discard, body)
 		return err
 	}
-	return cp.Read(kind, fmt.Sprintf("%s%s (sample %d)", inst.Name, Paths[kind], sample), body)
+	return cp.Read(kind, fmt.Sprintf("%s%s (sample %d)", instance, pathOf(kind), sample), body)
 }
 
 // Loaded turns the captures into the bundle form the diagnosis reads,
@@ -49,7 +46,7 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 	l := &bundle.Loaded{}
 	for _, ir := range res.Instances {
 		for n, s := range ir.Samples {
-			cp, ok := c.byKey[captureKey(ir.Instance, n+1)]
+			cp, ok := c.byKey[captureKey(ir.Instance.Name, n+1)]
 			if !ok {
 				continue
 			}
@@ -72,73 +69,21 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 	return l
 }
 
-// Dir is the Target of collect: it writes each response to
-// ROOT/<instance>/sample-N/<file> in the layout analyze reads.
-type Dir struct {
-	Root string
-}
-
-// Store implements Target.
-func (d *Dir) Store(inst Instance, sample int, kind api.FileKind, body io.Reader) error {
-	dir := filepath.Join(d.Root, SafeName(inst.Name), fmt.Sprintf("sample-%d", sample))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	path := filepath.Join(dir, bundle.FileName[kind])
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, body); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("%s: writing %s: %w", inst.Name, path, err)
-	}
-	return f.Close()
-}
-
-// Finish writes each sample's captured-at.txt, copies /version into every
-// sample that lacks it, and writes the manifest.
-func (d *Dir) Finish(res *Result, m api.Manifest) error {
-	for _, ir := range res.Instances {
+// Manifest returns m with the instances read, their samples and the
+// notes of the run: the manifest of the bundle a bundle.Dir target wrote.
+func (r *Result) Manifest(m api.Manifest) api.Manifest {
+	for _, ir := range r.Instances {
 		inst := api.Instance{Name: ir.Instance.Name, Address: ir.Instance.Address, Pinned: ir.Instance.Pinned, Version: ir.Version, Samples: ir.Samples}
 		if ir.Failed() && len(ir.Errors) > 0 {
 			inst.Error = ir.Errors[0].Error()
 		}
-		var version []byte
-		for _, s := range ir.Samples {
-			if b, err := os.ReadFile(filepath.Join(d.Root, filepath.FromSlash(s.Dir), bundle.FileName[api.FileVersion])); err == nil {
-				version = b
-			}
-		}
-		for _, s := range ir.Samples {
-			dir := filepath.Join(d.Root, filepath.FromSlash(s.Dir))
-			if _, err := os.Stat(dir); err != nil {
-				continue // nothing was fetched for this sample
-			}
-			at := s.CapturedAt.UTC().Format(time.RFC3339Nano) + "\n"
-			if err := os.WriteFile(filepath.Join(dir, bundle.FileName[api.FileCapturedAt]), []byte(at), 0o644); err != nil {
-				return err
-			}
-			vp := filepath.Join(dir, bundle.FileName[api.FileVersion])
-			if _, err := os.Stat(vp); err != nil && version != nil {
-				if err := os.WriteFile(vp, version, 0o644); err != nil {
-					return err
-				}
-			}
-		}
 		m.Instances = append(m.Instances, inst)
 	}
-	m.APIVersion, m.Kind = api.GroupVersion, api.KindManifest
-	m.Notes = append(m.Notes, res.Notes...)
-	for _, ir := range res.Instances {
+	m.Notes = append(m.Notes, r.Notes...)
+	for _, ir := range r.Instances {
 		for _, n := range ir.Notes {
 			m.Notes = append(m.Notes, ir.Instance.Name+": "+n)
 		}
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(d.Root, bundle.ManifestName), append(b, '\n'), 0o644)
+	return m
 }

@@ -16,10 +16,11 @@ import (
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
+	"github.com/watch-doctor/watch-doctor/pkg/english"
 )
 
 // Epoch is the virtual time every replay starts at.
-var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+func Epoch() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // maxReadRounds bounds the rounds of one read pass (readAll; each round
 // lets clients read what arrived since the last and the server write
@@ -138,7 +139,7 @@ func expandClients(sc *Scenario, w *world) []*clientRun {
 // runColumn replays sc on b in virtual time, one tick at a time, and returns
 // b's column and, with timeline, its series (timeline.go).
 func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *api.Column, _ *api.TimelineSeries, err error) {
-	clk := testingclock.NewFakeClock(Epoch)
+	clk := testingclock.NewFakeClock(Epoch())
 	w := newWorld(sc)
 	if err := b.Start(w.initial(), clk); err != nil {
 		return nil, nil, err
@@ -325,7 +326,7 @@ func (c *columnRun) observe(t time.Duration) {
 
 // advance steps the fake clock to the next tick and settles.
 func (c *columnRun) advance(t time.Duration) error {
-	c.clk.SetTime(Epoch.Add(t + c.tick))
+	c.clk.SetTime(Epoch().Add(t + c.tick))
 	return c.settle()
 }
 
@@ -384,7 +385,7 @@ func startClient(sc *Scenario, b Backend, clk *testingclock.FakeClock, r *client
 	r.wantEnd = sie != nil && *sie && *r.spec.Bookmarks
 	r.startRV = r.resource.rv
 	if r.expected == 0 && !r.wantEnd {
-		at := clk.Now().Sub(Epoch)
+		at := clk.Now().Sub(Epoch())
 		r.initialDone = &at
 	}
 	r.h = h
@@ -509,7 +510,7 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 			last = r.progressAtStop
 		}
 		if !last.IsZero() {
-			cr.LastProgressSeconds = ptr(last.Sub(Epoch).Seconds())
+			cr.LastProgressSeconds = ptr(last.Sub(Epoch()).Seconds())
 		}
 		st := r.h.st.state()
 		cr.WindowUpdates = st.WindowUpdates
@@ -556,7 +557,7 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 		if r.h.done() && r.h.endAt.Before(until) {
 			until = r.h.endAt
 		}
-		started := Epoch.Add(r.start)
+		started := Epoch().Add(r.start)
 		if until.After(started) {
 			cr.APFSeatSeconds = float64(r.spec.Seats) * until.Sub(started).Seconds()
 		}
@@ -665,21 +666,21 @@ func verdictOf(res *api.Replay) api.Verdict {
 	var parts []string
 	if len(v.Freed) > 0 {
 		parts = append(parts, fmt.Sprintf("the stall timeout stops the watcher of %d stuck watch%s (%d blocked goroutine%s left, %d unpatched)",
-			len(v.Freed), plural(len(v.Freed), "", "es"), fixed.BlockedGoroutines, plural(fixed.BlockedGoroutines, "", "s"), un.BlockedGoroutines))
+			len(v.Freed), english.Plural(len(v.Freed), "", "es"), fixed.BlockedGoroutines, english.Plural(fixed.BlockedGoroutines, "", "s"), un.BlockedGoroutines))
 		if pr != nil {
 			parts = append(parts, fmt.Sprintf("pr141899 leaves %d handler%s blocked writing and %s APF seat-seconds held (%s unpatched), telling %s",
-				len(v.HeldByPR141899), plural(len(v.HeldByPR141899), "", "s"), formatFloat(pr.APFSeatSeconds), formatFloat(un.APFSeatSeconds),
+				len(v.HeldByPR141899), english.Plural(len(v.HeldByPR141899), "", "s"), formatFloat(pr.APFSeatSeconds), formatFloat(un.APFSeatSeconds),
 				toldText(pr, v.Freed, un)))
 		}
 		if co != nil {
 			freed := len(v.Freed) - countNamed(co, v.Freed, un, func(c api.ClientResult) bool { return c.HandlerBlockedInWrite })
 			parts = append(parts, fmt.Sprintf("complete frees %d handler%s (%s APF seat-seconds) and tells %d client%s",
-				freed, plural(freed, "", "s"), formatFloat(co.APFSeatSeconds),
-				len(v.ToldByComplete), plural(len(v.ToldByComplete), "", "s")))
+				freed, english.Plural(freed, "", "s"), formatFloat(co.APFSeatSeconds),
+				len(v.ToldByComplete), english.Plural(len(v.ToldByComplete), "", "s")))
 		}
 	}
 	if len(v.Cut) > 0 {
-		parts = append(parts, fmt.Sprintf("the stall timeout CUTS %d client%s that complete%s without it: %s", len(v.Cut), plural(len(v.Cut), "", "s"), plural(len(v.Cut), "s", ""), strings.Join(v.Cut, ", ")))
+		parts = append(parts, fmt.Sprintf("the stall timeout CUTS %d client%s that complete%s without it: %s", len(v.Cut), english.Plural(len(v.Cut), "", "s"), english.Plural(len(v.Cut), "s", ""), strings.Join(v.Cut, ", ")))
 	} else {
 		parts = append(parts, "the stall timeout cuts no client that completes without it")
 	}
@@ -712,14 +713,7 @@ func toldText(col *api.Column, names []string, ref *api.Column) string {
 	if n == 0 {
 		return "no client"
 	}
-	return fmt.Sprintf("%d client%s", n, plural(n, "", "s"))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return fmt.Sprintf("%d client%s", n, english.Plural(n, "", "s"))
 }
 
 func formatFloat(f float64) string {

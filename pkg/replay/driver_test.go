@@ -170,7 +170,7 @@ clients: [{name: c, model: healthy}]
 // budget clock; the replay clock, which every other timer and timestamp
 // uses, does not move.
 func TestBudgetLeavesReplayClock(t *testing.T) {
-	clk := testingclock.NewFakeClock(Epoch)
+	clk := testingclock.NewFakeClock(Epoch())
 	o := NewOurs(api.ColumnUnpatched, 0)
 	objs := []*cacher.Object{{Namespace: "ns", Name: "a", ResourceVersion: 100, Size: 10}}
 	if err := o.Start([]ResourceState{{Name: "pods", Objects: objs, ResourceVersion: 100}}, clk); err != nil {
@@ -199,14 +199,14 @@ func TestBudgetLeavesReplayClock(t *testing.T) {
 		if err := o.Settle(ctx, all); err != nil {
 			t.Fatal(err)
 		}
-		if got := clk.Now(); !got.Equal(Epoch.Add(10 * time.Second)) {
-			t.Fatalf("after change %d the replay clock reads %v, want %v", rv, got, Epoch.Add(10*time.Second))
+		if got := clk.Now(); !got.Equal(Epoch().Add(10 * time.Second)) {
+			t.Fatalf("after change %d the replay clock reads %v, want %v", rv, got, Epoch().Add(10*time.Second))
 		}
 	}
 	if got := o.Counters()[0].TerminatedWatchers; got != 1 {
 		t.Errorf("%d watchers closed by the dispatcher, want 1", got)
 	}
-	if got, want := o.budget.Now(), Epoch.Add(10*time.Second+100*time.Millisecond); !got.Equal(want) {
+	if got, want := o.budget.Now(), Epoch().Add(10*time.Second+100*time.Millisecond); !got.Equal(want) {
 		t.Errorf("budget clock at %v, want %v (the replay's 10 s, then the full 100 ms budget waited)", got, want)
 	}
 }

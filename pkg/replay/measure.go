@@ -83,28 +83,18 @@ func RenameOurCacher(fn string) string {
 //
 // This is the one place a replay reads goroutine dumps.
 func ClassifyDump(dump []byte, rename func(string) string, keep func(*stacks.Goroutine) bool) (*DumpView, error) {
-	sc := stacks.NewScanner(bytes.NewReader(dump))
-	col := watches.NewCollector()
 	parents := map[int64]int64{}
 	view := &DumpView{Watchers: map[int64]WatcherGoroutine{}}
-	for sc.Next() {
-		g := sc.Goroutine()
-		if rename != nil {
-			for i := range g.Frames {
-				g.Frames[i].Func = rename(g.Frames[i].Func)
-			}
-			g.CreatedBy.Func = rename(g.CreatedBy.Func)
-		}
+	d, err := watches.ReadDump(bytes.NewReader(dump), watches.ReadOptions{AllArgs: true, Rename: rename, Each: func(g *stacks.Goroutine) error {
 		parents[g.ID] = g.ParentID
 		if keep != nil && keep(g) {
 			view.Goroutines = append(view.Goroutines, g.Clone())
 		}
-		col.Add(g)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	}})
+	if err != nil {
 		return nil, fmt.Errorf("reading goroutine dump: %w", err)
 	}
-	d := col.Dump(sc.Stats())
 	for _, w := range d.Watchers {
 		p := parents[w.GoroutineID]
 		view.Watchers[p] = WatcherGoroutine{

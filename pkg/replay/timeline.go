@@ -34,7 +34,7 @@ func (tr *timelineRecorder) record(b Backend, t time.Duration, runs []*clientRun
 		st.Watcher = r.h.end != endWatchError && r.h.w != nil && b.Alive(r.h.w)
 		_, inWrite := r.h.writeState()
 		st.HandlerBlockedInWrite = inWrite && !r.h.done()
-		now := Epoch.Add(t)
+		now := Epoch().Add(t)
 		init := r.initializedAt.Load()
 		ended := r.h.done() && !r.h.endAt.After(now)
 		if !ended && (init == 0 || init > now.UnixNano()) {

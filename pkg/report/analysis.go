@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/english"
 )
 
 // RenderReport writes a diagnosis in format f.
@@ -250,7 +251,7 @@ func summaryLine(r *api.Report) string {
 		case s.StuckUnattributed > 0:
 			seats += fmt.Sprintf(" by the %d attributed to a request", s.StuckWatches-s.StuckUnattributed)
 		}
-		parts = append(parts, fmt.Sprintf("%s stuck in the initial-events replay (%d goroutines, %s)", plural(s.StuckWatches, "watch", "watches"), s.StuckGoroutines, seats))
+		parts = append(parts, fmt.Sprintf("%s stuck in the initial-events replay (%d goroutines, %s)", english.Count(s.StuckWatches, "watch", "watches"), s.StuckGoroutines, seats))
 	case len(r.Incomplete) > 0:
 		parts = append(parts, "no watch found stuck in what could be decided (incomplete)")
 	case undecidable == len(r.APIServers):
@@ -259,19 +260,19 @@ func summaryLine(r *api.Report) string {
 		parts = append(parts, "no watch stuck in the initial-events replay")
 	}
 	if s.SlowWatches > 0 {
-		parts = append(parts, plural(s.SlowWatches, "slow watch", "slow watches"))
+		parts = append(parts, english.Count(s.SlowWatches, "slow watch", "slow watches"))
 	}
 	if s.UndecidedWatches > 0 {
-		parts = append(parts, plural(s.UndecidedWatches, "watch", "watches")+" initializing too long, stuck or slow not decided")
+		parts = append(parts, english.Count(s.UndecidedWatches, "watch", "watches")+" initializing too long, stuck or slow not decided")
 	}
 	if s.BlockedStreaming > 0 {
-		parts = append(parts, plural(s.BlockedStreaming, "blocked streaming watch", "blocked streaming watches"))
+		parts = append(parts, english.Count(s.BlockedStreaming, "blocked streaming watch", "blocked streaming watches"))
 	}
 	if s.HeldAfterWatcherClosed > 0 {
-		parts = append(parts, plural(s.HeldAfterWatcherClosed, "watch handler", "watch handlers")+" holding APF seats with no watcher left")
+		parts = append(parts, english.Count(s.HeldAfterWatcherClosed, "watch handler", "watch handlers")+" holding APF seats with no watcher left")
 	}
 	return fmt.Sprintf("Summary: %s; %s (%d in the initial phase) among %d goroutines on %s.",
-		strings.Join(parts, ", "), plural(watchers, "cacheWatcher", "cacheWatchers"), initial, s.Goroutines, plural(servers, "API server", "API servers"))
+		strings.Join(parts, ", "), english.Count(watchers, "cacheWatcher", "cacheWatchers"), initial, s.Goroutines, english.Count(servers, "API server", "API servers"))
 }
 
 // contextLines puts the findings beside the server's own totals from

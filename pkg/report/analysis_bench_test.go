@@ -41,7 +41,7 @@ func BenchmarkRenderReport(b *testing.B) {
 		name string
 		r    *api.Report
 	}{{"real-t1-t2", real}, {"stuck=" + benchmetrics.SizeName(len(res.Planted)), many}} {
-		for _, f := range report.Formats {
+		for _, f := range report.Formats() {
 			b.Run(in.name+"/"+string(f), func(b *testing.B) {
 				var out countWriter
 				b.ReportAllocs()

@@ -31,24 +31,37 @@ const (
 )
 
 // Formats lists the accepted formats in the order help texts show them.
-var Formats = []Format{FormatTable, FormatWide, FormatJSON, FormatYAML}
+func Formats() []Format { return []Format{FormatTable, FormatWide, FormatJSON, FormatYAML} }
 
-// ParseFormat turns a user's --output value into a Format. The empty string
-// means the default, table.
+// UnsupportedFormatError is a format name ParseFormat does not know. The
+// CLI names its flag.
+type UnsupportedFormatError struct{ Value string }
+
+func (e *UnsupportedFormatError) Error() string {
+	return fmt.Sprintf("unsupported output format %q: use one of %s", e.Value, strings.Join(FormatNames(), ", "))
+}
+
+// FormatNames lists the names of Formats.
+func FormatNames() []string {
+	names := make([]string, 0, 4)
+	for _, f := range Formats() {
+		names = append(names, string(f))
+	}
+	return names
+}
+
+// ParseFormat turns a user's format name into a Format. The empty string
+// means the default, table; an unknown name is an *UnsupportedFormatError.
 func ParseFormat(s string) (Format, error) {
 	if s == "" {
 		return FormatTable, nil
 	}
-	for _, f := range Formats {
+	for _, f := range Formats() {
 		if strings.EqualFold(s, string(f)) {
 			return f, nil
 		}
 	}
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
-		names[i] = string(f)
-	}
-	return "", fmt.Errorf("unsupported --output %q: use one of %s", s, strings.Join(names, ", "))
+	return "", &UnsupportedFormatError{Value: s}
 }
 
 // Structured reports whether the format is machine-readable (JSON or YAML).

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/pkg/english"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
@@ -126,7 +127,7 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 		}
 	}
 	if hidden > 0 {
-		fmt.Fprintf(ew, "(%d more %s without watchers or watch cache activity: -o wide shows all)\n", hidden, noun(hidden, "resource", "resources"))
+		fmt.Fprintf(ew, "(%d more %s without watchers or watch cache activity: -o wide shows all)\n", hidden, english.Plural(hidden, "resource", "resources"))
 	}
 
 	// Priority levels.

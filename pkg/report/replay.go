@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -189,11 +190,15 @@ var seriesColors = map[string]string{
 	api.ColumnComplete:  "#9467bd",
 }
 
+// ErrNoTimeline is RenderReplaySVG's refusal of a result recorded without
+// a timeline. The CLI says which flag records one.
+var ErrNoTimeline = errors.New("the result has no timeline")
+
 // RenderReplaySVG draws the result's timeline, blocked watcher goroutines
 // per column over virtual time, as a standalone SVG chart.
 func RenderReplaySVG(w io.Writer, r *api.Replay) error {
 	if r.Timeline == nil || len(r.Timeline.Seconds) == 0 {
-		return fmt.Errorf("the result has no timeline: run the replay with --timeline")
+		return ErrNoTimeline
 	}
 	const (
 		width, height             = 880, 420

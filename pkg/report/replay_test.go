@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,7 +116,7 @@ func TestRenderReplaySVGNeedsTimeline(t *testing.T) {
 	r := loadReplay(t, "issue-131721")
 	r.Timeline = nil
 	err := RenderReplaySVG(&bytes.Buffer{}, r)
-	if err == nil || !strings.Contains(err.Error(), "--timeline") {
-		t.Errorf("error %v, want one naming --timeline", err)
+	if !errors.Is(err, ErrNoTimeline) {
+		t.Errorf("error %v, want ErrNoTimeline", err)
 	}
 }

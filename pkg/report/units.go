@@ -126,16 +126,3 @@ func number(f float64) string {
 	}
 	return fmt.Sprintf("%.1f", f)
 }
-
-// noun is one or many as n asks.
-func noun(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// plural prints n and its noun: "1 watch", "3 watches".
-func plural(n int, one, many string) string {
-	return fmt.Sprintf("%d %s", n, noun(n, one, many))
-}

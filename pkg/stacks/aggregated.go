@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/google/pprof/profile"
 )
@@ -79,7 +78,10 @@ func ParseDebug1(r io.Reader) (*Aggregated, error) {
 				continue
 			}
 			if bytes.HasPrefix(line, []byte("# labels: ")) {
-				labels, ok := parseDebug1Labels(line[len("# labels: "):])
+				labels, ok := map[string]string(nil), false
+				if l := line[len("# labels: "):]; len(l) > 0 && l[0] == '{' {
+					labels, ok = parseLabels(l[1:], ":")
+				}
 				if !ok {
 					skips.add(lineNo, line, "malformed labels")
 					continue
@@ -147,41 +149,6 @@ func parseDebug1Frame(line []byte) (Frame, bool) {
 	}
 	f.File, f.Line = string(fl[:colon]), int(n)
 	return f, true
-}
-
-// parseDebug1Labels reads `{"k":"v", "k2":"v2"}` (runtime/pprof labelMap.String).
-func parseDebug1Labels(b []byte) (map[string]string, bool) {
-	s := string(b)
-	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
-		return nil, false
-	}
-	s = s[1 : len(s)-1]
-	labels := map[string]string{}
-	for len(s) > 0 {
-		kq, err := strconv.QuotedPrefix(s)
-		if err != nil {
-			return nil, false
-		}
-		s = s[len(kq):]
-		if len(s) == 0 || s[0] != ':' {
-			return nil, false
-		}
-		s = s[1:]
-		vq, err := strconv.QuotedPrefix(s)
-		if err != nil {
-			return nil, false
-		}
-		s = s[len(vq):]
-		k, _ := strconv.Unquote(kq)
-		v, _ := strconv.Unquote(vq)
-		labels[k] = v
-		if len(s) >= 2 && s[:2] == ", " {
-			s = s[2:]
-		} else if len(s) > 0 {
-			return nil, false
-		}
-	}
-	return labels, true
 }
 
 // MaxProfileBytes bounds a protobuf profile, decompressed. A goroutine

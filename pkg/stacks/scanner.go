@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // MaxLineBytes is the longest line a dump may have. Real frames are a few
@@ -522,7 +523,7 @@ func (s *Scanner) parseHeader(line []byte) bool {
 	inner := rest[open+1 : len(rest)-2]
 	// Labels come last and may hold any quoted text, commas included.
 	if i := bytes.Index(inner, []byte(" labels:{")); i >= 0 {
-		labels, ok := parseLabels(inner[i+len(" labels:{"):])
+		labels, ok := parseLabels(inner[i+len(" labels:{"):], ": ")
 		if !ok {
 			return false
 		}
@@ -584,9 +585,12 @@ func isHeaderDecoration(b []byte) bool {
 	return false
 }
 
-// parseLabels reads `"k": "v", "k2": "v2"}` as printed with
-// GODEBUG=tracebacklabels=1 (Go quoting).
-func parseLabels(b []byte) (map[string]string, bool) {
+// parseLabels reads goroutine labels after their opening brace, up to
+// and including the closing one, which must end b: `"k": "v", "k2": "v2"}`
+// as a debug=2 dump prints them with GODEBUG=tracebacklabels=1 (sep ": "),
+// `"k":"v", "k2":"v2"}` as a debug=1 profile does (runtime/pprof
+// labelMap.String, sep ":"). Keys and values use Go quoting.
+func parseLabels(b []byte, sep string) (map[string]string, bool) {
 	labels := map[string]string{}
 	s := string(b)
 	for {
@@ -598,10 +602,10 @@ func parseLabels(b []byte) (map[string]string, bool) {
 			return nil, false
 		}
 		s = s[len(kq):]
-		if len(s) < 2 || s[:2] != ": " {
+		if !strings.HasPrefix(s, sep) {
 			return nil, false
 		}
-		s = s[2:]
+		s = s[len(sep):]
 		vq, err := strconv.QuotedPrefix(s)
 		if err != nil {
 			return nil, false
@@ -610,8 +614,11 @@ func parseLabels(b []byte) (map[string]string, bool) {
 		k, _ := strconv.Unquote(kq)
 		v, _ := strconv.Unquote(vq)
 		labels[k] = v
-		if len(s) >= 2 && s[:2] == ", " {
+		switch {
+		case strings.HasPrefix(s, ", "):
 			s = s[2:]
+		case !strings.HasPrefix(s, "}"):
+			return nil, false
 		}
 	}
 }

@@ -45,14 +45,17 @@ type Goroutine struct {
 	// "chan receive", "IO wait", "running", "sync.Cond.Wait", ...
 	State string `json:"state"`
 	// WaitMinutes is the wait the runtime printed ("N minutes"), 0 when it
-	// printed none (it does only from 1 minute on). It is approximate: it
-	// resets whenever the goroutine runs, and once a garbage collection sees
-	// the goroutine parked it counts from the end of the collection before
-	// that one (runtime/mgcmark.go markroot: waitsince = work.tstart, set at
-	// each mark termination in mgc.go gcMark). A fresh block can thus print
+	// printed none (it does only from 1 minute on).
+	//
+	// It is approximate, and this is the one place that says why: it
+	// resets whenever the goroutine runs (runtime/proc.go execute:
+	// gp.waitsince = 0), and once a garbage collection sees the goroutine
+	// parked it counts from the end of the collection before that one
+	// (runtime/mgcmark.go markroot: waitsince = work.tstart, set at each
+	// mark termination in mgc.go gcMark). A fresh block can thus print
 	// "1 minutes": the value overstates by up to one interval between
-	// collections, and a long block not yet seen by a collection prints
-	// nothing.
+	// collections (at most about forcegcperiod, 2 minutes, runtime/proc.go),
+	// and a long block not yet seen by a collection prints nothing.
 	WaitMinutes int `json:"waitMinutes,omitempty"`
 	// LockedToThread is set for goroutines wired to their OS thread.
 	LockedToThread bool `json:"lockedToThread,omitempty"`

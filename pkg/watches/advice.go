@@ -8,8 +8,36 @@ import (
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
+// Words name how a user sets what a warning or advice points at (the
+// CLI: its command lines and flags). An empty field leaves the pointer
+// out of the sentence.
+type Words struct {
+	// Resample takes the samples of a live diagnosis further apart than
+	// three minutes.
+	Resample string
+	// CapturedAt gives the capture time of a capture without
+	// captured-at.txt.
+	CapturedAt string
+}
+
+// resample says how to take samples more than three minutes apart.
+func (w Words) resample() string {
+	if w.Resample == "" {
+		return "two captures that far apart"
+	}
+	return w.Resample + ", or two captures that far apart"
+}
+
+// captureTime says where a capture's time comes from.
+func (w Words) captureTime() string {
+	if w.CapturedAt == "" {
+		return "captured-at.txt"
+	}
+	return "captured-at.txt or " + w.CapturedAt
+}
+
 // advice turns the findings into what to do, most urgent first.
-func advice(r *api.Report) []string {
+func advice(r *api.Report, words Words) []string {
 	var out []string
 	type key struct{ server, user, path string }
 	stuck := map[key][]int{} // indices into r.Findings
@@ -93,7 +121,7 @@ func advice(r *api.Report) []string {
 		if n := slow[srv]; n > 0 {
 			how := "take a second sample more than a minute later (`kubectl watch-doctor diagnose` does; offline, pass two captures of the same server to analyze) to tell progress from a stall"
 			if samples[srv] >= 2 {
-				how = "the samples did not decide: take them more than three minutes apart (diagnose --interval 3m30s, or two captures that far apart), since the runtime may start counting a wait up to two minutes late"
+				how = fmt.Sprintf("the samples did not decide: take them more than three minutes apart (%s), since the runtime may start counting a wait up to two minutes late", words.resample())
 			}
 			out = append(out, fmt.Sprintf("%s: %d watch(es) are slow in their initial-events replay but not proven stuck: %s.", srv, n, how))
 		}

@@ -80,9 +80,9 @@ type watcherG struct {
 	Receiver, Event string
 }
 
-// KeepArgs names the frames whose arguments the diagnosis reads: pass it
-// as stacks.Scanner.KeepArgs with SkipArgs set.
-func KeepArgs(fn string) bool { return is(fn, fnSendWatchCacheEvent) || is(fn, fnDoEncode) }
+// keepArgs names the frames whose arguments the diagnosis reads: pass it
+// as stacks.Scanner.KeepArgs with SkipArgs set (ReadDump does).
+func keepArgs(fn string) bool { return is(fn, fnSendWatchCacheEvent) || is(fn, fnDoEncode) }
 
 type handlerG struct {
 	goroutineRef

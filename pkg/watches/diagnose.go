@@ -75,6 +75,9 @@ type Options struct {
 	// computed from it may be short by that much. Bundles record the time
 	// just before their first fetch, so the default is generous.
 	CaptureSlack time.Duration
+	// Words point the user, in the caller's terms, at how to change what
+	// the warnings and advice question.
+	Words Words
 }
 
 // DefaultCaptureSlack is the default Options.CaptureSlack.
@@ -113,7 +116,7 @@ func Diagnose(servers []Server, opts Options) *api.Report {
 	for _, a := range r.APIServers {
 		r.Summary.Goroutines += a.Goroutines
 	}
-	r.Advice = advice(r)
+	r.Advice = advice(r, opts.Words)
 	return r
 }
 
@@ -192,7 +195,7 @@ func diagnoseServer(r *api.Report, s Server, opts Options) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the APF dump was taken without includeRequestDetails=1: it names no verbs or paths, so every executing request outside the exempt level is a candidate and clients can only be ambiguous", s.Name))
 	}
 	if cur.Requests != nil && cur.CapturedAt.IsZero() {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no capture time (captured-at.txt or --captured-at): ages from APF are unavailable, clients are matched by count and order only", s.Name))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no capture time (%s): ages from APF are unavailable, clients are matched by count and order only", s.Name, opts.Words.captureTime()))
 	}
 	incomplete := ""
 	if cur.Requests != nil && len(cur.Requests.Skipped) > 0 {

@@ -243,7 +243,7 @@ func TestSeatsPerPriorityLevelAgainstLimit(t *testing.T) {
 
 func TestNoCaptureTimeMatchesByOrderAndSaysSo(t *testing.T) {
 	s := sample(time.Time{}, []api.Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{})
+	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{Words: Words{CapturedAt: "--captured-at"}})
 	if got := verdicts(r); len(got) != 1 || got[0].User != "alice" {
 		t.Fatalf("verdicts = %+v", got)
 	}

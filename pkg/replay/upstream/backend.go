@@ -161,7 +161,7 @@ func (b *Backend) Start(resources []replay.ResourceState, clk *testingclock.Fake
 		if len(r.Objects) > 0 {
 			first = int64(r.Objects[0].ResourceVersion)
 		}
-		st := NewMemStore(Codec, NewPod, NewPodList, prefix, first)
+		st := NewMemStore(codec, NewPod, NewPodList, prefix, first)
 		for _, o := range r.Objects {
 			out := &example.Pod{}
 			if err := st.Create(context.Background(), prefix+o.Key(), toPod(o), out, 0); err != nil {
@@ -186,7 +186,7 @@ func (b *Backend) Start(resources []replay.ResourceState, clk *testingclock.Fake
 			GetAttrsFunc:        storage.DefaultNamespaceScopedAttr,
 			NewFunc:             NewPod,
 			NewListFunc:         NewPodList,
-			Codec:               Codec,
+			Codec:               codec,
 			Clock:               clk,
 		})
 		if err != nil {

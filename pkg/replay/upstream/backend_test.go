@@ -119,7 +119,7 @@ func TestIndexedTriggerChannelSize(t *testing.T) {
 		}
 		for _, b := range []replay.Backend{New(), replay.NewOurs(api.ColumnUnpatched, 0)} {
 			t.Run(b.Name()+"/trigger="+trigger, func(t *testing.T) {
-				clk := testingclock.NewFakeClock(replay.Epoch)
+				clk := testingclock.NewFakeClock(replay.Epoch())
 				if err := b.Start([]replay.ResourceState{{Name: "pods", Objects: objs, ResourceVersion: 1009, IndexedTrigger: trigger}}, clk); err != nil {
 					t.Fatal(err)
 				}

@@ -23,7 +23,7 @@ func newTestStore(t *testing.T) (context.Context, *MemStore) {
 // newMemStoreForTests starts at revision 1, as a fresh etcd does, and sends
 // progress notifications every 100 ms, as upstream's test etcd does.
 func newMemStoreForTests() *MemStore {
-	s := NewMemStore(Codec, NewPod, NewPodList, "/pods", 2)
+	s := NewMemStore(codec, NewPod, NewPodList, "/pods", 2)
 	s.ProgressNotifyInterval = 100 * time.Millisecond
 	return s
 }

@@ -16,9 +16,9 @@ import (
 // example/v1 like those tests' etcd stores do.
 var (
 	scheme = runtime.NewScheme()
-	// Codec encodes example.Pod as example/v1 protobuf and decodes to the
+	// codec encodes example.Pod as example/v1 protobuf and decodes to the
 	// internal type.
-	Codec runtime.Codec
+	codec runtime.Codec
 )
 
 func init() {
@@ -26,7 +26,7 @@ func init() {
 	utilruntime.Must(example.AddToScheme(scheme))
 	utilruntime.Must(examplev1.AddToScheme(scheme))
 	pb := protobuf.NewSerializer(scheme, scheme)
-	Codec = serializer.NewCodecFactory(scheme).CodecForVersions(pb, pb, schema.GroupVersions{examplev1.SchemeGroupVersion}, nil)
+	codec = serializer.NewCodecFactory(scheme).CodecForVersions(pb, pb, schema.GroupVersions{examplev1.SchemeGroupVersion}, nil)
 }
 
 // NewPod and NewPodList are the store's and the cacher's NewFunc and

@@ -1,0 +1,210 @@
+package bundle
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+// readPath reads one path given to Load: stdin ("-"), a file (into the
+// command line's capture) or a directory (walked).
+func (ld *loader) readPath(p string) error {
+	l, opts := ld.l, ld.opts
+	if p != "-" {
+		clean := filepath.Clean(p)
+		if ld.given[clean] {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%q given twice: read once", p))
+			return nil
+		}
+		ld.given[clean] = true
+	}
+	if p == "-" {
+		if ld.stdinUsed {
+			return errors.New("\"-\" (stdin) given twice")
+		}
+		ld.stdinUsed = true
+		if opts.Stdin == nil {
+			return errors.New("\"-\": no standard input")
+		}
+		ld.explicitName = mergeName(ld.explicitName, "-")
+		return loadReader(ld.capture(explicitKey, ""), "-", "<stdin>", opts.Stdin, &ld.manifests)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("reading %q: %w", p, unwrapPathErr(err))
+	}
+	if !st.IsDir() {
+		ld.explicitName = mergeName(ld.explicitName, filepath.Dir(p))
+		return loadFile(ld.capture(explicitKey, ""), p, &ld.manifests)
+	}
+	return ld.walkDir(p)
+}
+
+// walkDir reads every regular file under the directory p into the capture
+// of its directory; what cannot be read is skipped with a warning.
+func (ld *loader) walkDir(p string) error {
+	l := ld.l
+	// A symlink to a directory is read as the directory it names.
+	root, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fmt.Errorf("reading %q: %w", p, unwrapPathErr(err))
+	}
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		shown := filepath.Join(p, strings.TrimPrefix(path, root))
+		if err != nil {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", shown, unwrapPathErr(err)))
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			// Files behind links are read; linked directories are not
+			// followed (no loops).
+			st, err := os.Stat(path)
+			switch {
+			case err != nil:
+				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", shown, unwrapPathErr(err)))
+				return nil
+			case st.IsDir():
+				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: a link to a directory is not followed; name it on the command line", shown))
+				return nil
+			case !st.Mode().IsRegular():
+				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: not a regular file", shown))
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: not a regular file", shown))
+			return nil
+		}
+		dir := filepath.Dir(shown)
+		err = loadFile(ld.capture(dir, dir), path, &ld.manifests)
+		if errors.Is(err, ErrUnknownKind) {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", shown, errors.Unwrap(err)))
+			return nil
+		}
+		return err
+	})
+}
+
+// mergeName names the capture of the files given on the command line: their
+// directory when they share one.
+func mergeName(cur, dir string) string {
+	switch {
+	case cur == "":
+		return dir
+	case cur == dir:
+		return cur
+	}
+	return "command line"
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+func captureNames(cs []*Capture) string {
+	var ns []string
+	for _, c := range cs {
+		ns = append(ns, c.Name)
+	}
+	return strings.Join(ns, ", ")
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func loadFile(c *Capture, path string, manifests *[]string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading %q: %w", path, unwrapPathErr(err))
+	}
+	defer f.Close()
+	return loadReader(c, path, path, f, manifests)
+}
+
+// loadReader detects and parses one input into c. name is used in errors.
+func loadReader(c *Capture, path, name string, r io.Reader, manifests *[]string) error {
+	kind, br, err := Open(r)
+	if err != nil {
+		if errors.Is(err, ErrUnknownKind) {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	if kind == api.FileManifest {
+		*manifests = append(*manifests, path)
+		return nil
+	}
+	return c.Read(kind, name, br)
+}
+
+func applyManifest(l *Loaded, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading %q: %w", path, unwrapPathErr(err))
+	}
+	defer f.Close()
+	m, err := ReadManifest(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	root := filepath.Dir(path)
+	byDir := map[string]*Capture{}
+	for _, c := range l.Captures {
+		byDir[filepath.Clean(c.Name)] = c
+	}
+	for _, inst := range m.Instances {
+		if inst.Error != "" {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s: instance %s was not read: %s", path, inst.Name, inst.Error))
+		}
+		for _, s := range inst.Samples {
+			dir := filepath.Join(root, filepath.FromSlash(s.Dir))
+			c, ok := byDir[filepath.Clean(dir)]
+			if !ok {
+				l.Warnings = append(l.Warnings, fmt.Sprintf("%s: sample directory %s of %s holds no readable capture", path, s.Dir, inst.Name))
+				continue
+			}
+			c.Instance, c.manifest = inst.Name, path
+			if c.Version == "" {
+				c.Version = inst.Version
+			}
+			c.CapturedAt, c.CapturedAtSource = s.CapturedAt, "manifest"
+			c.Mixed = s.Mixed
+			c.Withheld = s.Withheld
+			for _, fi := range s.Fetches {
+				if fi.Kind == api.FileGoroutineDebug2 && fi.Error == "" {
+					c.CapturedAt = fi.StartedAt
+					if fi.ServerDate != nil {
+						c.CapturedAt, c.CapturedAtSource = *fi.ServerDate, "manifest (server Date header)"
+					}
+				}
+				if fi.Error != "" {
+					l.Warnings = append(l.Warnings, fmt.Sprintf("%s: %s %s: %s", inst.Name, s.Dir, fi.Path, fi.Error))
+				}
+			}
+		}
+	}
+	for _, n := range m.Notes {
+		l.Warnings = append(l.Warnings, n)
+	}
+	return nil
+}

@@ -1,0 +1,19 @@
+// Package english phrases counts in the tool's messages, the same way in
+// every engine: "1 watch", "3 watches". It imports nothing of ours, so every
+// layer may use it.
+package english
+
+import "fmt"
+
+// Plural returns one when n is 1, many otherwise.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Count prints n and its noun: "1 watch", "3 watches".
+func Count(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, Plural(n, one, many))
+}

@@ -1,0 +1,326 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+func fetchedPaths(s *fakeapiserver.Server) []string {
+	var out []string
+	for _, p := range s.Requests() {
+		if !strings.HasPrefix(p, "/apis/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Discovery lists the instances from the default/kubernetes EndpointSlices,
+// and each instance is then read on its own address only: goroutines and
+// APF state are per process.
+func TestRunPinsEachDiscoveredInstance(t *testing.T) {
+	lb := fakeapiserver.Start(t, golden.Fixture("t1"))
+	a := fakeapiserver.Start(t, golden.Fixture("t1"))
+	b := fakeapiserver.Start(t, golden.Fixture("t2"))
+	lb.Endpoints = []string{b.Address(), a.Address()}
+	cfg := Config{REST: restConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	c := NewCaptures()
+	res, err := Run(context.Background(), cfg, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lb.Requests(); len(got) != 1 || !strings.HasPrefix(got[0], "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dkubernetes") {
+		t.Errorf("the kubeconfig host got %q, want the EndpointSlices list alone", got)
+	}
+	var names []string
+	for _, ir := range res.Instances {
+		names = append(names, ir.Instance.Name)
+		if !ir.Instance.Pinned || ir.Instance.Address != ir.Instance.Name || len(ir.Errors) != 0 || ir.Version != "v1.37.2" {
+			t.Errorf("instance %+v: errors %v, version %q", ir.Instance, ir.Errors, ir.Version)
+		}
+	}
+	want := []string{a.Address(), b.Address()}
+	if a.Address() > b.Address() {
+		want = []string{b.Address(), a.Address()}
+	}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("instances, sorted by name (-want +got):\n%s", diff)
+	}
+	for _, s := range []*fakeapiserver.Server{a, b} {
+		got := fetchedPaths(s)
+		if len(got) != 7 || got[0] != "/version" || !contains(got, "/debug/pprof/goroutine?debug=2") {
+			t.Errorf("%s got %q, want the probe and a whole sample", s.Address(), got)
+		}
+	}
+	l := c.Loaded(res)
+	if len(l.Captures) != 2 || l.Captures[0].Instance == l.Captures[1].Instance {
+		t.Fatalf("captures %+v, want one per instance", l.Captures)
+	}
+	for _, cp := range l.Captures {
+		if cp.Dump == nil || cp.Requests == nil || cp.CapturedAtSource != "server Date header" {
+			t.Errorf("capture %s: dump %v, requests %v, time from %q", cp.Name, cp.Dump != nil, cp.Requests != nil, cp.CapturedAtSource)
+		}
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// When no listed instance answers on its own address (behind a load
+// balancer, the addresses are often private), Run reads through the
+// kubeconfig host, says so, and notices when one sample's fetches reached
+// two processes; the note points at the caller's way to pin instances.
+func TestRunFallsBackThroughTheBalancer(t *testing.T) {
+	lb := fakeapiserver.Start(t, golden.Fixture("t2"))
+	lb.Endpoints = []string{"127.0.0.1:1", "127.0.0.1:2"} // nothing listens there
+	// The balancer sends the sample's /metrics and the check after it to
+	// two different processes.
+	lb.ProcessStart = []float64{1764410000, 1764420000}
+	var progress strings.Builder
+	cfg := Config{REST: restConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true,
+		Progress: &progress, Hints: Hints{APIServers: "--apiserver"}}
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Instances) != 1 {
+		t.Fatalf("instances %+v, want the kubeconfig host alone", res.Instances)
+	}
+	ir := res.Instances[0]
+	if ir.Instance.Pinned || ir.Instance.Name != lb.Address() || len(ir.Errors) != 0 {
+		t.Errorf("instance %+v, errors %v; want the unpinned kubeconfig host", ir.Instance, ir.Errors)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	for _, want := range []string{"none of the 2 API server instances is reachable directly", "reading through the kubeconfig host " + lb.Address(), "instance 127.0.0.1:1 not read directly", "instance 127.0.0.1:2 not read directly"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", res.Notes, want)
+		}
+	}
+	mixed := ir.Samples[0].Mixed
+	if !strings.Contains(mixed, "reached different API server processes (process_start_time_seconds 1764410000, then 1764420000)") || !strings.HasSuffix(mixed, "; pin instances with --apiserver") {
+		t.Errorf("sample's Mixed = %q", mixed)
+	}
+	if !strings.Contains(progress.String(), mixed) {
+		t.Errorf("progress %q does not say it", progress.String())
+	}
+
+	// Without a hint, the note ends with what was seen.
+	cfg.Hints, cfg.Progress = Hints{}, nil
+	lb.ProcessStart = []float64{1764410000, 1764420000, 1764410000, 1764420000}
+	res, err = Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Instances[0].Samples[0].Mixed; m == "" || strings.Contains(m, "pin instances") {
+		t.Errorf("Mixed without a hint = %q", m)
+	}
+}
+
+// A user without the debug rules: discovery falls back with a note naming
+// the EndpointSlices rule, every debug fetch is a *ForbiddenError naming
+// its rule, and /version (public) is still read.
+func TestRunWithoutTheDebugRules(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenNoDebug), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], `forbidden: missing RBAC rule apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"]`) {
+		t.Errorf("notes %q, want the EndpointSlices rule named", res.Notes)
+	}
+	ir := res.Instances[0]
+	rules := map[string]bool{}
+	for _, err := range ir.Errors {
+		var fe *ForbiddenError
+		if !errors.As(err, &fe) {
+			t.Errorf("error %v is not a *ForbiddenError", err)
+			continue
+		}
+		rules[fe.Rule.NonResourceURL] = true
+	}
+	if diff := cmp.Diff(map[string]bool{"/metrics": true, "/debug/api_priority_and_fairness/*": true, "/debug/pprof/*": true}, rules); diff != "" {
+		t.Errorf("rules named (-want +got):\n%s", diff)
+	}
+	if ir.Version != "v1.37.2" || ir.Failed() {
+		t.Errorf("version %q, failed %v: /version is readable without the debug rules", ir.Version, ir.Failed())
+	}
+}
+
+// A server with profiling off still yields its APF state and metrics; the
+// dump's failure is a *ProfilingDisabledError. A server answering 500 to
+// everything has failed, with an *HTTPError per fetch it was asked.
+func TestRunServerErrors(t *testing.T) {
+	t.Run("profiling disabled", func(t *testing.T) {
+		s := fakeapiserver.Start(t, golden.Fixture("t2"))
+		s.NoProfiling = true
+		cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+		c := NewCaptures()
+		res, err := Run(context.Background(), cfg, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ir := res.Instances[0]
+		var pe *ProfilingDisabledError
+		if len(ir.Errors) != 2 || !errors.As(ir.Errors[0], &pe) || !errors.As(ir.Errors[1], &pe) {
+			t.Errorf("errors %v, want the debug=1 and debug=2 fetches refused as profiling disabled", ir.Errors)
+		}
+		l := c.Loaded(res)
+		if len(l.Captures) != 1 || l.Captures[0].Requests == nil || l.Captures[0].Metrics == nil || l.Captures[0].Dump != nil {
+			t.Errorf("captures %+v, want APF and metrics without a dump", l.Captures)
+		}
+	})
+	t.Run("500", func(t *testing.T) {
+		s := fakeapiserver.Start(t, golden.Fixture("t2"))
+		s.Fail = true
+		clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
+		cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: 10 * time.Second, Clock: clk}
+		res, err := Run(context.Background(), cfg, NewCaptures())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ir := res.Instances[0]
+		if !ir.Failed() || len(ir.Samples) != 1 || len(ir.Errors) == 0 {
+			t.Fatalf("failed %v, %d samples, errors %v; want one failed sample", ir.Failed(), len(ir.Samples), ir.Errors)
+		}
+		for _, err := range ir.Errors {
+			var he *HTTPError
+			if !errors.As(err, &he) || he.Status != http.StatusInternalServerError {
+				t.Errorf("error %v, want an *HTTPError 500", err)
+			}
+		}
+		if !contains(ir.Notes, "every fetch of the first sample failed: no further sample taken") {
+			t.Errorf("notes %q", ir.Notes)
+		}
+	})
+}
+
+// failingTarget refuses one kind, as a parser refuses a cut body or a
+// full disk refuses a file.
+type failingTarget struct{ kind api.FileKind }
+
+func (f failingTarget) Store(instance string, sample int, kind api.FileKind, body io.Reader) error {
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return err
+	}
+	if kind == f.kind {
+		return errors.New("cannot store it")
+	}
+	return nil
+}
+
+// A target's failure is recorded against its fetch, and the instance is
+// still asked the rest of the sample: the server answered.
+func TestRunStoreFailureIsNotTheServers(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	res, err := Run(context.Background(), cfg, failingTarget{api.FileMetrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir := res.Instances[0]
+	if len(ir.Errors) != 1 || !strings.Contains(ir.Errors[0].Error(), "cannot store it") {
+		t.Errorf("errors %v, want the store failure alone", ir.Errors)
+	}
+	want := []string{"metrics cannot store it", "apf-requests read", "apf-priority-levels read", "goroutine-debug1 read", "goroutine-debug2 read", "version read"}
+	if diff := cmp.Diff(want, fetchStates(ir.Samples[0])); diff != "" {
+		t.Errorf("fetches (-want +got):\n%s", diff)
+	}
+}
+
+// fetchStates says of each fetch of s its kind and how it ended: read,
+// canceled, not attempted, or its error.
+func fetchStates(s api.Sample) []string {
+	var out []string
+	for _, f := range s.Fetches {
+		state := f.Error
+		switch {
+		case f.Error == "":
+			state = "read"
+		case strings.Contains(f.Error, "context canceled"):
+			state = "canceled"
+		case strings.Contains(f.Error, "not attempted"):
+			state = "not attempted"
+		}
+		out = append(out, string(f.Kind)+" "+state)
+	}
+	return out
+}
+
+// Canceled while a fetch is in flight, Run returns what it read with
+// ctx's error, and the fetch in flight is recorded as failed.
+func TestRunCanceledDuringAFetch(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	s.Block = true
+	s.Started = make(chan string)
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	type out struct {
+		res *Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := Run(ctx, cfg, NewCaptures())
+		done <- out{res, err}
+	}()
+	for p := range s.Started {
+		if p == "/debug/pprof/goroutine?debug=2" {
+			break
+		}
+	}
+	cancel()
+	o := <-done
+	if !errors.Is(o.err, context.Canceled) || o.res == nil {
+		t.Fatalf("Run = %v, %v; want the partial result and context.Canceled", o.res, o.err)
+	}
+	ir := o.res.Instances[0]
+	if len(ir.Samples) != 1 {
+		t.Fatalf("%d samples, want the one in progress", len(ir.Samples))
+	}
+	want := []string{"metrics read", "apf-requests read", "apf-priority-levels read", "goroutine-debug1 read", "goroutine-debug2 canceled", "version not attempted"}
+	if diff := cmp.Diff(want, fetchStates(ir.Samples[0])); diff != "" {
+		t.Errorf("fetches (-want +got):\n%s", diff)
+	}
+}
+
+// The hints name the caller's settings in progress lines and errors: the
+// CLI passes its flags.
+func TestRunHints(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	s.BlockAll = true
+	var progress strings.Builder
+	clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 100 * time.Millisecond, Clock: clk,
+		Progress: &progress, Hints: Hints{RequestTimeout: "--request-timeout"}}
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := res.Instances[0].Errors
+	var te *TimeoutError
+	if len(errs) != 1 || !errors.As(errs[0], &te) || !strings.HasSuffix(errs[0].Error(), "timed out after 100ms (--request-timeout)") {
+		t.Errorf("errors %v, want a timeout naming --request-timeout", errs)
+	}
+	if f := res.Instances[0].Samples[0].Fetches[0]; f.Error != errs[0].Error() {
+		t.Errorf("the fetch records %q, want the error's text %q", f.Error, errs[0])
+	}
+}
