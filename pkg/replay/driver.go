@@ -454,6 +454,7 @@ func (r *clientRun) read(t time.Duration) bool {
 		if r.initialDone == nil && ((r.wantEnd && e.end) || (!r.wantEnd && r.events >= int64(r.expected))) {
 			at := t
 			r.initialDone = &at
+			r.h.initialOver.Store(true)
 		}
 	}
 	st.mu.Lock()
@@ -503,6 +504,19 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 		}
 		if !last.IsZero() {
 			cr.LastProgressSeconds = ptr(last.Sub(Epoch).Seconds())
+		}
+		if r.expected > 0 && !last.IsZero() {
+			gap := r.h.longestInitialGap()
+			if r.initialDone == nil {
+				// Still in its initial events at the stop or the end: the
+				// gap running then counts too.
+				until := end
+				if r.stoppedAt != nil {
+					until = Epoch.Add(*r.stoppedAt)
+				}
+				gap = max(gap, until.Sub(last))
+			}
+			cr.LongestNoProgressSeconds = ptr(gap.Seconds())
 		}
 		st := r.h.st.state()
 		cr.WindowUpdates = st.WindowUpdates

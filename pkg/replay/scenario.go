@@ -90,14 +90,24 @@ type UpdateStream struct {
 // Transport is the model of the HTTP/2 stream between the API server's
 // watch handler and the client.
 type Transport struct {
+	// Profile names a measured client stack (go, nghttp2, http1,
+	// half-window) whose window, refresh and refreshBytes fill those left
+	// empty here; without one, they are inherited from the scenario's
+	// transport. Default none (client-go's values).
+	Profile TransportProfile `json:"profile,omitempty"`
 	// Window is the stream flow-control window the client announces.
 	// Default 4 MiB (client-go).
 	Window ByteSize `json:"window,omitempty"`
 	// Refresh is when the client returns credit: "go" (golang.org/x/net/http2
 	// flow.go inflow.add: once 4 KiB are unsent or the unsent credit reaches
 	// what the server may still send) or "half-window" (once half the window
-	// was read, as OkHttp's flow-control strategy does). Default "go".
+	// was read, as OkHttp's flow-control strategy does) or "threshold"
+	// (once refreshBytes were read: a stack bound by its TCP buffers).
+	// Default "go".
 	Refresh RefreshPolicy `json:"refresh,omitempty"`
+	// RefreshBytes is the credit a "threshold" refresh returns at once;
+	// only with refresh: threshold, at most the window.
+	RefreshBytes ByteSize `json:"refreshBytes,omitempty"`
 	// Lookahead is how many events the client's decoder reads from the body
 	// ahead of the application: client-go's StreamWatcher decodes one and
 	// waits to hand it over. Default 1.
@@ -338,13 +348,33 @@ func countIn(groups []ObjectGroup, ns string) int {
 }
 
 func (t *Transport) complete(parent *Transport) error {
-	if parent != nil {
+	if t.Profile != "" {
+		p, ok := profileTransport(t.Profile)
+		if !ok {
+			return fmt.Errorf("unknown profile %q: use one of %s", t.Profile, joinProfiles())
+		}
+		if t.Window == 0 {
+			t.Window = p.Window
+		}
+		if t.Refresh == "" {
+			t.Refresh = p.Refresh
+		}
+		if t.RefreshBytes == 0 && t.Refresh == p.Refresh {
+			t.RefreshBytes = p.RefreshBytes
+		}
+	} else if parent != nil {
+		t.Profile = parent.Profile
 		if t.Window == 0 {
 			t.Window = parent.Window
 		}
 		if t.Refresh == "" {
 			t.Refresh = parent.Refresh
 		}
+		if t.RefreshBytes == 0 && t.Refresh == parent.Refresh {
+			t.RefreshBytes = parent.RefreshBytes
+		}
+	}
+	if parent != nil {
 		if t.Lookahead == nil {
 			t.Lookahead = parent.Lookahead
 		}
@@ -361,8 +391,17 @@ func (t *Transport) complete(parent *Transport) error {
 	if t.Refresh == "" {
 		t.Refresh = RefreshGo
 	}
-	if t.Refresh != RefreshGo && t.Refresh != RefreshHalfWindow {
-		return fmt.Errorf("unsupported refresh %q: use one of %s, %s", t.Refresh, RefreshGo, RefreshHalfWindow)
+	switch t.Refresh {
+	case RefreshGo, RefreshHalfWindow:
+		if t.RefreshBytes != 0 {
+			return fmt.Errorf("refreshBytes %d is only for refresh: %s (refresh is %q): remove it or set refresh: %s", t.RefreshBytes, RefreshThreshold, t.Refresh, RefreshThreshold)
+		}
+	case RefreshThreshold:
+		if t.RefreshBytes < 1024 || t.RefreshBytes > t.Window {
+			return fmt.Errorf("refreshBytes %d must be between 1024 and the window (%d) with refresh: %s", t.RefreshBytes, t.Window, RefreshThreshold)
+		}
+	default:
+		return fmt.Errorf("unsupported refresh %q: use one of %s, %s, %s", t.Refresh, RefreshGo, RefreshHalfWindow, RefreshThreshold)
 	}
 	if t.Lookahead == nil {
 		one := 1

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"strings"
 	"sync"
 )
 
@@ -25,7 +26,88 @@ const (
 	// okhttp3.internal.http2.flowcontrol, 16 MiB windows), used by Java
 	// Kubernetes clients.
 	RefreshHalfWindow RefreshPolicy = "half-window"
+	// RefreshThreshold returns credit once Transport.RefreshBytes were read
+	// since the last return. It models a stack whose bottleneck is the
+	// kernel's TCP buffers rather than an HTTP/2 window (see
+	// ProfileNghttp2 and ProfileHTTP1): the window is then the bytes the
+	// kernel holds between the handler and the client, and the threshold
+	// how much the client must read before the blocked handler's socket
+	// write is woken again.
+	RefreshThreshold RefreshPolicy = "threshold"
 )
+
+// TransportProfile names a client stack whose transport was measured on a
+// real kube-apiserver (test/e2e transport_test.go, docs/replay.md
+// "Client stacks"): a profile fills the window, refresh and refreshBytes
+// a transport leaves empty.
+type TransportProfile string
+
+// The profiles.
+const (
+	// ProfileGo is client-go, and kubectl (client-go's transport): Go's
+	// HTTP/2 client, 4 MiB stream window (golang.org/x/net/http2
+	// transport.go transportDefaultStreamFlow), RefreshGo. Measured: a
+	// reader of 2.5 events/s of 20 KiB leaves its watcher at most 2 s
+	// (two dumps a second apart) without a send.
+	ProfileGo TransportProfile = "go"
+	// ProfileHalfWindow is an HTTP/2 stack that returns credit once half
+	// its 4 MiB window was read (OkHttp's strategy, RefreshHalfWindow).
+	// Not measured here: no such client runs in the e2e suite.
+	ProfileHalfWindow TransportProfile = "half-window"
+	// ProfileNghttp2 is curl 7.88 with nghttp2 1.52 and --limit-rate.
+	// Rate-limited, curl stops reading its socket between its reads, and
+	// its HTTP/2 window is not what binds: measured with ss, the server's
+	// send queue is full at tcp_wmem's 4 MiB maximum. Linux wakes a writer
+	// blocked on a full send buffer only once a third of it is free
+	// (include/net/sock.h sk_stream_min_wspace, wmem_queued/2, checked by
+	// sk_stream_write_space in net/core/stream.c): the handler's write,
+	// and the watcher's send behind it, wait while the client reads
+	// ~1.5 MiB (measured: 14 to 15 s typical gaps at 100 KiB/s, 56 to 59 s
+	// at 25 KiB/s). Refresh threshold, tcpRefreshBytes; window: the
+	// measured bytes in flight.
+	ProfileNghttp2 TransportProfile = "nghttp2"
+	// ProfileHTTP1 is an HTTP/1.1 client, measured with
+	// @kubernetes/client-node 1.4 (node-fetch): no HTTP/2 flow control,
+	// the same TCP buffers as ProfileNghttp2 between the handler and a
+	// client that reads its socket slowly, and the same measured refresh.
+	ProfileHTTP1 TransportProfile = "http1"
+)
+
+// tcpRefreshBytes is the credit a TCP-bound stack (ProfileNghttp2,
+// ProfileHTTP1) returns at once, fitted to TestTransportGaps: the typical
+// gap times the read rate, 1.4 to 1.5 MiB for curl at 25, 50 and 100 KiB/s
+// and for client-node; a third of the 4 MiB send buffer plus what the
+// client's receive window takes back at once.
+const tcpRefreshBytes = 1536 << 10 // 1.5 MiB
+
+// The bytes in flight between a blocked handler and a slow TCP reader on
+// loopback, measured with ss during TestTransportGaps: the server's Send-Q
+// (4.15 to 4.18 MB, tcp_wmem's 4 MiB maximum) plus the client's Recv-Q
+// (curl 0.19 to 0.78 MB; node 33 KB, and node-fetch reads 64 KiB ahead).
+const (
+	nghttp2Window = 4608 << 10 // 4.5 MiB
+	http1Window   = 4352 << 10 // 4.25 MiB
+)
+
+// Profiles lists the transport profiles, in the order help text shows them.
+func Profiles() []TransportProfile {
+	return []TransportProfile{ProfileGo, ProfileNghttp2, ProfileHTTP1, ProfileHalfWindow}
+}
+
+// profileTransport returns the fields a profile sets.
+func profileTransport(p TransportProfile) (Transport, bool) {
+	switch p {
+	case ProfileGo:
+		return Transport{Window: DefaultWindow, Refresh: RefreshGo}, true
+	case ProfileHalfWindow:
+		return Transport{Window: DefaultWindow, Refresh: RefreshHalfWindow}, true
+	case ProfileNghttp2:
+		return Transport{Window: nghttp2Window, Refresh: RefreshThreshold, RefreshBytes: tcpRefreshBytes}, true
+	case ProfileHTTP1:
+		return Transport{Window: http1Window, Refresh: RefreshThreshold, RefreshBytes: tcpRefreshBytes}, true
+	}
+	return Transport{}, false
+}
 
 // inflowMinRefresh is golang.org/x/net/http2 flow.go:11.
 const inflowMinRefresh = 4 << 10
@@ -57,6 +139,7 @@ type stream struct {
 	mu        sync.Mutex
 	window    int64
 	policy    RefreshPolicy
+	threshold int64 // RefreshThreshold's bytes
 	lookahead int
 	// avail is the flow-control credit the server may still use.
 	avail int64
@@ -78,6 +161,7 @@ func newStream(t Transport) *stream {
 	return &stream{
 		window:    int64(t.Window),
 		policy:    t.Refresh,
+		threshold: int64(t.RefreshBytes),
 		lookahead: *t.Lookahead,
 		avail:     int64(t.Window),
 		credit:    make(chan struct{}, 1),
@@ -157,6 +241,10 @@ func (s *stream) returnCreditLocked(n int64) {
 		if s.unsent < s.window/2 {
 			return
 		}
+	case RefreshThreshold:
+		if s.unsent < s.threshold {
+			return
+		}
 	default:
 		if s.unsent < inflowMinRefresh && s.unsent < s.avail {
 			return
@@ -190,4 +278,12 @@ func (s *stream) state() streamState {
 		b += e.size
 	}
 	return streamState{BufferedBytes: b, Avail: s.avail, WindowUpdates: s.windowUpdates}
+}
+
+func joinProfiles() string {
+	var s []string
+	for _, p := range Profiles() {
+		s = append(s, string(p))
+	}
+	return strings.Join(s, ", ")
 }

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -116,5 +118,97 @@ func TestGoRefreshPolicy(t *testing.T) {
 	s.returnCreditLocked(100)
 	if s.windowUpdates != 2 || s.avail != 100 {
 		t.Fatalf("100 B read with no window left: %d updates, avail %d; want 2, 100", s.windowUpdates, s.avail)
+	}
+}
+
+// TestProfilesGolden is each transport profile's answer, on the stream
+// model alone: how long the server's write, and the watcher's send, waits
+// for a client reading 21 KiB events (a 20 KiB pod's watch event) at a
+// steady byte rate, and whether that passes the 30 s stall timeout. The
+// rates are those TestTransportGaps (test/e2e) measures real stacks at;
+// docs/replay.md puts both side by side.
+func TestProfilesGolden(t *testing.T) {
+	const size = 21 << 10
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-12s %-9s %-18s %-10s %-9s %s\n", "PROFILE", "WINDOW", "REFRESH", "RATE", "GAP", "PAST 30s")
+	for _, p := range Profiles() {
+		tr := Transport{Profile: p}
+		if err := tr.complete(nil); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		refresh := string(tr.Refresh)
+		if tr.Refresh == RefreshThreshold {
+			refresh += fmt.Sprintf(" %dKi", tr.RefreshBytes>>10)
+		}
+		for _, kib := range []int{25, 50, 100} {
+			rate := float64(kib<<10) / size
+			got, _ := longestWriteWait(tr, size, rate, 3000)
+			fmt.Fprintf(&b, "%-12s %-9s %-18s %-10s %-9s %t\n", p, fmt.Sprintf("%dKi", tr.Window>>10), refresh,
+				fmt.Sprintf("%dKi/s", kib), got.Round(100*time.Millisecond), got > 30*time.Second)
+		}
+	}
+	golden(t, "transport-profiles.txt", []byte(b.String()))
+}
+
+// TestTransportProfileComplete checks how a profile fills a transport:
+// what it sets, what explicit fields keep, what a client without a
+// profile inherits, and the errors.
+func TestTransportProfileComplete(t *testing.T) {
+	parent := Transport{Profile: ProfileNghttp2}
+	if err := parent.complete(nil); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		tr      Transport
+		parent  *Transport
+		want    Transport // Lookahead and BookmarkBytes not compared
+		wantErr string
+	}{
+		{name: "go", tr: Transport{Profile: ProfileGo},
+			want: Transport{Profile: ProfileGo, Window: 4 << 20, Refresh: RefreshGo}},
+		{name: "half-window", tr: Transport{Profile: ProfileHalfWindow},
+			want: Transport{Profile: ProfileHalfWindow, Window: 4 << 20, Refresh: RefreshHalfWindow}},
+		{name: "nghttp2", tr: Transport{Profile: ProfileNghttp2},
+			want: Transport{Profile: ProfileNghttp2, Window: 4608 << 10, Refresh: RefreshThreshold, RefreshBytes: 1536 << 10}},
+		{name: "http1", tr: Transport{Profile: ProfileHTTP1},
+			want: Transport{Profile: ProfileHTTP1, Window: 4352 << 10, Refresh: RefreshThreshold, RefreshBytes: 1536 << 10}},
+		{name: "explicit fields win over the profile", tr: Transport{Profile: ProfileHTTP1, Window: 8 << 20, RefreshBytes: 2 << 20},
+			want: Transport{Profile: ProfileHTTP1, Window: 8 << 20, Refresh: RefreshThreshold, RefreshBytes: 2 << 20}},
+		{name: "another refresh drops the profile's refreshBytes", tr: Transport{Profile: ProfileNghttp2, Refresh: RefreshGo},
+			want: Transport{Profile: ProfileNghttp2, Window: 4608 << 10, Refresh: RefreshGo}},
+		{name: "a client without a profile inherits the scenario's", tr: Transport{}, parent: &parent,
+			want: Transport{Profile: ProfileNghttp2, Window: 4608 << 10, Refresh: RefreshThreshold, RefreshBytes: 1536 << 10}},
+		{name: "a client's own profile replaces the scenario's", tr: Transport{Profile: ProfileGo}, parent: &parent,
+			want: Transport{Profile: ProfileGo, Window: 4 << 20, Refresh: RefreshGo}},
+		{name: "no profile: client-go's defaults", tr: Transport{},
+			want: Transport{Window: 4 << 20, Refresh: RefreshGo}},
+		{name: "unknown profile", tr: Transport{Profile: "okhttp"},
+			wantErr: `unknown profile "okhttp": use one of go, nghttp2, http1, half-window`},
+		{name: "refreshBytes without threshold", tr: Transport{RefreshBytes: 4096},
+			wantErr: `refreshBytes 4096 is only for refresh: threshold (refresh is "go")`},
+		{name: "threshold without refreshBytes", tr: Transport{Refresh: RefreshThreshold},
+			wantErr: "refreshBytes 0 must be between 1024 and the window (4194304) with refresh: threshold"},
+		{name: "refreshBytes over the window", tr: Transport{Profile: ProfileHTTP1, Window: 1 << 20},
+			wantErr: "refreshBytes 1572864 must be between 1024 and the window (1048576) with refresh: threshold"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := tt.tr
+			err := tr.complete(tt.parent)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.Lookahead, tr.BookmarkBytes = nil, 0
+			if tr != tt.want {
+				t.Errorf("got %+v, want %+v", tr, tt.want)
+			}
+		})
 	}
 }
