@@ -59,6 +59,8 @@ type ReplayOptions struct {
 	Output        string
 	Columns       []string
 	StallTimeout  time.Duration
+	// Transport is a transport profile for every client without its own.
+	Transport string
 	Timeline      bool
 	SVG           string
 	From          string
@@ -129,6 +131,7 @@ a bundle. ` + exitCodesHelp,
 	addOutputFlag(cmd, &o.Output)
 	cmd.Flags().StringSliceVar(&o.Columns, "columns", o.Columns, "columns to replay: any of "+strings.Join(replayColumns, ", "))
 	cmd.Flags().DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "stall timeout of the pr141899 and complete columns (default: the scenario's, 30s)")
+	cmd.Flags().StringVar(&o.Transport, "transport", o.Transport, "model every client without a transport of its own with this measured client stack: "+strings.Join(transportProfiles(), ", ")+" (default: the scenario's)")
 	cmd.Flags().BoolVar(&o.Timeline, "timeline", o.Timeline, "record blocked watcher goroutines per tick in every column")
 	cmd.Flags().StringVar(&o.SVG, "svg", o.SVG, "write the timeline as an SVG chart to this file (implies --timeline)")
 	cmd.Flags().StringVar(&o.From, "from", o.From, "derive the scenario from a bundle directory (metrics, goroutine and APF dumps, or an analyze -o json report)")
@@ -164,6 +167,15 @@ func (o *ReplayOptions) Complete(args []string) error {
 	}
 	if o.StallTimeout != 0 {
 		o.scenario.StallTimeout = &replay.Duration{Duration: o.StallTimeout}
+	}
+	if o.Transport != "" {
+		p, err := replay.ParseProfile(o.Transport)
+		if err != nil {
+			return fmt.Errorf("invalid --transport: %w", err)
+		}
+		if err := o.scenario.SetTransportProfile(p); err != nil {
+			return fmt.Errorf("invalid --transport: %w", err)
+		}
 	}
 	o.columns = map[string]bool{}
 	for _, c := range o.Columns {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 )
@@ -63,27 +64,36 @@ const (
 	// sk_stream_write_space in net/core/stream.c): the handler's write,
 	// and the watcher's send behind it, wait while the client reads
 	// ~1.5 MiB (measured: 14 to 15 s typical gaps at 100 KiB/s, 56 to 59 s
-	// at 25 KiB/s). Refresh threshold, tcpRefreshBytes; window: the
+	// at 25 KiB/s). Refresh threshold, nghttp2RefreshBytes; window: the
 	// measured bytes in flight.
 	ProfileNghttp2 TransportProfile = "nghttp2"
 	// ProfileHTTP1 is an HTTP/1.1 client, measured with
-	// @kubernetes/client-node 1.4 (node-fetch): no HTTP/2 flow control,
-	// the same TCP buffers as ProfileNghttp2 between the handler and a
-	// client that reads its socket slowly, and the same measured refresh.
+	// @kubernetes/client-node 1.4 (node-fetch) blocking its event loop per
+	// event: no HTTP/2 flow control, the same TCP buffers as
+	// ProfileNghttp2 between the handler and a client that reads its
+	// socket slowly, and a larger measured refresh (http1RefreshBytes).
 	ProfileHTTP1 TransportProfile = "http1"
 )
 
-// tcpRefreshBytes is the credit a TCP-bound stack (ProfileNghttp2,
-// ProfileHTTP1) returns at once, fitted to TestTransportGaps: the typical
-// gap times the read rate, 1.4 to 1.5 MiB for curl at 25, 50 and 100 KiB/s
-// and for client-node; a third of the 4 MiB send buffer plus what the
-// client's receive window takes back at once.
-const tcpRefreshBytes = 1536 << 10 // 1.5 MiB
+// The credit a TCP-bound stack returns at once (RefreshThreshold), fitted
+// to TestTransportGaps (test/e2e): the typical gap times the read rate.
+//   - curl: 14 to 15 s at 100 KiB/s, 56 to 59 s at 25 KiB/s, 28 to 29 s at
+//     50 KiB/s: 1.4 to 1.5 MiB. A third of the 4 MiB send buffer (the
+//     wake-up rule above) is 1.33 MiB; the rest is the client's receive
+//     window opening. Single gaps run up to 1.5 times longer (44 s at
+//     50 KiB/s, 22 s at 100 KiB/s): the e2e tolerance says so.
+//   - client-node: 16 to 21 s at 5 events/s of 22 KB, 28 to 36 s at 2.5:
+//     1.6 to 2.1 MB; node reads its socket 64 KiB at a time.
+const (
+	nghttp2RefreshBytes = 1536 << 10 // 1.5 MiB
+	http1RefreshBytes   = 1920 << 10 // 1.875 MiB
+)
 
 // The bytes in flight between a blocked handler and a slow TCP reader on
 // loopback, measured with ss during TestTransportGaps: the server's Send-Q
-// (4.15 to 4.18 MB, tcp_wmem's 4 MiB maximum) plus the client's Recv-Q
-// (curl 0.19 to 0.78 MB; node 33 KB, and node-fetch reads 64 KiB ahead).
+// (2.4 to 4.18 MB; tcp_wmem's maximum is 4 MiB) plus the client's Recv-Q
+// (curl 0.19 to 0.78 MB, node 0.03 to 0.22 MB, and node-fetch reads
+// 64 KiB ahead). They set when a watcher first blocks, not its gaps.
 const (
 	nghttp2Window = 4608 << 10 // 4.5 MiB
 	http1Window   = 4352 << 10 // 4.25 MiB
@@ -102,9 +112,9 @@ func profileTransport(p TransportProfile) (Transport, bool) {
 	case ProfileHalfWindow:
 		return Transport{Window: DefaultWindow, Refresh: RefreshHalfWindow}, true
 	case ProfileNghttp2:
-		return Transport{Window: nghttp2Window, Refresh: RefreshThreshold, RefreshBytes: tcpRefreshBytes}, true
+		return Transport{Window: nghttp2Window, Refresh: RefreshThreshold, RefreshBytes: nghttp2RefreshBytes}, true
 	case ProfileHTTP1:
-		return Transport{Window: http1Window, Refresh: RefreshThreshold, RefreshBytes: tcpRefreshBytes}, true
+		return Transport{Window: http1Window, Refresh: RefreshThreshold, RefreshBytes: http1RefreshBytes}, true
 	}
 	return Transport{}, false
 }
@@ -286,4 +296,26 @@ func joinProfiles() string {
 		s = append(s, string(p))
 	}
 	return strings.Join(s, ", ")
+}
+
+// ParseProfile reads a transport profile's name.
+func ParseProfile(s string) (TransportProfile, error) {
+	p := TransportProfile(s)
+	if _, ok := profileTransport(p); !ok {
+		return "", fmt.Errorf("unknown transport profile %q: use one of %s", s, joinProfiles())
+	}
+	return p, nil
+}
+
+// SetTransportProfile makes p the scenario's transport: every client
+// without a transport of its own then uses p's window and refresh. The
+// scenario's lookahead and bookmark size stay. s must be complete (Parse,
+// Builtin).
+func (s *Scenario) SetTransportProfile(p TransportProfile) error {
+	t := Transport{Profile: p, Lookahead: s.Transport.Lookahead, BookmarkBytes: s.Transport.BookmarkBytes}
+	if err := t.complete(nil); err != nil {
+		return err
+	}
+	s.Transport = t
+	return nil
 }

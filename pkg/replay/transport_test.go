@@ -123,12 +123,12 @@ func TestGoRefreshPolicy(t *testing.T) {
 
 // TestProfilesGolden is each transport profile's answer, on the stream
 // model alone: how long the server's write, and the watcher's send, waits
-// for a client reading 21 KiB events (a 20 KiB pod's watch event) at a
+// for a client reading 22 KB events (a pod with 20 KiB of annotation) at a
 // steady byte rate, and whether that passes the 30 s stall timeout. The
 // rates are those TestTransportGaps (test/e2e) measures real stacks at;
 // docs/replay.md puts both side by side.
 func TestProfilesGolden(t *testing.T) {
-	const size = 21 << 10
+	const size = 22279 // measured by TestTransportGaps
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-12s %-9s %-18s %-10s %-9s %s\n", "PROFILE", "WINDOW", "REFRESH", "RATE", "GAP", "PAST 30s")
 	for _, p := range Profiles() {
@@ -172,7 +172,7 @@ func TestTransportProfileComplete(t *testing.T) {
 		{name: "nghttp2", tr: Transport{Profile: ProfileNghttp2},
 			want: Transport{Profile: ProfileNghttp2, Window: 4608 << 10, Refresh: RefreshThreshold, RefreshBytes: 1536 << 10}},
 		{name: "http1", tr: Transport{Profile: ProfileHTTP1},
-			want: Transport{Profile: ProfileHTTP1, Window: 4352 << 10, Refresh: RefreshThreshold, RefreshBytes: 1536 << 10}},
+			want: Transport{Profile: ProfileHTTP1, Window: 4352 << 10, Refresh: RefreshThreshold, RefreshBytes: 1920 << 10}},
 		{name: "explicit fields win over the profile", tr: Transport{Profile: ProfileHTTP1, Window: 8 << 20, RefreshBytes: 2 << 20},
 			want: Transport{Profile: ProfileHTTP1, Window: 8 << 20, Refresh: RefreshThreshold, RefreshBytes: 2 << 20}},
 		{name: "another refresh drops the profile's refreshBytes", tr: Transport{Profile: ProfileNghttp2, Refresh: RefreshGo},
@@ -190,7 +190,7 @@ func TestTransportProfileComplete(t *testing.T) {
 		{name: "threshold without refreshBytes", tr: Transport{Refresh: RefreshThreshold},
 			wantErr: "refreshBytes 0 must be between 1024 and the window (4194304) with refresh: threshold"},
 		{name: "refreshBytes over the window", tr: Transport{Profile: ProfileHTTP1, Window: 1 << 20},
-			wantErr: "refreshBytes 1572864 must be between 1024 and the window (1048576) with refresh: threshold"},
+			wantErr: "refreshBytes 1966080 must be between 1024 and the window (1048576) with refresh: threshold"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

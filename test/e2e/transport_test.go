@@ -402,7 +402,6 @@ func trCuts(logPath string) (map[string]time.Time, error) {
 	return out, nil
 }
 
-
 // trScenario is the replay scenario of a measurement: the same pods (of the
 // measured event size), each stack a client with its profile, started when
 // it started on the server, reading at its rate, for as long as the
@@ -423,7 +422,7 @@ resources:
     count: %d
     bytes: %d
 clients:
-`, int((last.Sub(first) + trObserve).Seconds()+0.5), trStallTimeout, trNamespace, trPods, run.eventBytes)
+`, int((last.Sub(first)+trObserve).Seconds()+0.5), trStallTimeout, trNamespace, trPods, run.eventBytes)
 	for _, m := range run.measures {
 		rate := 1 / m.stack.eventInterval.Seconds()
 		if m.stack.bytesPerSecond > 0 {
