@@ -56,11 +56,11 @@ var (
 type ReplayOptions struct {
 	genericiooptions.IOStreams
 
-	Output        string
-	Columns       []string
-	StallTimeout  time.Duration
+	Output       string
+	Columns      []string
+	StallTimeout time.Duration
 	// Transport is a transport profile for every client without its own.
-	Transport string
+	Transport     string
 	Timeline      bool
 	SVG           string
 	From          string
