@@ -83,6 +83,7 @@ var clientFields = []field[*ClientResult]{
 	{"initial events", func(c *ClientResult) string { return strconv.Itoa(c.InitialEvents) }},
 	{"initial events done at", func(c *ClientResult) string { return optSeconds(c.InitialDoneAtSeconds) }},
 	{"last progress", func(c *ClientResult) string { return optSeconds(c.LastProgressSeconds) }},
+	{"longest no-progress gap", func(c *ClientResult) string { return optSeconds(c.LongestNoProgressSeconds) }},
 	{"window updates", func(c *ClientResult) string { return i64(c.WindowUpdates) }},
 	{"APF seat-seconds", func(c *ClientResult) string { return exact(c.APFSeatSeconds) }},
 }

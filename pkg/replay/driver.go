@@ -108,6 +108,11 @@ type clientRun struct {
 	initialDone    *time.Duration
 	stoppedAt      *time.Duration
 	progressAtStop time.Time
+	// gapAtStop is the handler's longest initial gap when the stop was
+	// seen; stopSeen says progressAtStop and gapAtStop were taken when
+	// the clock stepped, before the next tick's reads.
+	gapAtStop time.Duration
+	stopSeen  bool
 	disconnectedAt *time.Duration
 	initializedAt  atomic.Int64 // clock UnixNano; 0 until initialized
 }
@@ -311,7 +316,32 @@ func (c *columnRun) observe(t time.Duration) {
 		} else if !c.b.Alive(r.h.w) {
 			at := t
 			r.stoppedAt = &at
-			r.progressAtStop, _ = r.h.writeState()
+			r.noteStop()
+		}
+	}
+}
+
+// noteStop records the handler's progress when its watcher's stop is first
+// seen: what it takes afterwards was already buffered.
+func (r *clientRun) noteStop() {
+	if r.stopSeen {
+		return
+	}
+	r.stopSeen = true
+	r.progressAtStop, _ = r.h.writeState()
+	r.gapAtStop = r.h.longestInitialGap()
+}
+
+// noteStops records the progress of the watchers a clock step stopped (the
+// stall timeout fires there), before the next tick's reads let their
+// handlers take what was buffered.
+func (c *columnRun) noteStops() {
+	for _, r := range c.runs {
+		if r.h == nil || r.stoppedAt != nil || r.disconnectedAt != nil || r.h.end == endWatchError || r.h.done() {
+			continue
+		}
+		if !c.b.Alive(r.h.w) {
+			r.noteStop()
 		}
 	}
 }
@@ -319,7 +349,11 @@ func (c *columnRun) observe(t time.Duration) {
 // advance steps the fake clock to the next tick and settles.
 func (c *columnRun) advance(t time.Duration) error {
 	c.clk.SetTime(Epoch.Add(t + c.tick))
-	return c.settle()
+	if err := c.settle(); err != nil {
+		return err
+	}
+	c.noteStops()
+	return nil
 }
 
 // apply applies one change, settling and retrying while the backend's
@@ -507,14 +541,16 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 		}
 		if r.expected > 0 && !last.IsZero() {
 			gap := r.h.longestInitialGap()
-			if r.initialDone == nil {
-				// Still in its initial events at the stop or the end: the
-				// gap running then counts too.
-				until := end
-				if r.stoppedAt != nil {
-					until = Epoch.Add(*r.stoppedAt)
-				}
-				gap = max(gap, until.Sub(last))
+			switch {
+			case r.initialDone != nil:
+			case r.stoppedAt != nil:
+				// Stopped in its initial events: until the stop, with the
+				// gap running then.
+				gap = max(r.gapAtStop, Epoch.Add(*r.stoppedAt).Sub(last))
+			default:
+				// Still in its initial events at the end: the gap
+				// running then counts too.
+				gap = max(gap, end.Sub(last))
 			}
 			cr.LongestNoProgressSeconds = ptr(gap.Seconds())
 		}
