@@ -111,8 +111,8 @@ type clientRun struct {
 	// gapAtStop is the handler's longest initial gap when the stop was
 	// seen; stopSeen says progressAtStop and gapAtStop were taken when
 	// the clock stepped, before the next tick's reads.
-	gapAtStop time.Duration
-	stopSeen  bool
+	gapAtStop      time.Duration
+	stopSeen       bool
 	disconnectedAt *time.Duration
 	initializedAt  atomic.Int64 // clock UnixNano; 0 until initialized
 }
