@@ -353,26 +353,10 @@ func (t *Transport) complete(parent *Transport) error {
 		if !ok {
 			return fmt.Errorf("unknown profile %q: use one of %s", t.Profile, joinProfiles())
 		}
-		if t.Window == 0 {
-			t.Window = p.Window
-		}
-		if t.Refresh == "" {
-			t.Refresh = p.Refresh
-		}
-		if t.RefreshBytes == 0 && t.Refresh == p.Refresh {
-			t.RefreshBytes = p.RefreshBytes
-		}
+		t.fillFlowControl(p)
 	} else if parent != nil {
 		t.Profile = parent.Profile
-		if t.Window == 0 {
-			t.Window = parent.Window
-		}
-		if t.Refresh == "" {
-			t.Refresh = parent.Refresh
-		}
-		if t.RefreshBytes == 0 && t.Refresh == parent.Refresh {
-			t.RefreshBytes = parent.RefreshBytes
-		}
+		t.fillFlowControl(*parent)
 	}
 	if parent != nil {
 		if t.Lookahead == nil {
@@ -491,6 +475,20 @@ func (c *Client) request() (rv string, sendInitialEvents *bool) {
 		rv = *c.ResourceVersion
 	}
 	return rv, sendInitialEvents
+}
+
+// fillFlowControl sets the window, refresh and refreshBytes t leaves empty
+// from src; src's refreshBytes only with src's refresh.
+func (t *Transport) fillFlowControl(src Transport) {
+	if t.Window == 0 {
+		t.Window = src.Window
+	}
+	if t.Refresh == "" {
+		t.Refresh = src.Refresh
+	}
+	if t.RefreshBytes == 0 && t.Refresh == src.Refresh {
+		t.RefreshBytes = src.RefreshBytes
+	}
 }
 
 // transport returns the client's effective transport.
