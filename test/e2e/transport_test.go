@@ -112,7 +112,7 @@ func trStacks(clientsDir string) []trStack {
 		{name: "curl-50k", profile: "nghttp2", bytesPerSecond: 50 << 10, start: curl("50k")},
 		{name: "curl-100k", profile: "nghttp2", bytesPerSecond: 100 << 10, start: curl("100k")},
 		{name: "client-node", profile: "http1", eventInterval: trNodeInterval, start: func(t *testing.T, c *cluster.Cluster, selector string) (func(), error) {
-			return startProcess(t, "node", []string{filepath.Join(clientsDir, "slow-watch.js"), watchPath, selector, fmt.Sprint(trNodeInterval.Milliseconds())},
+			return startProcess(t, "node", []string{filepath.Join(clientsDir, "stuck-watch.js"), watchPath, selector, fmt.Sprint(trNodeInterval.Milliseconds())},
 				clientsDir, "KUBECONFIG="+c.Kubeconfig(cluster.UserNodeReader))
 		}},
 		{name: "kubectl-raw", profile: "go", bytesPerSecond: int(float64(trPodBytes) / trReadInterval.Seconds()), start: func(t *testing.T, c *cluster.Cluster, selector string) (func(), error) {
