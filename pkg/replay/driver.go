@@ -337,7 +337,7 @@ func (r *clientRun) noteStop() {
 // handlers take what was buffered.
 func (c *columnRun) noteStops() {
 	for _, r := range c.runs {
-		if r.h == nil || r.stoppedAt != nil || r.disconnectedAt != nil || r.h.end == endWatchError || r.h.done() {
+		if r.h == nil || r.stoppedAt != nil || r.disconnectedAt != nil || r.h.done() || r.h.end == endWatchError {
 			continue
 		}
 		if !c.b.Alive(r.h.w) {
