@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -210,5 +211,48 @@ func TestTransportProfileComplete(t *testing.T) {
 				t.Errorf("got %+v, want %+v", tr, tt.want)
 			}
 		})
+	}
+}
+
+// TestClientStacksAnswer pins the replay column of docs/replay.md's client
+// stacks table: each stack's longest gap unpatched, and whether pr141899
+// cuts it.
+func TestClientStacksAnswer(t *testing.T) {
+	sc, err := Builtin("client-stacks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), sc, []Backend{NewOurs(ColumnUnpatched, 0), NewOurs(ColumnPR141899, sc.StallTimeout.Duration)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		gap float64
+		cut bool
+	}{
+		"client-go":       {1, false},
+		"kubectl-raw":     {1, false},
+		"curl-25k":        {62, true},
+		"curl-50k":        {31, true},
+		"curl-100k":       {16, false},
+		"client-node":     {18, false},
+		"client-node-2.5": {36, true},
+	}
+	for i, u := range res.Columns[0].Clients {
+		p := res.Columns[1].Clients[i]
+		w, ok := want[u.Name]
+		if !ok {
+			t.Errorf("unexpected client %q", u.Name)
+			continue
+		}
+		if u.LongestNoProgressSeconds == nil || *u.LongestNoProgressSeconds != w.gap {
+			t.Errorf("%s: longest gap unpatched %v, want %gs", u.Name, optSeconds(u.LongestNoProgressSeconds), w.gap)
+		}
+		if u.Outcome != OutcomeCompleted {
+			t.Errorf("%s: unpatched %s, want completed", u.Name, u.Outcome)
+		}
+		if cut := p.Outcome == OutcomeStopped; cut != w.cut {
+			t.Errorf("%s: pr141899 %s, want cut %t", u.Name, p.Outcome, w.cut)
+		}
 	}
 }
