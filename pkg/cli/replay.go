@@ -31,8 +31,11 @@ const replayExample = `  # The reproduction of kubernetes issue 131721 in the fo
   # Blocked goroutines over time, as a chart
   kubectl watch-doctor replay issue-137631 --timeline --svg timeline.svg
 
-  # Your own scenario (format: docs/scenario.schema.json)
-  kubectl watch-doctor replay ./my-scenario.yaml
+  # Would the stall timeout cut my curl (or client-node, kubectl) client?
+  kubectl watch-doctor replay client-stacks
+
+  # Your own scenario (format: docs/scenario.schema.json), every client on curl's stack
+  kubectl watch-doctor replay ./my-scenario.yaml --transport nghttp2
 
   # A scenario derived from a saved bundle: one client per finding
   kubectl watch-doctor replay --from ./incident/apiserver-1
