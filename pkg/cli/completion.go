@@ -32,6 +32,7 @@ func finishCompletion(root *cobra.Command) {
 		if c.Name() == "replay" {
 			registerValues(c, "fail-on", replayFailOnValues...)
 			_ = c.RegisterFlagCompletionFunc("columns", completeList(replayColumns))
+			registerValues(c, "transport", transportProfiles()...)
 			c.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 				if len(args) > 0 {
 					return nil, cobra.ShellCompDirectiveNoFileComp
@@ -109,4 +110,13 @@ func kubeconfigNames(clusters bool) cobra.CompletionFunc {
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// transportProfiles are the values of replay --transport.
+func transportProfiles() []string {
+	var out []string
+	for _, p := range replay.Profiles() {
+		out = append(out, string(p))
+	}
+	return out
 }

@@ -32,8 +32,11 @@ const replayExample = `  # The reproduction of kubernetes issue 131721 in the fo
   # Blocked goroutines over time, as a chart
   kubectl watch-doctor replay issue-137631 --timeline --svg timeline.svg
 
-  # Your own scenario (format: docs/scenario.schema.json)
-  kubectl watch-doctor replay ./my-scenario.yaml
+  # Would the stall timeout cut my curl (or client-node, kubectl) client?
+  kubectl watch-doctor replay client-stacks
+
+  # Your own scenario (format: docs/scenario.schema.json), every client on curl's stack
+  kubectl watch-doctor replay ./my-scenario.yaml --transport nghttp2
 
   # A scenario derived from a saved bundle: one client per finding
   kubectl watch-doctor replay --from ./incident/apiserver-1
@@ -57,9 +60,11 @@ var (
 type ReplayOptions struct {
 	genericiooptions.IOStreams
 
-	Output        string
-	Columns       []string
-	StallTimeout  time.Duration
+	Output       string
+	Columns      []string
+	StallTimeout time.Duration
+	// Transport is a transport profile for every client without its own.
+	Transport     string
 	Timeline      bool
 	SVG           string
 	From          string
@@ -130,6 +135,7 @@ a bundle. ` + exitCodesHelp,
 	addOutputFlag(cmd, &o.Output)
 	cmd.Flags().StringSliceVar(&o.Columns, "columns", o.Columns, "columns to replay: any of "+strings.Join(replayColumns, ", "))
 	cmd.Flags().DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "stall timeout of the pr141899 and complete columns (default: the scenario's, 30s)")
+	cmd.Flags().StringVar(&o.Transport, "transport", o.Transport, "model every client without a transport of its own with this measured client stack: "+strings.Join(transportProfiles(), ", ")+" (default: the scenario's)")
 	cmd.Flags().BoolVar(&o.Timeline, "timeline", o.Timeline, "record blocked watcher goroutines per tick in every column")
 	cmd.Flags().StringVar(&o.SVG, "svg", o.SVG, "write the timeline as an SVG chart to this file (implies --timeline)")
 	cmd.Flags().StringVar(&o.From, "from", o.From, "derive the scenario from a bundle directory (metrics, goroutine and APF dumps, or an analyze -o json report)")
@@ -165,6 +171,15 @@ func (o *ReplayOptions) Complete(args []string) error {
 	}
 	if o.StallTimeout != 0 {
 		o.scenario.StallTimeout = &replay.Duration{Duration: o.StallTimeout}
+	}
+	if o.Transport != "" {
+		p, err := replay.ParseProfile(o.Transport)
+		if err != nil {
+			return fmt.Errorf("invalid --transport: %w", err)
+		}
+		if err := o.scenario.SetTransportProfile(p); err != nil {
+			return fmt.Errorf("invalid --transport: %w", err)
+		}
 	}
 	o.columns = map[string]bool{}
 	for _, c := range o.Columns {

@@ -46,13 +46,14 @@ func TestReplayCommandErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "error: no scenario: name a built-in one (half-window-client, issue-131721, issue-137631, slow-but-progressing, streaming-stall), a YAML file, or use --from DIR"},
-		{[]string{"nope"}, `error: unknown scenario "nope": use one of half-window-client, issue-131721, issue-137631, slow-but-progressing, streaming-stall, or a YAML file`},
+		{nil, "error: no scenario: name a built-in one (client-stacks, half-window-client, issue-131721, issue-137631, slow-but-progressing, streaming-stall), a YAML file, or use --from DIR"},
+		{[]string{"nope"}, `error: unknown scenario "nope": use one of client-stacks, half-window-client, issue-131721, issue-137631, slow-but-progressing, streaming-stall, or a YAML file`},
 		{[]string{"issue-131721", "-o", "xml"}, `error: unsupported --output "xml": use one of table, wide, json, yaml`},
 		{[]string{"issue-131721", "--columns", "upstream,mine"}, `error: unsupported --columns "mine": use any of upstream, unpatched, pr141899, complete`},
 		{[]string{"issue-131721", "--fail-on", "always"}, `error: unsupported --fail-on "always": use one of none, cut, different`},
 		{[]string{"issue-131721", "--from", "."}, `error: both a scenario "issue-131721" and --from "." given: use one`},
 		{[]string{bad}, `error: scenario file "` + bad + `": scenario "x": no resources`},
+		{[]string{"issue-131721", "--transport", "curl"}, `error: invalid --transport: unknown transport profile "curl": use one of go, nghttp2, http1, half-window`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -64,6 +65,43 @@ func TestReplayCommandErrors(t *testing.T) {
 				t.Errorf("stderr:\n%s\nwant it to start with:\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestReplayTransportFlag: --transport gives every client without a
+// transport of its own the profile's model; with nghttp2 the paced reader
+// of issue-131721 (2.5 events/s of 20 KiB) waits 31 s between two sends
+// and the stall timeout cuts it, where on client-go's model it completes.
+func TestReplayTransportFlag(t *testing.T) {
+	stdout, stderr, code := runReplay(t, "issue-131721", "--transport", "nghttp2", "--columns", "pr141899", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var res struct {
+		Transport struct {
+			Profile      string `json:"profile"`
+			Refresh      string `json:"refresh"`
+			RefreshBytes int64  `json:"refreshBytes"`
+		} `json:"transport"`
+		Columns []struct {
+			Clients []struct {
+				Name    string `json:"name"`
+				Outcome string `json:"outcome"`
+			} `json:"clients"`
+		} `json:"columns"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Transport.Profile != "nghttp2" || res.Transport.Refresh != "threshold" || res.Transport.RefreshBytes != 1536<<10 {
+		t.Errorf("transport %+v, want the nghttp2 profile's", res.Transport)
+	}
+	outcomes := map[string]string{}
+	for _, c := range res.Columns[0].Clients {
+		outcomes[c.Name] = c.Outcome
+	}
+	if outcomes["paced-reader"] != "stopped" {
+		t.Errorf("paced-reader on nghttp2 under pr141899: %q, want stopped (outcomes %v)", outcomes["paced-reader"], outcomes)
 	}
 }
 

@@ -85,6 +85,7 @@ var clientFields = []field[*api.ClientResult]{
 	{"initial events", func(c *api.ClientResult) string { return strconv.Itoa(c.InitialEvents) }},
 	{"initial events done at", func(c *api.ClientResult) string { return optSeconds(c.InitialDoneAtSeconds) }},
 	{"last progress", func(c *api.ClientResult) string { return optSeconds(c.LastProgressSeconds) }},
+	{"longest no-progress gap", func(c *api.ClientResult) string { return optSeconds(c.LongestNoProgressSeconds) }},
 	{"window updates", func(c *api.ClientResult) string { return i64(c.WindowUpdates) }},
 	{"APF seat-seconds", func(c *api.ClientResult) string { return exact(c.APFSeatSeconds) }},
 }

@@ -110,6 +110,11 @@ type clientRun struct {
 	initialDone    *time.Duration
 	stoppedAt      *time.Duration
 	progressAtStop time.Time
+	// gapAtStop is the handler's longest initial gap when the stop was
+	// seen; stopSeen says progressAtStop and gapAtStop were taken when
+	// the clock stepped, before the next tick's reads.
+	gapAtStop      time.Duration
+	stopSeen       bool
 	disconnectedAt *time.Duration
 	initializedAt  atomic.Int64 // clock UnixNano; 0 until initialized
 }
@@ -319,7 +324,32 @@ func (c *columnRun) observe(t time.Duration) {
 		} else if !c.b.Alive(r.h.w) {
 			at := t
 			r.stoppedAt = &at
-			r.progressAtStop, _ = r.h.writeState()
+			r.noteStop()
+		}
+	}
+}
+
+// noteStop records the handler's progress when its watcher's stop is first
+// seen: what it takes afterwards was already buffered.
+func (r *clientRun) noteStop() {
+	if r.stopSeen {
+		return
+	}
+	r.stopSeen = true
+	r.progressAtStop, _ = r.h.writeState()
+	r.gapAtStop = r.h.longestInitialGap()
+}
+
+// noteStops records the progress of the watchers a clock step stopped (the
+// stall timeout fires there), before the next tick's reads let their
+// handlers take what was buffered.
+func (c *columnRun) noteStops() {
+	for _, r := range c.runs {
+		if r.h == nil || r.stoppedAt != nil || r.disconnectedAt != nil || r.h.done() || r.h.end == endWatchError {
+			continue
+		}
+		if !c.b.Alive(r.h.w) {
+			r.noteStop()
 		}
 	}
 }
@@ -327,7 +357,11 @@ func (c *columnRun) observe(t time.Duration) {
 // advance steps the fake clock to the next tick and settles.
 func (c *columnRun) advance(t time.Duration) error {
 	c.clk.SetTime(Epoch().Add(t + c.tick))
-	return c.settle()
+	if err := c.settle(); err != nil {
+		return err
+	}
+	c.noteStops()
+	return nil
 }
 
 // apply applies one change, settling and retrying while the backend's
@@ -462,6 +496,7 @@ func (r *clientRun) read(t time.Duration) bool {
 		if r.initialDone == nil && ((r.wantEnd && e.end) || (!r.wantEnd && r.events >= int64(r.expected))) {
 			at := t
 			r.initialDone = &at
+			r.h.initialOver.Store(true)
 		}
 	}
 	st.mu.Lock()
@@ -511,6 +546,21 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 		}
 		if !last.IsZero() {
 			cr.LastProgressSeconds = ptr(last.Sub(Epoch()).Seconds())
+		}
+		if r.expected > 0 && !last.IsZero() {
+			gap := r.h.longestInitialGap()
+			switch {
+			case r.initialDone != nil:
+			case r.stoppedAt != nil:
+				// Stopped in its initial events: until the stop, with the
+				// gap running then.
+				gap = max(r.gapAtStop, Epoch().Add(*r.stoppedAt).Sub(last))
+			default:
+				// Still in its initial events at the end: the gap
+				// running then counts too.
+				gap = max(gap, end.Sub(last))
+			}
+			cr.LongestNoProgressSeconds = ptr(gap.Seconds())
 		}
 		st := r.h.st.state()
 		cr.WindowUpdates = st.WindowUpdates

@@ -94,9 +94,17 @@ type handler struct {
 	reset     chan struct{}
 	resetOnce sync.Once
 
+	// initialOver is set by the driver once the client had its initial
+	// events: gaps after that are not counted in longestGap.
+	initialOver atomic.Bool
+
 	// guarded by st.mu
 	lastRecv       time.Time
 	blockedInWrite bool
+	// longestGap is the longest time between two events taken from the
+	// result channel during the initial events: how long the watcher's
+	// send made no progress, the gap the stall timeout measures.
+	longestGap time.Duration
 }
 
 // serve is the handler goroutine. started receives nil once the watch is
@@ -178,7 +186,11 @@ func (h *handler) write(ev watch.Event) bool {
 	}
 	s := h.st
 	s.mu.Lock()
-	h.lastRecv = h.clock.Now()
+	now := h.clock.Now()
+	if !h.lastRecv.IsZero() && !h.initialOver.Load() {
+		h.longestGap = max(h.longestGap, now.Sub(h.lastRecv))
+	}
+	h.lastRecv = now
 	if h.isReset() {
 		s.mu.Unlock()
 		return false
@@ -280,11 +292,19 @@ func (h *handler) done() bool {
 	}
 }
 
-// handlerState is what the driver reads of a handler under the stream lock.
+// writeState is what the driver reads of a handler under the stream lock.
 func (h *handler) writeState() (lastRecv time.Time, blocked bool) {
 	h.st.mu.Lock()
 	defer h.st.mu.Unlock()
 	return h.lastRecv, h.blockedInWrite
+}
+
+// longestInitialGap returns the longest gap between two events the handler
+// took during the initial events.
+func (h *handler) longestInitialGap() time.Duration {
+	h.st.mu.Lock()
+	defer h.st.mu.Unlock()
+	return h.longestGap
 }
 
 var goroutineBufPool = sync.Pool{New: func() any { b := make([]byte, 64); return &b }}

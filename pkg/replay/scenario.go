@@ -285,16 +285,20 @@ func countIn(groups []ObjectGroup, ns string) int {
 	return n
 }
 
-// completeTransport fills in t's defaults, from parent first when given,
-// and validates it.
+// completeTransport fills in t's defaults, from its profile or else from
+// parent when given, and validates it.
 func completeTransport(t, parent *api.Transport) error {
+	if t.Profile != "" {
+		p, ok := profileTransport(t.Profile)
+		if !ok {
+			return fmt.Errorf("unknown profile %q: use one of %s", t.Profile, joinProfiles())
+		}
+		fillFlowControl(t, p)
+	} else if parent != nil {
+		t.Profile = parent.Profile
+		fillFlowControl(t, *parent)
+	}
 	if parent != nil {
-		if t.Window == 0 {
-			t.Window = parent.Window
-		}
-		if t.Refresh == "" {
-			t.Refresh = parent.Refresh
-		}
 		if t.Lookahead == nil {
 			t.Lookahead = parent.Lookahead
 		}
@@ -311,8 +315,17 @@ func completeTransport(t, parent *api.Transport) error {
 	if t.Refresh == "" {
 		t.Refresh = api.RefreshGo
 	}
-	if t.Refresh != api.RefreshGo && t.Refresh != api.RefreshHalfWindow {
-		return fmt.Errorf("unsupported refresh %q: use one of %s, %s", t.Refresh, api.RefreshGo, api.RefreshHalfWindow)
+	switch t.Refresh {
+	case api.RefreshGo, api.RefreshHalfWindow:
+		if t.RefreshBytes != 0 {
+			return fmt.Errorf("refreshBytes %d is only for refresh: %s (refresh is %q): remove it or set refresh: %s", t.RefreshBytes, api.RefreshThreshold, t.Refresh, api.RefreshThreshold)
+		}
+	case api.RefreshThreshold:
+		if t.RefreshBytes < 1024 || t.RefreshBytes > t.Window {
+			return fmt.Errorf("refreshBytes %d must be between 1024 and the window (%d) with refresh: %s", t.RefreshBytes, t.Window, api.RefreshThreshold)
+		}
+	default:
+		return fmt.Errorf("unsupported refresh %q: use one of %s, %s, %s", t.Refresh, api.RefreshGo, api.RefreshHalfWindow, api.RefreshThreshold)
 	}
 	if t.Lookahead == nil {
 		one := 1
@@ -402,6 +415,20 @@ func (c *Client) request() (rv string, sendInitialEvents *bool) {
 		rv = *c.ResourceVersion
 	}
 	return rv, sendInitialEvents
+}
+
+// fillFlowControl sets the window, refresh and refreshBytes t leaves empty
+// from src; src's refreshBytes only with src's refresh.
+func fillFlowControl(t *api.Transport, src api.Transport) {
+	if t.Window == 0 {
+		t.Window = src.Window
+	}
+	if t.Refresh == "" {
+		t.Refresh = src.Refresh
+	}
+	if t.RefreshBytes == 0 && t.Refresh == src.Refresh {
+		t.RefreshBytes = src.RefreshBytes
+	}
 }
 
 // transport returns the client's effective transport.

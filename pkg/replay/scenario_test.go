@@ -81,7 +81,7 @@ func TestParseScenarioDefaults(t *testing.T) {
 
 func TestBuiltinsParseAndRoundTrip(t *testing.T) {
 	names := BuiltinNames()
-	want := []string{"half-window-client", "issue-131721", "issue-137631", "slow-but-progressing", "streaming-stall"}
+	want := []string{"client-stacks", "half-window-client", "issue-131721", "issue-137631", "slow-but-progressing", "streaming-stall"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Fatalf("built-ins (-want +got):\n%s", diff)
 	}
@@ -102,7 +102,7 @@ func TestBuiltinsParseAndRoundTrip(t *testing.T) {
 			t.Errorf("%s: round trip (-want +got):\n%s", n, diff)
 		}
 	}
-	if _, err := Builtin("nope"); err == nil || !strings.Contains(err.Error(), `unknown scenario "nope": use one of half-window-client,`) {
+	if _, err := Builtin("nope"); err == nil || !strings.Contains(err.Error(), `unknown scenario "nope": use one of client-stacks, half-window-client,`) {
 		t.Errorf("unknown built-in: %v", err)
 	}
 }

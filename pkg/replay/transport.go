@@ -1,10 +1,56 @@
 package replay
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
+
+// The credit a TCP-bound stack returns at once (api.RefreshThreshold), fitted
+// to TestTransportGaps (test/e2e): the typical gap times the read rate.
+//   - curl: 14 to 15 s at 100 KiB/s, 56 to 59 s at 25 KiB/s, 28 to 29 s at
+//     50 KiB/s: 1.4 to 1.5 MiB. A third of the 4 MiB send buffer (the
+//     wake-up rule above) is 1.33 MiB; the rest is the client's receive
+//     window opening. Single gaps run up to 1.5 times longer (44 s at
+//     50 KiB/s, 22 s at 100 KiB/s): the e2e tolerance says so.
+//   - client-node: 16 to 21 s at 5 events/s of 22 KB, 28 to 36 s at 2.5:
+//     1.6 to 2.1 MB; node reads its socket 64 KiB at a time.
+const (
+	nghttp2RefreshBytes = 1536 << 10 // 1.5 MiB
+	http1RefreshBytes   = 1920 << 10 // 1.875 MiB
+)
+
+// The bytes in flight between a blocked handler and a slow TCP reader on
+// loopback, measured with ss during TestTransportGaps: the server's Send-Q
+// (2.4 to 4.18 MB; tcp_wmem's maximum is 4 MiB) plus the client's Recv-Q
+// (curl 0.19 to 0.78 MB, node 0.03 to 0.22 MB, and node-fetch reads
+// 64 KiB ahead). They set when a watcher first blocks, not its gaps.
+const (
+	nghttp2Window = 4608 << 10 // 4.5 MiB
+	http1Window   = 4352 << 10 // 4.25 MiB
+)
+
+// Profiles lists the transport profiles, in the order help text shows them.
+func Profiles() []api.TransportProfile {
+	return []api.TransportProfile{api.ProfileGo, api.ProfileNghttp2, api.ProfileHTTP1, api.ProfileHalfWindow}
+}
+
+// profileTransport returns the fields a profile sets.
+func profileTransport(p api.TransportProfile) (api.Transport, bool) {
+	switch p {
+	case api.ProfileGo:
+		return api.Transport{Window: DefaultWindow, Refresh: api.RefreshGo}, true
+	case api.ProfileHalfWindow:
+		return api.Transport{Window: DefaultWindow, Refresh: api.RefreshHalfWindow}, true
+	case api.ProfileNghttp2:
+		return api.Transport{Window: nghttp2Window, Refresh: api.RefreshThreshold, RefreshBytes: nghttp2RefreshBytes}, true
+	case api.ProfileHTTP1:
+		return api.Transport{Window: http1Window, Refresh: api.RefreshThreshold, RefreshBytes: http1RefreshBytes}, true
+	}
+	return api.Transport{}, false
+}
 
 // inflowMinRefresh is golang.org/x/net/http2 flow.go:11.
 const inflowMinRefresh = 4 << 10
@@ -36,6 +82,7 @@ type stream struct {
 	mu        sync.Mutex
 	window    int64
 	policy    api.RefreshPolicy
+	threshold int64 // api.RefreshThreshold's bytes
 	lookahead int
 	// avail is the flow-control credit the server may still use.
 	avail int64
@@ -57,6 +104,7 @@ func newStream(t api.Transport) *stream {
 	return &stream{
 		window:    int64(t.Window),
 		policy:    t.Refresh,
+		threshold: int64(t.RefreshBytes),
 		lookahead: *t.Lookahead,
 		avail:     int64(t.Window),
 		credit:    make(chan struct{}, 1),
@@ -136,6 +184,10 @@ func (s *stream) returnCreditLocked(n int64) {
 		if s.unsent < s.window/2 {
 			return
 		}
+	case api.RefreshThreshold:
+		if s.unsent < s.threshold {
+			return
+		}
 	default:
 		if s.unsent < inflowMinRefresh && s.unsent < s.avail {
 			return
@@ -169,4 +221,34 @@ func (s *stream) state() streamState {
 		b += e.size
 	}
 	return streamState{BufferedBytes: b, Avail: s.avail, WindowUpdates: s.windowUpdates}
+}
+
+func joinProfiles() string {
+	var s []string
+	for _, p := range Profiles() {
+		s = append(s, string(p))
+	}
+	return strings.Join(s, ", ")
+}
+
+// ParseProfile reads a transport profile's name.
+func ParseProfile(s string) (api.TransportProfile, error) {
+	p := api.TransportProfile(s)
+	if _, ok := profileTransport(p); !ok {
+		return "", fmt.Errorf("unknown transport profile %q: use one of %s", s, joinProfiles())
+	}
+	return p, nil
+}
+
+// SetTransportProfile makes p the scenario's transport: every client
+// without a transport of its own then uses p's window and refresh. The
+// scenario's lookahead and bookmark size stay. s must be complete (Parse,
+// Builtin).
+func (s *Scenario) SetTransportProfile(p api.TransportProfile) error {
+	t := api.Transport{Profile: p, Lookahead: s.Transport.Lookahead, BookmarkBytes: s.Transport.BookmarkBytes}
+	if err := completeTransport(&t, nil); err != nil {
+		return err
+	}
+	s.Transport = t
+	return nil
 }

@@ -1,6 +1,9 @@
 package replay
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,5 +121,140 @@ func TestGoRefreshPolicy(t *testing.T) {
 	s.returnCreditLocked(100)
 	if s.windowUpdates != 2 || s.avail != 100 {
 		t.Fatalf("100 B read with no window left: %d updates, avail %d; want 2, 100", s.windowUpdates, s.avail)
+	}
+}
+
+// TestProfilesGolden is each transport profile's answer, on the stream
+// model alone: how long the server's write, and the watcher's send, waits
+// for a client reading 22 KB events (a pod with 20 KiB of annotation) at a
+// steady byte rate, and whether that passes the 30 s stall timeout. The
+// rates are those TestTransportGaps (test/e2e) measures real stacks at;
+// docs/replay.md puts both side by side.
+func TestProfilesGolden(t *testing.T) {
+	const size = 22279 // measured by TestTransportGaps
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-12s %-9s %-18s %-10s %-9s %s\n", "PROFILE", "WINDOW", "REFRESH", "RATE", "GAP", "PAST 30s")
+	for _, p := range Profiles() {
+		tr := api.Transport{Profile: p}
+		if err := completeTransport(&tr, nil); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		refresh := string(tr.Refresh)
+		if tr.Refresh == api.RefreshThreshold {
+			refresh += fmt.Sprintf(" %dKi", tr.RefreshBytes>>10)
+		}
+		for _, kib := range []int{25, 50, 100} {
+			rate := float64(kib<<10) / size
+			got, _ := longestWriteWait(tr, size, rate, 3000)
+			fmt.Fprintf(&b, "%-12s %-9s %-18s %-10s %-9s %t\n", p, fmt.Sprintf("%dKi", tr.Window>>10), refresh,
+				fmt.Sprintf("%dKi/s", kib), got.Round(100*time.Millisecond), got > 30*time.Second)
+		}
+	}
+	golden(t, "transport-profiles.txt", []byte(b.String()))
+}
+
+// TestTransportProfileComplete checks how a profile fills a transport:
+// what it sets, what explicit fields keep, what a client without a
+// profile inherits, and the errors.
+func TestTransportProfileComplete(t *testing.T) {
+	parent := api.Transport{Profile: api.ProfileNghttp2}
+	if err := completeTransport(&parent, nil); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		tr      api.Transport
+		parent  *api.Transport
+		want    api.Transport // Lookahead and BookmarkBytes not compared
+		wantErr string
+	}{
+		{name: "go", tr: api.Transport{Profile: api.ProfileGo},
+			want: api.Transport{Profile: api.ProfileGo, Window: 4 << 20, Refresh: api.RefreshGo}},
+		{name: "half-window", tr: api.Transport{Profile: api.ProfileHalfWindow},
+			want: api.Transport{Profile: api.ProfileHalfWindow, Window: 4 << 20, Refresh: api.RefreshHalfWindow}},
+		{name: "nghttp2", tr: api.Transport{Profile: api.ProfileNghttp2},
+			want: api.Transport{Profile: api.ProfileNghttp2, Window: 4608 << 10, Refresh: api.RefreshThreshold, RefreshBytes: 1536 << 10}},
+		{name: "http1", tr: api.Transport{Profile: api.ProfileHTTP1},
+			want: api.Transport{Profile: api.ProfileHTTP1, Window: 4352 << 10, Refresh: api.RefreshThreshold, RefreshBytes: 1920 << 10}},
+		{name: "explicit fields win over the profile", tr: api.Transport{Profile: api.ProfileHTTP1, Window: 8 << 20, RefreshBytes: 2 << 20},
+			want: api.Transport{Profile: api.ProfileHTTP1, Window: 8 << 20, Refresh: api.RefreshThreshold, RefreshBytes: 2 << 20}},
+		{name: "another refresh drops the profile's refreshBytes", tr: api.Transport{Profile: api.ProfileNghttp2, Refresh: api.RefreshGo},
+			want: api.Transport{Profile: api.ProfileNghttp2, Window: 4608 << 10, Refresh: api.RefreshGo}},
+		{name: "a client without a profile inherits the scenario's", tr: api.Transport{}, parent: &parent,
+			want: api.Transport{Profile: api.ProfileNghttp2, Window: 4608 << 10, Refresh: api.RefreshThreshold, RefreshBytes: 1536 << 10}},
+		{name: "a client's own profile replaces the scenario's", tr: api.Transport{Profile: api.ProfileGo}, parent: &parent,
+			want: api.Transport{Profile: api.ProfileGo, Window: 4 << 20, Refresh: api.RefreshGo}},
+		{name: "no profile: client-go's defaults", tr: api.Transport{},
+			want: api.Transport{Window: 4 << 20, Refresh: api.RefreshGo}},
+		{name: "unknown profile", tr: api.Transport{Profile: "okhttp"},
+			wantErr: `unknown profile "okhttp": use one of go, nghttp2, http1, half-window`},
+		{name: "refreshBytes without threshold", tr: api.Transport{RefreshBytes: 4096},
+			wantErr: `refreshBytes 4096 is only for refresh: threshold (refresh is "go")`},
+		{name: "threshold without refreshBytes", tr: api.Transport{Refresh: api.RefreshThreshold},
+			wantErr: "refreshBytes 0 must be between 1024 and the window (4194304) with refresh: threshold"},
+		{name: "refreshBytes over the window", tr: api.Transport{Profile: api.ProfileHTTP1, Window: 1 << 20},
+			wantErr: "refreshBytes 1966080 must be between 1024 and the window (1048576) with refresh: threshold"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := tt.tr
+			err := completeTransport(&tr, tt.parent)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.Lookahead, tr.BookmarkBytes = nil, 0
+			if tr != tt.want {
+				t.Errorf("got %+v, want %+v", tr, tt.want)
+			}
+		})
+	}
+}
+
+// TestClientStacksAnswer pins the replay column of docs/replay.md's client
+// stacks table: each stack's longest gap unpatched, and whether pr141899
+// cuts it.
+func TestClientStacksAnswer(t *testing.T) {
+	sc, err := Builtin("client-stacks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), sc, []Backend{NewOurs(api.ColumnUnpatched, 0), NewOurs(api.ColumnPR141899, sc.StallTimeout.Duration)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		gap float64
+		cut bool
+	}{
+		"client-go":       {1, false},
+		"kubectl-raw":     {1, false},
+		"curl-25k":        {62, true},
+		"curl-50k":        {31, true},
+		"curl-100k":       {16, false},
+		"client-node":     {18, false},
+		"client-node-2.5": {36, true},
+	}
+	for i, u := range res.Columns[0].Clients {
+		p := res.Columns[1].Clients[i]
+		w, ok := want[u.Name]
+		if !ok {
+			t.Errorf("unexpected client %q", u.Name)
+			continue
+		}
+		if u.LongestNoProgressSeconds == nil || *u.LongestNoProgressSeconds != w.gap {
+			t.Errorf("%s: longest gap unpatched %v, want %gs", u.Name, optSeconds(u.LongestNoProgressSeconds), w.gap)
+		}
+		if u.Outcome != api.OutcomeCompleted {
+			t.Errorf("%s: unpatched %s, want completed", u.Name, u.Outcome)
+		}
+		if cut := p.Outcome == api.OutcomeStopped; cut != w.cut {
+			t.Errorf("%s: pr141899 %s, want cut %t", u.Name, p.Outcome, w.cut)
+		}
 	}
 }

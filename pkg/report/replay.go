@@ -15,14 +15,38 @@ import (
 // at end), then one row per column with what it left behind, then the
 // verdict; wide adds the events each client received. JSON and YAML write
 // the result itself (kind: Replay).
+// transportText describes a scenario's transport: its profile, if any,
+// then its window and refresh.
+func transportText(t api.Transport) string {
+	s := fmt.Sprintf("HTTP/2 window %s with %s refresh", byteSize(float64(t.Window)), t.Refresh)
+	if t.Refresh == api.RefreshThreshold {
+		s = fmt.Sprintf("%s in flight, credit returned per %s read", byteSize(float64(t.Window)), byteSize(float64(t.RefreshBytes)))
+	}
+	if t.Profile != "" {
+		s = fmt.Sprintf("transport %s (%s)", t.Profile, s)
+	}
+	return s
+}
+
+// clientTransportText is a client's own transport in its model cell.
+func clientTransportText(t api.Transport) string {
+	if t.Profile != "" {
+		return string(t.Profile)
+	}
+	if t.Refresh == api.RefreshThreshold {
+		return fmt.Sprintf("threshold %s, %s in flight", byteSize(float64(t.RefreshBytes)), byteSize(float64(t.Window)))
+	}
+	return fmt.Sprintf("%s, %s window", t.Refresh, byteSize(float64(t.Window)))
+}
+
 func RenderReplay(w io.Writer, r *api.Replay, f Format) error {
 	if f.Structured() {
 		return writeStructured(w, r, f)
 	}
 	wide := f == FormatWide
 	w = escapeWriter{w}
-	fmt.Fprintf(w, "SCENARIO %s: %s virtual, stall timeout %s, HTTP/2 window %s with %s refresh unless a client says otherwise\n",
-		r.Scenario, seconds(r.DurationSeconds), seconds(r.StallTimeoutSeconds), byteSize(float64(r.Transport.Window)), r.Transport.Refresh)
+	fmt.Fprintf(w, "SCENARIO %s: %s virtual, stall timeout %s, %s unless a client says otherwise\n",
+		r.Scenario, seconds(r.DurationSeconds), seconds(r.StallTimeoutSeconds), transportText(r.Transport))
 	if r.Description != "" {
 		fmt.Fprintf(w, "%s\n", r.Description)
 	}
@@ -37,7 +61,7 @@ func RenderReplay(w io.Writer, r *api.Replay, f Format) error {
 		for i, cl := range r.Columns[0].Clients {
 			model := cl.Model
 			if cl.Transport != nil {
-				model += fmt.Sprintf(" (%s, %s window)", cl.Transport.Refresh, byteSize(float64(cl.Transport.Window)))
+				model += " (" + clientTransportText(*cl.Transport) + ")"
 			}
 			row := []string{cl.Name, model, scope(cl.Scope)}
 			for _, c := range r.Columns {

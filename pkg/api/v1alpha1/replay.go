@@ -122,6 +122,12 @@ type ClientResult struct {
 	// LastProgressSeconds: the last time the handler took an event from the
 	// watcher's result channel (for stopped clients, before the stop).
 	LastProgressSeconds *float64 `json:"lastProgressSeconds,omitempty"`
+	// LongestNoProgressSeconds: during its initial events, the longest
+	// time the handler went without taking an event from the watcher (the
+	// watcher's send made no progress: what the stall timeout measures),
+	// counting the gap still running at a stop or at the end. Set for
+	// clients with initial events.
+	LongestNoProgressSeconds *float64 `json:"longestNoProgressSeconds,omitempty"`
 	// WindowUpdates counts the WINDOW_UPDATE frames the client sent.
 	WindowUpdates  int64   `json:"windowUpdates"`
 	APFSeatSeconds float64 `json:"apfSeatSeconds"`

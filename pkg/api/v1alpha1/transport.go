@@ -28,14 +28,24 @@ type Counters struct {
 // Transport is the model of the HTTP/2 stream between the API server's
 // watch handler and the client.
 type Transport struct {
+	// Profile names a measured client stack (go, nghttp2, http1,
+	// half-window) whose window, refresh and refreshBytes fill those left
+	// empty here; without one, they are inherited from the scenario's
+	// transport. Default none (client-go's values).
+	Profile TransportProfile `json:"profile,omitempty"`
 	// Window is the stream flow-control window the client announces.
 	// Default 4 MiB (client-go).
 	Window ByteSize `json:"window,omitempty"`
 	// Refresh is when the client returns credit: "go" (golang.org/x/net/http2
 	// flow.go inflow.add: once 4 KiB are unsent or the unsent credit reaches
 	// what the server may still send) or "half-window" (once half the window
-	// was read, as OkHttp's flow-control strategy does). Default "go".
+	// was read, as OkHttp's flow-control strategy does) or "threshold"
+	// (once refreshBytes were read: a stack bound by its TCP buffers).
+	// Default "go".
 	Refresh RefreshPolicy `json:"refresh,omitempty"`
+	// RefreshBytes is the credit a "threshold" refresh returns at once;
+	// only with refresh: threshold, at most the window.
+	RefreshBytes ByteSize `json:"refreshBytes,omitempty"`
 	// Lookahead is how many events the client's decoder reads from the body
 	// ahead of the application: client-go's StreamWatcher decodes one and
 	// waits to hand it over. Default 1.
@@ -54,7 +64,7 @@ const (
 	// golang.org/x/net/http2 on the transport). golang.org/x/net v0.61.0
 	// http2/flow.go:36-56 (inflow.add), called from transport.go:2261-2264
 	// on every read of the response body: credit is held back only while
-	// less than inflowMinRefresh = 4 KiB (http2 flow.go:11) is unsent AND the
+	// less than inflowMinRefresh = 4 KiB (flow.go:11) is unsent AND the
 	// unsent credit is less than what the server may still send; otherwise
 	// it is all sent at once (transport.go:2268-2279). net/http's bundled
 	// copy is the same (src/net/http/h2_bundle.go:1473, :1507 in Go 1.26.8).
@@ -65,6 +75,52 @@ const (
 	// okhttp3.internal.http2.flowcontrol, 16 MiB windows), used by Java
 	// Kubernetes clients.
 	RefreshHalfWindow RefreshPolicy = "half-window"
+	// RefreshThreshold returns credit once Transport.RefreshBytes were read
+	// since the last return. It models a stack whose bottleneck is the
+	// kernel's TCP buffers rather than an HTTP/2 window (see
+	// ProfileNghttp2 and ProfileHTTP1): the window is then the bytes the
+	// kernel holds between the handler and the client, and the threshold
+	// how much the client must read before the blocked handler's socket
+	// write is woken again.
+	RefreshThreshold RefreshPolicy = "threshold"
+)
+
+// TransportProfile names a client stack whose transport was measured on a
+// real kube-apiserver (test/e2e transport_test.go, docs/replay.md
+// "Client stacks"): a profile fills the window, refresh and refreshBytes
+// a transport leaves empty.
+type TransportProfile string
+
+// The profiles.
+const (
+	// ProfileGo is client-go, and kubectl (client-go's transport): Go's
+	// HTTP/2 client, 4 MiB stream window (golang.org/x/net/http2
+	// transport.go transportDefaultStreamFlow), RefreshGo. Measured: a
+	// reader of 2.5 events/s of 20 KiB leaves its watcher at most 2 s
+	// (two dumps a second apart) without a send.
+	ProfileGo TransportProfile = "go"
+	// ProfileHalfWindow is an HTTP/2 stack that returns credit once half
+	// its 4 MiB window was read (OkHttp's strategy, RefreshHalfWindow).
+	// Not measured here: no such client runs in the e2e suite.
+	ProfileHalfWindow TransportProfile = "half-window"
+	// ProfileNghttp2 is curl 7.88 with nghttp2 1.52 and --limit-rate.
+	// Rate-limited, curl stops reading its socket between its reads, and
+	// its HTTP/2 window is not what binds: measured with ss, the server's
+	// send queue is full at tcp_wmem's 4 MiB maximum. Linux wakes a writer
+	// blocked on a full send buffer only once a third of it is free
+	// (include/net/sock.h sk_stream_min_wspace, wmem_queued/2, checked by
+	// sk_stream_write_space in net/core/stream.c): the handler's write,
+	// and the watcher's send behind it, wait while the client reads
+	// ~1.5 MiB (measured: 14 to 15 s typical gaps at 100 KiB/s, 56 to 59 s
+	// at 25 KiB/s). Refresh threshold, nghttp2RefreshBytes; window: the
+	// measured bytes in flight.
+	ProfileNghttp2 TransportProfile = "nghttp2"
+	// ProfileHTTP1 is an HTTP/1.1 client, measured with
+	// @kubernetes/client-node 1.4 (node-fetch) blocking its event loop per
+	// event: no HTTP/2 flow control, the same TCP buffers as
+	// ProfileNghttp2 between the handler and a client that reads its
+	// socket slowly, and a larger measured refresh (http1RefreshBytes).
+	ProfileHTTP1 TransportProfile = "http1"
 )
 
 // ByteSize is a size in bytes written as a number or a quantity ("20Ki",
