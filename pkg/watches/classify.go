@@ -108,7 +108,15 @@ type watcherG struct {
 
 // KeepArgs names the frames whose arguments the diagnosis reads: pass it
 // as stacks.Scanner.KeepArgs with SkipArgs set.
-func KeepArgs(fn string) bool { return is(fn, fnSendWatchCacheEvent) || is(fn, fnDoEncode) }
+func KeepArgs(fn string) bool {
+	switch {
+	case is(fn, fnSendWatchCacheEvent), is(fn, fnDoEncode),
+		is(fn, fnRecorderWrite), is(fn, fnFramerWrite), is(fn, fnWatchRWWrite), is(fn, fnGzipRWWrite), is(fn, fnPlainRWWrite), is(fn, fnGzipWrite),
+		is(fn, fnWriteDataFromH), is(fn, fnBundledWriteDFH), is(fn, fnH1ConnServe):
+		return true
+	}
+	return false
+}
 
 type handlerG struct {
 	goroutineRef
@@ -118,8 +126,10 @@ type handlerG struct {
 	// handler itself on HTTP/1.1 (net/http.(*conn).serve runs handlers
 	// inline).
 	ConnID int64
-	// ObjectType and Transport: see Handler.
+	// ObjectType, Transport, EventBytes and ConnAddress: see Handler.
 	ObjectType, Transport string
+	EventBytes            int
+	ConnAddress           string
 }
 
 // Collector classifies the goroutines of one debug=2 dump as they stream
@@ -196,7 +206,8 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	if watchAt < 0 {
 		return
 	}
-	h := handlerG{goroutineRef: ref, Block: HandlerOther, ObjectType: objectType(g.Frames[:watchAt]), Transport: handlerTransport(g.Frames[watchAt:], h2handler)}
+	h := handlerG{goroutineRef: ref, Block: HandlerOther, ObjectType: objectType(g.Frames[:watchAt]), Transport: handlerTransport(g.Frames[watchAt:], h2handler),
+		EventBytes: eventBytes(g.Frames[:watchAt]), ConnAddress: connAddress(g.Frames)}
 	switch {
 	case blockedWriting(g.Frames[:watchAt], g.State):
 		h.Block = HandlerClientNotReading

@@ -54,6 +54,16 @@ type Handler struct {
 	ObjectType string `json:"objectType,omitempty"`
 	// Transport is http2, http/1.1 or websocket.
 	Transport string `json:"transport,omitempty"`
+	// EventBytes is the size of the event the handler is writing, when a
+	// writer below doEncode printed it (see eventBytes); 0 otherwise.
+	EventBytes int `json:"eventBytes,omitempty"`
+	// ConnAddress is the connection's address (*serverConn for HTTP/2,
+	// *conn for HTTP/1.1) when the handler's frames print it.
+	ConnAddress string `json:"connAddress,omitempty"`
+	// ConnWatches counts the watch handlers in the dump served over the
+	// same connection (this one included): one client process, or a proxy
+	// in front of the API server.
+	ConnWatches int `json:"connWatches,omitempty"`
 }
 
 // GoroutineIDs lists the goroutines the watch keeps alive: the watcher,
@@ -142,6 +152,12 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("%d unknown lines skipped in the goroutine dump (first at line %d: %s)", stats.SkippedLines, stats.Skipped[0].Line, stats.Skipped[0].Reason))
 	}
 	d.Partial = stats.Partial
+	perConn := map[int64]int{}
+	for _, h := range c.handlers {
+		if h.ConnID != 0 {
+			perConn[h.ConnID]++
+		}
+	}
 	for _, wg := range c.watchers {
 		w := wg.watcher()
 		if h, ok := c.handlers[wg.ParentID]; ok && wg.ParentID != 0 {
@@ -149,6 +165,7 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 				GoroutineID: h.ID, State: h.State, WaitMinutes: h.WaitMinutes, Block: h.Block,
 				ConnGoroutineID: h.ConnID, ConnInDump: c.conns[h.ConnID],
 				ObjectType: h.ObjectType, Transport: h.Transport,
+				EventBytes: h.EventBytes, ConnAddress: h.ConnAddress, ConnWatches: perConn[h.ConnID],
 			}
 			if a, ok := c.apf[h.ID]; ok {
 				w.APFGoroutineID = a.ID
