@@ -736,6 +736,10 @@ func (c *Capture) sample() watches.Sample {
 				mc.WatchersByResource = append(mc.WatchersByResource, watches.ResourceCount{Group: r.Group, Resource: r.Name(), Count: r.Watchers})
 			}
 		}
+		if c.MetricsSample != nil {
+			mc.WatchRequests = metrics.WatchRequests(c.MetricsSample)
+			mc.EventSizes = metrics.EventSizeBuckets(c.MetricsSample)
+		}
 		s.Metrics = mc
 	}
 	return s

@@ -78,7 +78,7 @@ func TestCollectorVendoredHTTP1AndSystemTraceback(t *testing.T) {
 	want := []Watcher{
 		{GoroutineID: 10, Phase: PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 3,
 			CacheWatcher: "0x1", Event: "0x2",
-			Handler:        &Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: HandlerClientNotReading, ConnGoroutineID: 9, ConnInDump: true, Transport: "http/1.1"},
+			Handler:        &Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: HandlerClientNotReading, ConnGoroutineID: 9, ConnInDump: true, Transport: "http/1.1", ConnAddress: "0x1", ConnWatches: 1},
 			APFGoroutineID: 11},
 		{GoroutineID: 12, Phase: PhaseStreaming, State: "select"},
 		// GOTRACEBACK=system: runtime frames shown, runtime.goexit last.

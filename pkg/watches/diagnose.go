@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
 // Sample is what was captured of one API server at one time. Any part may
@@ -52,6 +53,12 @@ type MetricsContext struct {
 	// Levels maps a priority level to its executing seats and seat limit.
 	Levels             map[string]LevelSeats
 	WatchersByResource []ResourceCount
+	// WatchRequests is apiserver_longrunning_requests{verb="WATCH"} per
+	// "group/resource" and scope (metrics.WatchRequests); nil when absent.
+	WatchRequests map[string]map[string]float64
+	// EventSizes is apiserver_watch_events_sizes per "group/resource"
+	// (metrics.EventSizeBuckets); nil when absent.
+	EventSizes map[string][]metrics.SizeBucket
 }
 
 // LevelSeats is one priority level's seat use from metrics.
@@ -208,11 +215,20 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 	}
 	if cur.Requests != nil {
 		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, mixed: cur.Mixed, seenAt: seenAt(cur, prevSample)}
+		if cur.Metrics != nil {
+			in.watchRequests = cur.Metrics.WatchRequests
+		}
 		if cur.Mixed != "" {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s; clients are matched as ambiguous at best", s.Name, cur.Mixed))
 		}
 		res := matchClients(in)
+		if res.typesDropped != "" {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the handlers' object types do not agree with /metrics (%s): clients are matched without them", s.Name, res.typesDropped))
+		}
 		applyMatches(findings, in, res)
+		for _, f := range findings {
+			f.Evidence = append(f.Evidence, metricsEvidence(f, cur.Metrics)...)
+		}
 		for i, rq := range reqs {
 			if !res.used[i] {
 				r.UnmatchedRequests = append(r.UnmatchedRequests, toRequest(s.Name, rq, cur.CapturedAt))
@@ -252,6 +268,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 			}
 		}
 	}
+	connectionEvidence(findings)
 	r.PriorityLevels = append(r.PriorityLevels, priorityLevels(s.Name, findings, cur)...)
 	r.Findings = slices.Grow(r.Findings, len(findings))
 	for i, f := range findings {
@@ -568,9 +585,6 @@ func watcherEvidence(w Watcher) []string {
 			ev = append(ev, fmt.Sprintf("handler goroutine %d waits for events in HandleHTTP", h.GoroutineID))
 		default:
 			ev = append(ev, fmt.Sprintf("handler goroutine %d [%s]", h.GoroutineID, h.State))
-		}
-		if h.ConnGoroutineID != 0 {
-			ev = append(ev, fmt.Sprintf("connection goroutine %d", h.ConnGoroutineID))
 		}
 	}
 	if w.APFGoroutineID != 0 {

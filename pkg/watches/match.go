@@ -40,6 +40,10 @@ type matchInput struct {
 	// watcher (by goroutine id), zero when it did not: the watcher's
 	// request was executing then, so it is at least that old now.
 	seenAt map[int64]time.Time
+	// watchRequests is apiserver_longrunning_requests{verb="WATCH"} per
+	// group/resource and scope, nil without /metrics: the object types
+	// are checked against it (see contradiction).
+	watchRequests map[string]map[string]float64
 }
 
 // matchResult is the attribution of each watcher: pairs[i] is watcher i's.
@@ -47,6 +51,9 @@ type matchResult struct {
 	pairs []pairing
 	// used marks requests attributed to, or candidate of, some watcher.
 	used []bool
+	// typesDropped says why the handlers' object types were not used
+	// although the counts allowed it: /metrics contradicts them.
+	typesDropped string
 }
 
 // pairing is what client matching says of one watcher.
@@ -100,6 +107,7 @@ func matchClients(in matchInput) matchResult {
 	}
 	trusted := in.details && in.mixed == ""
 	m := newMatcher(in, trusted)
+	res.typesDropped = m.dropped
 	m.run(&res)
 	return res
 }
@@ -120,6 +128,9 @@ type matcher struct {
 	resources []string
 	allowed   [][]int
 	typesUsed bool
+	// dropped says why the object types were not used after all (see
+	// contradiction).
+	dropped string
 	// texts shares the explanations many watchers get word for word.
 	texts interner
 }
@@ -172,6 +183,10 @@ func newMatcher(in matchInput, trusted bool) *matcher {
 		m.rres[j] = x
 	}
 	m.inferClasses()
+	if why := m.contradiction(); why != "" {
+		m.dropTypes()
+		m.dropped = why
+	}
 	return m
 }
 
@@ -559,6 +574,9 @@ func (m *matcher) pair(res *matchResult, i, j, reqs, watchers int) {
 		res.pairs[i].conf = MatchLikely
 		res.pairs[i].why += "; but " + m.in.incomplete + ", so the request actually held may be missing"
 	}
+	if m.dropped != "" {
+		res.pairs[i].why = m.texts.intern(res.pairs[i].why + "; the handlers' object types were not used: " + m.dropped)
+	}
 	if !m.trusted {
 		// Without details or from mixed processes, a lone fit proves
 		// nothing: the request list is not the watches'.
@@ -600,6 +618,9 @@ func (m *matcher) ambiguousN(res *matchResult, i int, cands []int, n int, sameUs
 		res.pairs[i].why = fmt.Sprintf("%d executing watch requests could be this watch's; the ages do not allow one request per watcher (the APF dump was taken later, or the clock is off), so none is forced", n)
 	default:
 		res.pairs[i].why = fmt.Sprintf("%d executing watch requests could be this watch's: %s; nothing in the dumps separates them (goroutine ids do not follow arrival order)", n, m.separation(i, watchers, reqs))
+	}
+	if m.dropped != "" && res.pairs[i].conf != "" {
+		res.pairs[i].why += "; the handlers' object types were not used: " + m.dropped
 	}
 	if res.pairs[i].sameUser != "" && n > 1 && res.pairs[i].conf != "" {
 		res.pairs[i].why += fmt.Sprintf("; every candidate has user %q, so the user is known exactly", res.pairs[i].sameUser)
