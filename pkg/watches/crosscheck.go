@@ -121,11 +121,7 @@ func (m *matcher) contradiction() string {
 // dropTypes stops using the object types: every watcher may take any
 // request old enough for it.
 func (m *matcher) dropTypes() {
-	all := make([]int, 0, len(m.classes)+1)
-	all = append(all, wild)
-	for c := range m.classes {
-		all = append(all, c)
-	}
+	all := m.allClasses()
 	for r := range m.allowed {
 		m.allowed[r] = all
 	}

@@ -161,16 +161,7 @@ func TestHandlerWritesOnTheRealCapture(t *testing.T) {
 // length and a connection's address: never a panic, a length only from a
 // certain word, an address only as one certain hex word.
 func FuzzWriteArgs(f *testing.F) {
-	re := regexp.MustCompile(`(?m)^(?:k8s\.io/\S+\.\(\*(?:watchEventMetricsRecorder|lengthDelimitedFrameWriter|watchResponseWriter|perFlushGzipWriter)\)\.Write|compress/gzip\.\(\*Writer\)\.Write|golang\.org/x/net/http2\.\(\*serverConn\)\.writeDataFromHandler)\((.*)\)$`)
-	for _, dir := range []string{"t1", "t2"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "seed-repro", dir, "goroutine-debug2.txt"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, m := range re.FindAllSubmatch(b, -1) {
-			f.Add(string(m[1]))
-		}
-	}
+	addRealArgs(f, regexp.MustCompile(`(?m)^(?:k8s\.io/\S+\.\(\*(?:watchEventMetricsRecorder|lengthDelimitedFrameWriter|watchResponseWriter|perFlushGzipWriter)\)\.Write|compress/gzip\.\(\*Writer\)\.Write|golang\.org/x/net/http2\.\(\*serverConn\)\.writeDataFromHandler)\((.*)\)$`))
 	f.Add("0x1, {0x2, 0xffffffffffffffff, 0x3}")
 	f.Add("0x1, {0x2, 0x5274?, 0x5500}")
 	f.Fuzz(func(t *testing.T, args string) {

@@ -220,11 +220,7 @@ func (m *matcher) needOf(w Watcher) time.Duration {
 func (m *matcher) inferClasses() {
 	nres := len(m.resources)
 	m.allowed = make([][]int, nres)
-	all := make([]int, 0, len(m.classes)+1)
-	all = append(all, wild)
-	for c := range m.classes {
-		all = append(all, c)
-	}
+	all := m.allClasses()
 	for r := range m.allowed {
 		m.allowed[r] = all
 	}
@@ -349,6 +345,16 @@ func (m *matcher) inferClasses() {
 		}
 		m.allowed[r] = cs
 	}
+}
+
+// allClasses lists every class, wild first.
+func (m *matcher) allClasses() []int {
+	all := make([]int, 0, len(m.classes)+1)
+	all = append(all, wild)
+	for c := range m.classes {
+		all = append(all, c)
+	}
+	return all
 }
 
 // component is a set of watchers and requests that may pair only among
