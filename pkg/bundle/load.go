@@ -47,6 +47,9 @@ type Capture struct {
 	// MetricsSample is the parsed /metrics the snapshot came from, for
 	// callers that read families the watch model does not keep.
 	MetricsSample *metrics.Sample
+	// MetricsAt is when /metrics was read (the server's Date header, else
+	// the fetch's start), from a collect bundle's manifest; zero otherwise.
+	MetricsAt time.Time
 	Version       string
 
 	files    map[Kind]string
@@ -548,6 +551,12 @@ func applyManifest(l *Loaded, path string) error {
 			c.Mixed = s.Mixed
 			c.Withheld = s.Withheld
 			for _, fi := range s.Fetches {
+				if fi.Kind == KindMetrics && fi.Error == "" {
+					c.MetricsAt = fi.StartedAt
+					if fi.ServerDate != nil {
+						c.MetricsAt = *fi.ServerDate
+					}
+				}
 				if fi.Kind == KindGoroutineDebug2 && fi.Error == "" {
 					c.CapturedAt = fi.StartedAt
 					if fi.ServerDate != nil {
@@ -718,7 +727,7 @@ func serverName(cs []*Capture) string {
 }
 
 func (c *Capture) sample() watches.Sample {
-	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels, Mixed: c.Mixed, Withheld: c.Withheld}
+	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, MetricsAt: c.MetricsAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels, Mixed: c.Mixed, Withheld: c.Withheld}
 	if m := c.Metrics; m != nil {
 		mc := &watches.MetricsContext{Levels: map[string]watches.LevelSeats{}}
 		num := func(v float64) *float64 {

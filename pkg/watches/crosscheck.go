@@ -13,10 +13,10 @@ import (
 // Cross-checks of the object-type evidence against /metrics
 // (apiserver_longrunning_requests{verb="WATCH"} and
 // apiserver_watch_events_sizes) and the connection groups of the
-// findings. The metrics are read moments before the dumps (the live read
-// and the bundles fetch /metrics first); the checks below count only what
-// was certainly there when /metrics was read, so a contradiction means the
-// evidence does not hold together, never that time passed.
+// findings. The metrics are read before the APF and goroutine dumps (the
+// live read and collect fetch /metrics first); the checks below count only
+// what was certainly there when /metrics was read, so a contradiction
+// means the evidence does not hold together, never that time passed.
 
 // scopeOf is the scope apiserver_longrunning_requests counts a request
 // under: CleanScope (k8s.io/apiserver v0.37.2 metrics.go:662) reads the
@@ -53,8 +53,10 @@ func watchesServed(wr map[string]map[string]float64, key, scope string) float64 
 //     (there before this sample's /metrics was read) cannot outnumber the
 //     watches counted for the resources that type may serve;
 //   - the executing watch requests of one group/resource and scope that
-//     started before the capture time (taken before the first fetch)
-//     cannot outnumber the watches counted for them.
+//     started before /metrics was read (the manifest's time of that fetch,
+//     else the capture time less the capture slack) cannot outnumber the
+//     watches counted for them: they were executing then, since they
+//     still are in the APF dump read after it.
 //
 // It returns why the counts do not hold together, "" when they do or
 // when /metrics was not given.
@@ -90,13 +92,17 @@ func (m *matcher) contradiction() string {
 			return fmt.Sprintf("%d initial-phase watchers of object type %s were already there in the earlier sample, but apiserver_longrunning_requests{verb=\"WATCH\"} counts %s for %s", n, m.classes[c], formatCount(served), strings.Join(names, " and "))
 		}
 	}
-	if m.in.at.IsZero() {
-		return ""
+	bound := m.in.metricsAt
+	if bound.IsZero() {
+		if m.in.at.IsZero() {
+			return ""
+		}
+		bound = m.in.at.Add(-m.in.slack)
 	}
 	type rs struct{ key, scope string }
 	before := map[rs]int{}
 	for _, r := range m.in.reqs {
-		if k := resourceKey(r); k != "" && r.StartTime.Before(m.in.at) {
+		if k := resourceKey(r); k != "" && r.StartTime.Before(bound) {
 			before[rs{k, scopeOf(r)}]++
 		}
 	}
@@ -112,7 +118,7 @@ func (m *matcher) contradiction() string {
 	})
 	for _, k := range keys {
 		if served := watchesServed(wr, k.key, k.scope); float64(before[k]) > served {
-			return fmt.Sprintf("the APF dump lists %d executing watch requests of %s in scope %s that started before the capture, but apiserver_longrunning_requests{verb=\"WATCH\"} counts %s", before[k], keyName(k.key), k.scope, formatCount(served))
+			return fmt.Sprintf("the APF dump lists %d executing watch requests of %s in scope %s that started before /metrics was read, but apiserver_longrunning_requests{verb=\"WATCH\"} counts %s", before[k], keyName(k.key), k.scope, formatCount(served))
 		}
 	}
 	return ""

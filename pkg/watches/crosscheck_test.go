@@ -23,11 +23,12 @@ import (
 func TestCrossCheckWithLongRunningRequests(t *testing.T) {
 	prevAt, at := t0.Add(5*time.Minute), t0.Add(10*time.Minute)
 	ws := []Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa"), typed(1200, 2, "0xb")}
-	two := func(wr map[string]map[string]float64, one bool) []Sample {
+	two := func(wr map[string]map[string]float64, one bool, metricsAt time.Time) []Sample {
 		prev := sample(prevAt, ws)
 		cur := sample(at, ws, resourceRequest("pods-1", "pods", t0), resourceRequest("pods-2", "pods", t0), resourceRequest("cm", "configmaps", t0))
 		if wr != nil {
 			cur.Metrics = &MetricsContext{WatchRequests: wr}
+			cur.MetricsAt = metricsAt
 		}
 		if one {
 			return []Sample{cur}
@@ -40,19 +41,23 @@ func TestCrossCheckWithLongRunningRequests(t *testing.T) {
 		cmMatch string
 		warning string
 		one     bool
+		// metricsAt: when /metrics was read, zero when unknown.
+		metricsAt time.Time
 	}{
-		{"no /metrics: the counts alone", nil, MatchExact, "", false},
-		{"/metrics agrees", map[string]map[string]float64{"/pods": {"namespace": 3, "cluster": 1}, "/configmaps": {"namespace": 1}}, MatchExact, "", false},
+		{"no /metrics: the counts alone", nil, MatchExact, "", false, time.Time{}},
+		{"/metrics agrees", map[string]map[string]float64{"/pods": {"namespace": 3, "cluster": 1}, "/configmaps": {"namespace": 1}}, MatchExact, "", false, time.Time{}},
 		{"two watchers of 0xa seen earlier, one pods watch counted", map[string]map[string]float64{"/pods": {"namespace": 1}, "/configmaps": {"namespace": 2}},
-			MatchAmbiguous, "2 initial-phase watchers of object type 0xa were already there in the earlier sample, but apiserver_longrunning_requests{verb=\"WATCH\"} counts 1 for pods", false},
+			MatchAmbiguous, "2 initial-phase watchers of object type 0xa were already there in the earlier sample, but apiserver_longrunning_requests{verb=\"WATCH\"} counts 1 for pods", false, time.Time{}},
 		{"one sample: an APF request older than the capture that /metrics does not count", map[string]map[string]float64{"/pods": {"namespace": 2, "cluster": 5}},
-			MatchAmbiguous, "the APF dump lists 1 executing watch requests of configmaps in scope namespace that started before the capture, but apiserver_longrunning_requests{verb=\"WATCH\"} counts 0", true},
+			MatchAmbiguous, "the APF dump lists 1 executing watch requests of configmaps in scope namespace that started before /metrics was read, but apiserver_longrunning_requests{verb=\"WATCH\"} counts 0", true, time.Time{}},
 		{"namespaced requests counted only cluster-wide", map[string]map[string]float64{"/pods": {"cluster": 2}, "/configmaps": {"namespace": 1}},
-			MatchAmbiguous, "the APF dump lists 2 executing watch requests of pods in scope namespace", false},
+			MatchAmbiguous, "the APF dump lists 2 executing watch requests of pods in scope namespace", false, time.Time{}},
+		{"one sample: requests that started after /metrics was read are not held against it", map[string]map[string]float64{"/pods": {"namespace": 2}},
+			MatchExact, "", true, t0.Add(-time.Second)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Diagnose([]Server{{Name: "s", Samples: two(tc.wr, tc.one)}}, Options{CaptureSlack: time.Second})
+			r := Diagnose([]Server{{Name: "s", Samples: two(tc.wr, tc.one, tc.metricsAt)}}, Options{CaptureSlack: time.Second})
 			var cm *Finding
 			for i := range r.Findings {
 				if r.Findings[i].Watcher.GoroutineID == 1200 {

@@ -19,6 +19,10 @@ type Sample struct {
 	Source string
 	// CapturedAt is when the goroutine dump was taken; zero when unknown.
 	CapturedAt time.Time
+	// MetricsAt is when /metrics was read, on the server's clock when
+	// known; zero when unknown (then CapturedAt less the capture slack
+	// stands for it).
+	MetricsAt time.Time
 	Dump       *Dump
 	Requests   *apf.Requests
 	Levels     []apf.PriorityLevel
@@ -217,6 +221,7 @@ func diagnoseServer(r *Report, s Server, opts Options) {
 		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, mixed: cur.Mixed, seenAt: seenAt(cur, prevSample)}
 		if cur.Metrics != nil {
 			in.watchRequests = cur.Metrics.WatchRequests
+			in.metricsAt = cur.MetricsAt
 		}
 		if cur.Mixed != "" {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s; clients are matched as ambiguous at best", s.Name, cur.Mixed))

@@ -44,6 +44,8 @@ type matchInput struct {
 	// group/resource and scope, nil without /metrics: the object types
 	// are checked against it (see contradiction).
 	watchRequests map[string]map[string]float64
+	// metricsAt is when /metrics was read; zero when unknown.
+	metricsAt time.Time
 }
 
 // matchResult is the attribution of each watcher: pairs[i] is watcher i's.
