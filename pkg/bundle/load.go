@@ -50,7 +50,7 @@ type Capture struct {
 	// MetricsAt is when /metrics was read (the server's Date header, else
 	// the fetch's start), from a collect bundle's manifest; zero otherwise.
 	MetricsAt time.Time
-	Version       string
+	Version   string
 
 	files    map[Kind]string
 	notes    []string

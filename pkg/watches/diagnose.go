@@ -23,10 +23,10 @@ type Sample struct {
 	// known; zero when unknown (then CapturedAt less the capture slack
 	// stands for it).
 	MetricsAt time.Time
-	Dump       *Dump
-	Requests   *apf.Requests
-	Levels     []apf.PriorityLevel
-	Metrics    *MetricsContext
+	Dump      *Dump
+	Requests  *apf.Requests
+	Levels    []apf.PriorityLevel
+	Metrics   *MetricsContext
 	// Mixed says why the sample's dumps may come from different
 	// processes (read through a load balancer): clients are then matched
 	// as ambiguous at best.
