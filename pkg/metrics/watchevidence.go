@@ -62,7 +62,7 @@ func WatchRequests(s *Sample) map[string]map[string]float64 {
 // EventSizeBuckets returns the cumulative buckets of
 // apiserver_watch_events_sizes per "group/resource", summed over versions
 // and sorted by bound. An event is observed once the handler wrote it in
-// full (watchEventMetricsRecorder.RecordEvent, watch.go:243). nil when
+// full (watchEventMetricsRecorder.RecordEvent, called at watch.go:450, observes at watch.go:240). nil when
 // the sample has no such histogram.
 func EventSizeBuckets(s *Sample) map[string][]SizeBucket {
 	fam := s.Family("apiserver_watch_events_sizes")

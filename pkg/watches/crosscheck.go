@@ -161,7 +161,7 @@ func formatCount(v float64) string {
 //     scope;
 //   - whether apiserver_watch_events_sizes has counted events of the size
 //     its handler is writing. That corroborates; it cannot contradict: an
-//     event is counted only once written in full (watch.go:243), and a
+//     event is counted only once written in full (RecordEvent, watch.go:450 and 240), and a
 //     handler stuck in its first event of a size has written none.
 func metricsEvidence(f *Finding, m *MetricsContext) []string {
 	if m == nil || f.Client == nil || f.Client.Resource == "" || f.Client.Path == "" {

@@ -20,7 +20,7 @@ const (
 	// The writers the encoded event passes through unchanged below
 	// doEncode's w.Write(e.eventBuffer.Bytes()) (response.go:201): the
 	// metrics recorder (watch.go:232, which counts what it wrote as the
-	// event's size, watch.go:239), the length-delimited framer of protobuf
+	// event's size, watch.go:240), the length-delimited framer of protobuf
 	// streams (framer.go:46; it then writes a 4-byte header of its own, so
 	// nothing above it is read), and for JSON, whose framer is the writer
 	// itself (json.go:326), the response writer and its gzip or plain
