@@ -140,6 +140,9 @@ type Collector struct {
 	handlers map[int64]handlerG
 	apf      map[int64]goroutineRef // keyed by the handler (parent) id
 	conns    map[int64]bool
+	// connWatches counts the watch handlers of each connection (set by
+	// Dump).
+	connWatches map[int64]int
 
 	total      int
 	maxID      int64
