@@ -43,7 +43,10 @@ type Capture struct {
 	// MetricsSample is the parsed /metrics the snapshot came from, for
 	// callers that read families the watch model does not keep.
 	MetricsSample *metrics.Sample
-	Version       string
+	// MetricsAt is when /metrics was read (the server's Date header, else
+	// the fetch's start), from a collect bundle's manifest; zero otherwise.
+	MetricsAt time.Time
+	Version   string
 
 	files    map[api.FileKind]string
 	notes    []string

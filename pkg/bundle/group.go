@@ -8,6 +8,7 @@ import (
 	"time"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
@@ -163,7 +164,7 @@ func serverName(cs []*Capture) string {
 }
 
 func (c *Capture) sample() watches.Sample {
-	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels, Mixed: c.Mixed, Withheld: c.Withheld}
+	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, MetricsAt: c.MetricsAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels, Mixed: c.Mixed, Withheld: c.Withheld}
 	if m := c.Metrics; m != nil {
 		mc := &watches.MetricsContext{Levels: map[string]watches.LevelSeats{}}
 		num := func(v float64) *float64 {
@@ -180,6 +181,10 @@ func (c *Capture) sample() watches.Sample {
 			if !math.IsNaN(r.Watchers) && r.Watchers > 0 {
 				mc.WatchersByResource = append(mc.WatchersByResource, api.ResourceCount{Group: r.Group, Resource: r.Name(), Count: r.Watchers})
 			}
+		}
+		if c.MetricsSample != nil {
+			mc.WatchRequests = metrics.WatchRequests(c.MetricsSample)
+			mc.EventSizes = metrics.EventSizeBuckets(c.MetricsSample)
 		}
 		s.Metrics = mc
 	}

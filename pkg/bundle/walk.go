@@ -191,6 +191,12 @@ func applyManifest(l *Loaded, path string) error {
 			c.Mixed = s.Mixed
 			c.Withheld = s.Withheld
 			for _, fi := range s.Fetches {
+				if fi.Kind == api.FileMetrics && fi.Error == "" {
+					c.MetricsAt = fi.StartedAt
+					if fi.ServerDate != nil {
+						c.MetricsAt = *fi.ServerDate
+					}
+				}
 				if fi.Kind == api.FileGoroutineDebug2 && fi.Error == "" {
 					c.CapturedAt = fi.StartedAt
 					if fi.ServerDate != nil {

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -47,6 +48,12 @@ func FuzzExtract(f *testing.F) {
 		for _, r := range []Release{{1, 30}, {1, 34}, {1, 99}} {
 			ExtractRelease(s, r)
 		}
+		for k, bs := range EventSizeBuckets(s) {
+			if !sort.SliceIsSorted(bs, func(i, j int) bool { return bs[i].UpperBound < bs[j].UpperBound }) || len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+				t.Errorf("event size buckets of %s: %v, want sorted and ending at +Inf", k, bs)
+			}
+		}
+		WatchRequests(s)
 		rs, err := Rates(snap, snap, time.Second)
 		if err != nil {
 			t.Fatal(err)

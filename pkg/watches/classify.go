@@ -82,7 +82,15 @@ type watcherG struct {
 
 // keepArgs names the frames whose arguments the diagnosis reads: pass it
 // as stacks.Scanner.KeepArgs with SkipArgs set (ReadDump does).
-func keepArgs(fn string) bool { return is(fn, fnSendWatchCacheEvent) || is(fn, fnDoEncode) }
+func keepArgs(fn string) bool {
+	switch {
+	case is(fn, fnSendWatchCacheEvent), is(fn, fnDoEncode),
+		is(fn, fnRecorderWrite), is(fn, fnFramerWrite), is(fn, fnWatchRWWrite), is(fn, fnGzipRWWrite), is(fn, fnPlainRWWrite), is(fn, fnGzipWrite),
+		is(fn, fnWriteDataFromH), is(fn, fnBundledWriteDFH), is(fn, fnH1ConnServe):
+		return true
+	}
+	return false
+}
 
 type handlerG struct {
 	goroutineRef
@@ -92,8 +100,10 @@ type handlerG struct {
 	// handler itself on HTTP/1.1 (net/http.(*conn).serve runs handlers
 	// inline).
 	ConnID int64
-	// ObjectType and Transport: see Handler.
+	// ObjectType, Transport, EventBytes and ConnAddress: see Handler.
 	ObjectType, Transport string
+	EventBytes            int
+	ConnAddress           string
 }
 
 // Collector classifies the goroutines of one debug=2 dump as they stream
@@ -104,6 +114,9 @@ type Collector struct {
 	handlers map[int64]handlerG
 	apf      map[int64]goroutineRef // keyed by the handler (parent) id
 	conns    map[int64]bool
+	// connWatches counts the watch handlers of each connection (set by
+	// Dump).
+	connWatches map[int64]int
 
 	total      int
 	maxID      int64
@@ -170,7 +183,8 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	if watchAt < 0 {
 		return
 	}
-	h := handlerG{goroutineRef: ref, Block: api.HandlerOther, ObjectType: objectType(g.Frames[:watchAt]), Transport: handlerTransport(g.Frames[watchAt:], h2handler)}
+	h := handlerG{goroutineRef: ref, Block: api.HandlerOther, ObjectType: objectType(g.Frames[:watchAt]), Transport: handlerTransport(g.Frames[watchAt:], h2handler),
+		EventBytes: eventBytes(g.Frames[:watchAt]), ConnAddress: connAddress(g.Frames)}
 	switch {
 	case blockedWriting(g.Frames[:watchAt], g.State):
 		h.Block = api.HandlerClientNotReading

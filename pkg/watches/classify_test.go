@@ -79,7 +79,7 @@ func TestCollectorVendoredHTTP1AndSystemTraceback(t *testing.T) {
 	want := []api.Watcher{
 		{GoroutineID: 10, Phase: api.PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 3,
 			CacheWatcher: "0x1", Event: "0x2",
-			Handler:        &api.Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: api.HandlerClientNotReading, ConnGoroutineID: 9, ConnInDump: true, Transport: "http/1.1"},
+			Handler:        &api.Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: api.HandlerClientNotReading, ConnGoroutineID: 9, ConnInDump: true, Transport: "http/1.1", ConnAddress: "0x1", ConnWatches: 1},
 			APFGoroutineID: 11},
 		{GoroutineID: 12, Phase: api.PhaseStreaming, State: "select"},
 		// GOTRACEBACK=system: runtime frames shown, runtime.goexit last.

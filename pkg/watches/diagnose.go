@@ -9,6 +9,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
 // Sample is what was captured of one API server at one time. Any part may
@@ -19,10 +20,14 @@ type Sample struct {
 	Source string
 	// CapturedAt is when the goroutine dump was taken; zero when unknown.
 	CapturedAt time.Time
-	Dump       *Dump
-	Requests   *apf.Requests
-	Levels     []apf.PriorityLevel
-	Metrics    *MetricsContext
+	// MetricsAt is when /metrics was read, on the server's clock when
+	// known; zero when unknown (then CapturedAt less the capture slack
+	// stands for it).
+	MetricsAt time.Time
+	Dump      *Dump
+	Requests  *apf.Requests
+	Levels    []apf.PriorityLevel
+	Metrics   *MetricsContext
 	// Mixed says why the sample's dumps may come from different
 	// processes (read through a load balancer): clients are then matched
 	// as ambiguous at best.
@@ -53,6 +58,12 @@ type MetricsContext struct {
 	// Levels maps a priority level to its executing seats and seat limit.
 	Levels             map[string]LevelSeats
 	WatchersByResource []api.ResourceCount
+	// WatchRequests is apiserver_longrunning_requests{verb="WATCH"} per
+	// "group/resource" and scope (metrics.WatchRequests); nil when absent.
+	WatchRequests map[string]map[string]float64
+	// EventSizes is apiserver_watch_events_sizes per "group/resource"
+	// (metrics.EventSizeBuckets); nil when absent.
+	EventSizes map[string][]metrics.SizeBucket
 }
 
 // LevelSeats is one priority level's seat use from metrics.
@@ -212,11 +223,21 @@ func diagnoseServer(r *api.Report, s Server, opts Options) {
 	}
 	if cur.Requests != nil {
 		in := matchInput{watchers: watchersToMatch, reqs: reqs, at: cur.CapturedAt, slack: opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: incomplete, mixed: cur.Mixed, seenAt: seenAt(cur, prevSample)}
+		if cur.Metrics != nil {
+			in.watchRequests = cur.Metrics.WatchRequests
+			in.metricsAt = cur.MetricsAt
+		}
 		if cur.Mixed != "" {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s; clients are matched as ambiguous at best", s.Name, cur.Mixed))
 		}
 		res := matchClients(in)
+		if res.typesDropped != "" {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the handlers' object types do not agree with /metrics (%s): clients are matched without them", s.Name, res.typesDropped))
+		}
 		applyMatches(findings, in, res)
+		for _, f := range findings {
+			f.Evidence = append(f.Evidence, metricsEvidence(f, cur.Metrics)...)
+		}
 		for i, rq := range reqs {
 			if !res.used[i] {
 				r.UnmatchedRequests = append(r.UnmatchedRequests, toRequest(s.Name, rq, cur.CapturedAt))
@@ -256,6 +277,7 @@ func diagnoseServer(r *api.Report, s Server, opts Options) {
 			}
 		}
 	}
+	connectionEvidence(findings)
 	r.PriorityLevels = append(r.PriorityLevels, priorityLevels(s.Name, findings, cur)...)
 	r.Findings = slices.Grow(r.Findings, len(findings))
 	for i, f := range findings {
@@ -572,9 +594,6 @@ func watcherEvidence(w api.Watcher) []string {
 			ev = append(ev, fmt.Sprintf("handler goroutine %d waits for events in HandleHTTP", h.GoroutineID))
 		default:
 			ev = append(ev, fmt.Sprintf("handler goroutine %d [%s]", h.GoroutineID, h.State))
-		}
-		if h.ConnGoroutineID != 0 {
-			ev = append(ev, fmt.Sprintf("connection goroutine %d", h.ConnGoroutineID))
 		}
 	}
 	if w.APFGoroutineID != 0 {

@@ -73,14 +73,12 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("%d unknown lines skipped in the goroutine dump (first at line %d: %s)", stats.SkippedLines, stats.Skipped[0].Line, stats.Skipped[0].Reason))
 	}
 	d.Partial = stats.Partial
+	c.countConnWatches()
 	for _, wg := range c.watchers {
 		w := wg.watcher()
 		if h, ok := c.handlers[wg.ParentID]; ok && wg.ParentID != 0 {
-			w.Handler = &api.Handler{
-				GoroutineID: h.ID, State: h.State, WaitMinutes: h.WaitMinutes, Block: h.Block,
-				ConnGoroutineID: h.ConnID, ConnInDump: c.conns[h.ConnID],
-				ObjectType: h.ObjectType, Transport: h.Transport,
-			}
+			hd := c.handler(h)
+			w.Handler = &hd
 			if a, ok := c.apf[h.ID]; ok {
 				w.APFGoroutineID = a.ID
 			}
@@ -90,6 +88,27 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 	sort.Slice(d.Watchers, func(i, j int) bool { return d.Watchers[i].GoroutineID < d.Watchers[j].GoroutineID })
 	d.Held = c.heldHandlers(d.HasParentIDs)
 	return d
+}
+
+// countConnWatches counts the watch handlers of each connection.
+func (c *Collector) countConnWatches() {
+	c.connWatches = map[int64]int{}
+	for _, h := range c.handlers {
+		if h.ConnID != 0 {
+			c.connWatches[h.ConnID]++
+		}
+	}
+}
+
+// handler is the Handler of a classified handler goroutine; Dump counts
+// the connections' watches first.
+func (c *Collector) handler(h handlerG) api.Handler {
+	return api.Handler{
+		GoroutineID: h.ID, State: h.State, WaitMinutes: h.WaitMinutes, Block: h.Block,
+		ConnGoroutineID: h.ConnID, ConnInDump: c.conns[h.ConnID],
+		ObjectType: h.ObjectType, Transport: h.Transport,
+		EventBytes: h.EventBytes, ConnAddress: h.ConnAddress, ConnWatches: c.connWatches[h.ConnID],
+	}
 }
 
 func topFuncs(m map[string]int, n int) []FuncCount {

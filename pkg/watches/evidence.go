@@ -1,6 +1,7 @@
 package watches
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,21 @@ const (
 	// io.Writer): its first argument after the receiver is the object
 	// being encoded, printed as the interface pair {itab, data}.
 	fnDoEncode = "k8s.io/apiserver/pkg/endpoints/handlers.(*watchEncoder).doEncode"
+
+	// The writers the encoded event passes through unchanged below
+	// doEncode's w.Write(e.eventBuffer.Bytes()) (response.go:201): the
+	// metrics recorder (watch.go:232, which counts what it wrote as the
+	// event's size, watch.go:240), the length-delimited framer of protobuf
+	// streams (framer.go:46; it then writes a 4-byte header of its own, so
+	// nothing above it is read), and for JSON, whose framer is the writer
+	// itself (json.go:326), the response writer and its gzip or plain
+	// writer (watch.go:349, 285, 258).
+	fnRecorderWrite = "k8s.io/apiserver/pkg/endpoints/handlers.(*watchEventMetricsRecorder).Write"
+	fnFramerWrite   = "k8s.io/apimachinery/pkg/util/framer.(*lengthDelimitedFrameWriter).Write"
+	fnWatchRWWrite  = "k8s.io/apiserver/pkg/endpoints/handlers.(*watchResponseWriter).Write"
+	fnGzipRWWrite   = "k8s.io/apiserver/pkg/endpoints/handlers.(*perFlushGzipWriter).Write"
+	fnPlainRWWrite  = "k8s.io/apiserver/pkg/endpoints/handlers.(*plainResponseWriter).Write"
+	fnGzipWrite     = "compress/gzip.(*Writer).Write"
 
 	transportHTTP2      = "http2"
 	transportHTTP11     = "http/1.1"
@@ -47,6 +63,72 @@ func objectType(frames []stacks.Frame) string {
 			return "" // not a pair, or a word the runtime was unsure of ("0x...?")
 		}
 		return iface[0]
+	}
+	return ""
+}
+
+// eventBytes returns the size of the event a watch handler is writing,
+// read from the first writer below doEncode that printed its []byte
+// argument for sure ({ptr, len, cap} without '?'): the size the handler
+// records in apiserver_watch_events_sizes once the event is written in
+// full. 0 when no such frame shows it. frames are innermost first.
+func eventBytes(frames []stacks.Frame) int {
+	enc := -1
+	for i, f := range frames {
+		if is(f.Func, fnDoEncode) {
+			enc = i
+			break
+		}
+	}
+	for i := enc - 1; i >= 0; i-- {
+		fn := frames[i].Func
+		framer := is(fn, fnFramerWrite)
+		if !framer && !is(fn, fnRecorderWrite) && !is(fn, fnWatchRWWrite) && !is(fn, fnGzipRWWrite) && !is(fn, fnPlainRWWrite) && !is(fn, fnGzipWrite) {
+			return 0
+		}
+		if n := sliceLen(frames[i].Args); n > 0 {
+			return n
+		}
+		if framer {
+			return 0
+		}
+	}
+	return 0
+}
+
+// sliceLen is the length of the []byte a pointer-receiver Write was called
+// with ("0xrecv, {0xptr, 0x5274, 0x5500}"), 0 when it is not printed for
+// sure.
+func sliceLen(args string) int {
+	as := splitArgs(args)
+	if len(as) < 2 || !strings.HasPrefix(as[1], "{") {
+		return 0
+	}
+	sl := splitArgs(strings.TrimSuffix(strings.TrimPrefix(as[1], "{"), "}"))
+	if len(sl) != 3 || !isHexWord(sl[1]) || len(sl[1]) > 12 {
+		return 0
+	}
+	n, err := strconv.ParseInt(sl[1][2:], 16, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return int(n)
+}
+
+// connAddress is the address of the connection a watch handler serves,
+// when its frames print it: the *serverConn receiver of HTTP/2's
+// writeDataFromHandler (x/net http2/server.go:1011), or the *conn receiver
+// of net/http.(*conn).serve (net/http/server.go:1887), at the bottom of an
+// HTTP/1.1 handler's stack. "" otherwise; the connection goroutine groups
+// handlers all the same.
+func connAddress(frames []stacks.Frame) string {
+	for _, f := range frames {
+		if is(f.Func, fnWriteDataFromH) || is(f.Func, fnBundledWriteDFH) || is(f.Func, fnH1ConnServe) {
+			if as := splitArgs(f.Args); len(as) > 0 && isHexWord(as[0]) {
+				return as[0]
+			}
+			return ""
+		}
 	}
 	return ""
 }

@@ -15,16 +15,7 @@ import (
 // panic, and return either nothing or one certain hex word.
 func FuzzObjectType(f *testing.F) {
 	// Seeds: every doEncode argument text of the real captures.
-	re := regexp.MustCompile(`\(\*watchEncoder\)\.doEncode\((.*)\)\n`)
-	for _, dir := range []string{"t1", "t2"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "seed-repro", dir, "goroutine-debug2.txt"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, m := range re.FindAllSubmatch(b, -1) {
-			f.Add(string(m[1]))
-		}
-	}
+	addRealArgs(f, regexp.MustCompile(`\(\*watchEncoder\)\.doEncode\((.*)\)\n`))
 	f.Add("0x1, {0x2?, 0x3}, {{...}}")
 	f.Add("{{{")
 	f.Add("}, }, {")
@@ -39,6 +30,20 @@ func FuzzObjectType(f *testing.F) {
 			}
 		}
 	})
+}
+
+// addRealArgs seeds f with the first group of every match of re in the
+// goroutine dumps of the real captures (seed-repro t1 and t2).
+func addRealArgs(f *testing.F, re *regexp.Regexp) {
+	for _, dir := range []string{"t1", "t2"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "seed-repro", dir, "goroutine-debug2.txt"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, m := range re.FindAllSubmatch(b, -1) {
+			f.Add(string(m[1]))
+		}
+	}
 }
 
 func TestObjectTypeOnTheRealCapture(t *testing.T) {

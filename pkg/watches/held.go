@@ -35,10 +35,7 @@ func (c *Collector) heldHandlers(hasParentIDs bool) []HeldHandler {
 			continue
 		}
 		out = append(out, HeldHandler{
-			Handler: api.Handler{
-				GoroutineID: h.ID, State: h.State, WaitMinutes: h.WaitMinutes, Block: h.Block,
-				ConnGoroutineID: h.ConnID, ConnInDump: c.conns[h.ConnID],
-			},
+			Handler:        c.handler(h),
 			APFGoroutineID: a.ID,
 		})
 	}

@@ -125,7 +125,8 @@ created by k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch in goroutine 3100
 		want []HeldHandler
 	}{
 		{"watcher gone: held", conn + "\n" + handler + "\n" + apfWait, []HeldHandler{{
-			Handler:        api.Handler{GoroutineID: 3100, State: "select", WaitMinutes: 3, Block: api.HandlerClientNotReading, ConnGoroutineID: 3000, ConnInDump: true},
+			Handler: api.Handler{GoroutineID: 3100, State: "select", WaitMinutes: 3, Block: api.HandlerClientNotReading, ConnGoroutineID: 3000, ConnInDump: true,
+				Transport: "http2", ConnAddress: "0x1", ConnWatches: 1},
 			APFGoroutineID: 3101,
 		}}},
 		{"watcher still there: not held", conn + "\n" + handler + "\n" + apfWait + "\n" + watcher, nil},

@@ -41,6 +41,12 @@ type matchInput struct {
 	// watcher (by goroutine id), zero when it did not: the watcher's
 	// request was executing then, so it is at least that old now.
 	seenAt map[int64]time.Time
+	// watchRequests is apiserver_longrunning_requests{verb="WATCH"} per
+	// group/resource and scope, nil without /metrics: the object types
+	// are checked against it (see contradiction).
+	watchRequests map[string]map[string]float64
+	// metricsAt is when /metrics was read; zero when unknown.
+	metricsAt time.Time
 }
 
 // matchResult is the attribution of each watcher: pairs[i] is watcher i's.
@@ -48,6 +54,9 @@ type matchResult struct {
 	pairs []pairing
 	// used marks requests attributed to, or candidate of, some watcher.
 	used []bool
+	// typesDropped says why the handlers' object types were not used
+	// although the counts allowed it: /metrics contradicts them.
+	typesDropped string
 }
 
 // pairing is what client matching says of one watcher.
@@ -101,6 +110,7 @@ func matchClients(in matchInput) matchResult {
 	}
 	trusted := in.details && in.mixed == ""
 	m := newMatcher(in, trusted)
+	res.typesDropped = m.dropped
 	m.run(&res)
 	return res
 }
@@ -121,6 +131,9 @@ type matcher struct {
 	resources []string
 	allowed   [][]int
 	typesUsed bool
+	// dropped says why the object types were not used after all (see
+	// contradiction).
+	dropped string
 	// texts shares the explanations many watchers get word for word.
 	texts interner
 }
@@ -173,6 +186,10 @@ func newMatcher(in matchInput, trusted bool) *matcher {
 		m.rres[j] = x
 	}
 	m.inferClasses()
+	if why := m.contradiction(); why != "" {
+		m.dropTypes()
+		m.dropped = why
+	}
 	return m
 }
 
@@ -206,11 +223,7 @@ func (m *matcher) needOf(w api.Watcher) time.Duration {
 func (m *matcher) inferClasses() {
 	nres := len(m.resources)
 	m.allowed = make([][]int, nres)
-	all := make([]int, 0, len(m.classes)+1)
-	all = append(all, wild)
-	for c := range m.classes {
-		all = append(all, c)
-	}
+	all := m.allClasses()
 	for r := range m.allowed {
 		m.allowed[r] = all
 	}
@@ -335,6 +348,16 @@ func (m *matcher) inferClasses() {
 		}
 		m.allowed[r] = cs
 	}
+}
+
+// allClasses lists every class, wild first.
+func (m *matcher) allClasses() []int {
+	all := make([]int, 0, len(m.classes)+1)
+	all = append(all, wild)
+	for c := range m.classes {
+		all = append(all, c)
+	}
+	return all
 }
 
 // component is a set of watchers and requests that may pair only among
@@ -524,9 +547,10 @@ func (m *matcher) general(res *matchResult, cp *component) {
 // handler goroutine id against arrival time. Ids grow with creation, but
 // the runtime hands them to each P in batches of 16 (runtime/proc.go,
 // _GoidCacheBatch), so a later request can get a smaller id on a server
-// with many Ps. On a 2-CPU v1.37.2 server the order held in 60 runs of 60
-// (README, "Attribution"): a lead worth printing, not evidence enough to
-// name a client.
+// with many Ps. On a 2-CPU v1.37.2 server the order held in 60 runs of
+// 60 measured, yet the shipped pr141899 capture from that server inverts
+// it (README, "Attribution"): a lead worth printing, never evidence enough
+// to name a client.
 func (m *matcher) orderHint(res *matchResult, cp *component, block []int, reqs []int) {
 	ws := make([]int, len(block))
 	for k, w := range block {
@@ -559,6 +583,9 @@ func (m *matcher) pair(res *matchResult, i, j, reqs, watchers int) {
 	if m.in.incomplete != "" {
 		res.pairs[i].conf = api.MatchLikely
 		res.pairs[i].why += "; but " + m.in.incomplete + ", so the request actually held may be missing"
+	}
+	if m.dropped != "" {
+		res.pairs[i].why = m.texts.intern(res.pairs[i].why + "; the handlers' object types were not used: " + m.dropped)
 	}
 	if !m.trusted {
 		// Without details or from mixed processes, a lone fit proves
@@ -601,6 +628,9 @@ func (m *matcher) ambiguousN(res *matchResult, i int, cands []int, n int, sameUs
 		res.pairs[i].why = fmt.Sprintf("%d executing watch requests could be this watch's; the ages do not allow one request per watcher (the APF dump was taken later, or the clock is off), so none is forced", n)
 	default:
 		res.pairs[i].why = fmt.Sprintf("%d executing watch requests could be this watch's: %s; nothing in the dumps separates them (goroutine ids do not follow arrival order)", n, m.separation(i, watchers, reqs))
+	}
+	if m.dropped != "" && res.pairs[i].conf != "" {
+		res.pairs[i].why += "; the handlers' object types were not used: " + m.dropped
 	}
 	if res.pairs[i].sameUser != "" && n > 1 && res.pairs[i].conf != "" {
 		res.pairs[i].why += fmt.Sprintf("; every candidate has user %q, so the user is known exactly", res.pairs[i].sameUser)
@@ -700,7 +730,7 @@ func applyMatches(findings []*api.Finding, in matchInput, res matchResult) {
 			f.Client.User = res.pairs[i].sameUser
 			f.Evidence = append(f.Evidence, "client match ambiguous: "+res.pairs[i].why)
 			if j := res.pairs[i].hint; j >= 0 && res.pairs[i].sameUser == "" {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("a lead, not a match: by handler goroutine id against arrival order this would be %s's request; ids followed arrival order in 60 of 60 runs on a 2-CPU server, but are handed out per P in batches and can invert on servers with many CPUs", userOf(in.reqs[j])))
+				f.Evidence = append(f.Evidence, fmt.Sprintf("a lead, not a match: by handler goroutine id against arrival order this would be %s's request; ids followed arrival order in 60 of 60 runs measured on a 2-CPU server, but not in a capture from that server of two requests 4 ms apart: they are handed out per P in batches, so a later request can get a smaller id", userOf(in.reqs[j])))
 			}
 		}
 	}

@@ -142,8 +142,31 @@ func TestMatchSoundOnRandomInstances(t *testing.T) {
 			reqs = append(reqs, r)
 		}
 		rng.Shuffle(len(reqs), func(i, j int) { reqs[i], reqs[j] = reqs[j], reqs[i] })
-		in := matchInput{watchers: ws, reqs: reqs, at: at, slack: 0, details: true}
+		// /metrics as the truth makes it: every request counted under its
+		// resource and scope, with streaming watches on top; an earlier
+		// sample saw the watchers whose request is older than it.
+		gauge := map[string]map[string]float64{}
+		for _, r := range reqs {
+			k := resourceKey(r)
+			if gauge[k] == nil {
+				gauge[k] = map[string]float64{}
+			}
+			gauge[k][scopeOf(r)] += float64(1 + rng.IntN(2))
+		}
+		prevAt := at.Add(-5 * time.Minute)
+		seen := map[int64]time.Time{}
+		for _, r := range reqs {
+			for id, key := range truth {
+				if r.Name == key && r.StartTime.Before(prevAt) {
+					seen[id] = prevAt
+				}
+			}
+		}
+		in := matchInput{watchers: ws, reqs: reqs, at: at, slack: 0, details: true, seenAt: seen, watchRequests: gauge, metricsAt: at.Add(-time.Second)}
 		res := matchClients(in)
+		if res.typesDropped != "" {
+			t.Fatalf("instance %d: /metrics consistent with the truth contradicted the object types: %s", n, res.typesDropped)
+		}
 		for i, w := range ws {
 			want := truth[w.GoroutineID]
 			claims[res.pairs[i].conf]++

@@ -223,6 +223,7 @@ func attributionRun(t *testing.T, c *cluster.Cluster, clientsDir, cmUser string,
 	}
 	rep := decode(t, res)
 	checkAttribution(t, rep, clients, cmUser)
+	checkEvidence(t, res)
 }
 
 // checkAttribution asserts the three promises of the attribution contract

@@ -90,6 +90,16 @@ type Handler struct {
 	ObjectType string `json:"objectType,omitempty"`
 	// Transport is http2, http/1.1 or websocket.
 	Transport string `json:"transport,omitempty"`
+	// EventBytes is the size of the event the handler is writing, when a
+	// writer below doEncode printed it; 0 otherwise.
+	EventBytes int `json:"eventBytes,omitempty"`
+	// ConnAddress is the connection's address (*serverConn for HTTP/2,
+	// *conn for HTTP/1.1) when the handler's frames print it.
+	ConnAddress string `json:"connAddress,omitempty"`
+	// ConnWatches counts the watch handlers in the dump served over the
+	// same connection (this one included): one client process, or a proxy
+	// in front of the API server.
+	ConnWatches int `json:"connWatches,omitempty"`
 }
 
 // GoroutineIDs lists the goroutines the watch keeps alive: the watcher,
