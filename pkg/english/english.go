@@ -1,9 +1,12 @@
-// Package english phrases counts in the tool's messages, the same way in
-// every engine: "1 watch", "3 watches". It imports nothing of ours, so every
+// Package english phrases counts and numbers in the tool's messages, the
+// same way in every engine: "1 watch", "3 watches", "743", "2.5". It imports nothing of ours, so every
 // layer may use it.
 package english
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Plural returns one when n is 1, many otherwise.
 func Plural(n int, one, many string) string {
@@ -16,4 +19,13 @@ func Plural(n int, one, many string) string {
 // Count prints n and its noun: "1 watch", "3 watches".
 func Count(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, Plural(n, one, many))
+}
+
+// Number prints f whole when it is whole, else with one decimal: "743",
+// "2.5".
+func Number(f float64) string {
+	if f == math.Trunc(f) {
+		return fmt.Sprintf("%.0f", f)
+	}
+	return fmt.Sprintf("%.1f", f)
 }

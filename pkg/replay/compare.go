@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/english"
 )
 
 // CompareColumns lists every difference between two columns of one replay:
@@ -107,9 +108,9 @@ func optSeconds(f *float64) string {
 func describe(c api.ClientResult) string {
 	switch {
 	case c.Outcome == api.OutcomeStopped && c.StoppedAtSeconds != nil:
-		return fmt.Sprintf("stopped at t=%ss", formatFloat(*c.StoppedAtSeconds))
+		return fmt.Sprintf("stopped at t=%ss", english.Number(*c.StoppedAtSeconds))
 	case c.Outcome == api.OutcomeDisconnected && c.DisconnectedAtSeconds != nil:
-		return fmt.Sprintf("disconnected at t=%ss", formatFloat(*c.DisconnectedAtSeconds))
+		return fmt.Sprintf("disconnected at t=%ss", english.Number(*c.DisconnectedAtSeconds))
 	}
 	return string(c.Outcome)
 }

@@ -719,13 +719,13 @@ func verdictOf(res *api.Replay) api.Verdict {
 			len(v.Freed), english.Plural(len(v.Freed), "", "es"), fixed.BlockedGoroutines, english.Plural(fixed.BlockedGoroutines, "", "s"), un.BlockedGoroutines))
 		if pr != nil {
 			parts = append(parts, fmt.Sprintf("pr141899 leaves %d handler%s blocked writing and %s APF seat-seconds held (%s unpatched), telling %s",
-				len(v.HeldByPR141899), english.Plural(len(v.HeldByPR141899), "", "s"), formatFloat(pr.APFSeatSeconds), formatFloat(un.APFSeatSeconds),
+				len(v.HeldByPR141899), english.Plural(len(v.HeldByPR141899), "", "s"), english.Number(pr.APFSeatSeconds), english.Number(un.APFSeatSeconds),
 				toldText(pr, v.Freed, un)))
 		}
 		if co != nil {
 			freed := len(v.Freed) - countNamed(co, v.Freed, un, func(c api.ClientResult) bool { return c.HandlerBlockedInWrite })
 			parts = append(parts, fmt.Sprintf("complete frees %d handler%s (%s APF seat-seconds) and tells %d client%s",
-				freed, english.Plural(freed, "", "s"), formatFloat(co.APFSeatSeconds),
+				freed, english.Plural(freed, "", "s"), english.Number(co.APFSeatSeconds),
 				len(v.ToldByComplete), english.Plural(len(v.ToldByComplete), "", "s")))
 		}
 	}
@@ -764,11 +764,4 @@ func toldText(col *api.Column, names []string, ref *api.Column) string {
 		return "no client"
 	}
 	return fmt.Sprintf("%d client%s", n, english.Plural(n, "", "s"))
-}
-
-func formatFloat(f float64) string {
-	if f == math.Trunc(f) {
-		return fmt.Sprintf("%.0f", f)
-	}
-	return fmt.Sprintf("%.1f", f)
 }

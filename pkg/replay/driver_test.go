@@ -15,6 +15,7 @@ import (
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/cacher"
+	"github.com/watch-doctor/watch-doctor/pkg/english"
 )
 
 // TestRequestEnds covers the ways a request ends from the client's side:
@@ -55,7 +56,7 @@ clients:
 	for _, c := range res.Columns[0].Clients {
 		s := c.Name + "=" + string(c.Outcome)
 		if c.DisconnectedAtSeconds != nil {
-			s += "@" + formatFloat(*c.DisconnectedAtSeconds)
+			s += "@" + english.Number(*c.DisconnectedAtSeconds)
 		}
 		got = append(got, s)
 	}

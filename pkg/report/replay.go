@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/english"
 )
 
 // RenderReplay writes a replay result. Table and wide show one row per
@@ -91,7 +92,7 @@ func RenderReplay(w io.Writer, r *api.Replay, f Format) error {
 			stalled = "-"
 		}
 		if err := ct.Append(c.Name, fmt.Sprint(c.BlockedGoroutines), fmt.Sprint(c.WatcherGoroutines), fmt.Sprint(c.HandlersBlockedInWrite),
-			fmt.Sprint(c.HeldObjects), byteSize(float64(c.HeldBytes)), number(c.APFSeatSeconds), fmt.Sprint(term), stalled); err != nil {
+			fmt.Sprint(c.HeldObjects), byteSize(float64(c.HeldBytes)), english.Number(c.APFSeatSeconds), fmt.Sprint(term), stalled); err != nil {
 			return err
 		}
 	}
@@ -256,7 +257,7 @@ func RenderReplaySVG(w io.Writer, r *api.Replay) error {
 	for i := 0; i <= yticks; i++ {
 		y := ystep * float64(i)
 		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", left, py(y), left+plotW, py(y))
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" font-size="%d" text-anchor="end">%s</text>`+"\n", left-8, py(y)+4, tks, number(y))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" font-size="%d" text-anchor="end">%s</text>`+"\n", left-8, py(y)+4, tks, english.Number(y))
 	}
 	xstep := timeStep(xmax / 6)
 	for x := 0.0; x <= xmax+1e-9; x += xstep {

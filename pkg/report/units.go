@@ -118,11 +118,3 @@ func seconds(f float64) string {
 	}
 	return fmt.Sprintf("%.1fs", f)
 }
-
-// number prints f whole, or with one decimal.
-func number(f float64) string {
-	if f == math.Trunc(f) {
-		return fmt.Sprintf("%.0f", f)
-	}
-	return fmt.Sprintf("%.1f", f)
-}

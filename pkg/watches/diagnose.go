@@ -506,14 +506,9 @@ func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*api
 // judgeInitial decides stuck versus slow for a blocked initial-phase
 // watcher.
 //
-// The wait the runtime prints is approximate: it resets whenever the
-// goroutine runs (runtime/proc.go execute: gp.waitsince = 0) and, once a
-// garbage collection sees the goroutine parked, counts from the end of the
-// collection before that one (runtime/mgcmark.go markroot sets waitsince to
-// work.tstart, which mgc.go gcMark sets at each mark termination). A fresh
-// block can therefore print "1 minutes": the wait overstates by up to one
-// interval between collections (at most about forcegcperiod, 2 minutes,
-// runtime/proc.go), and a single sample cannot be sure.
+// The wait the runtime prints is approximate, and a fresh block can print
+// "1 minutes" (stacks.Goroutine.WaitMinutes says why), so a single sample
+// cannot be sure.
 //
 // Two samples decide by the event: sendWatchCacheEvent's arguments are
 // the watcher and the *watchCacheEvent being sent. Blocked on the same
