@@ -473,9 +473,12 @@ func (r *clientRun) allowance() int {
 
 // read lets the client's application read what its model allows now and
 // reports whether that returned credit to the server (which may then
-// write more).
+// write more). Once the handler returned, the client reads what is left
+// after a closed result channel, and on HTTP/1.1 the bytes in flight
+// whatever the server's reason (a timeout, a failed write); on HTTP/2 a
+// reset or the end at a timeout discards them.
 func (r *clientRun) read(t time.Duration) bool {
-	if r.h.done() && r.h.end != endResultClosed {
+	if r.h.done() && r.h.end != endResultClosed && !(r.h.st.http1 && r.h.serverEnded()) {
 		return false
 	}
 	st := r.h.st

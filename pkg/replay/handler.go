@@ -113,6 +113,7 @@ func (h *handler) serve(started chan<- error) {
 	defer close(h.exited)
 	defer func() {
 		h.endAt = h.clock.Now()
+		h.st.end()
 		h.park.Set(park.Exited, time.Time{}, nil)
 	}()
 	h.gid = GoroutineID()
@@ -271,8 +272,22 @@ func (h *handler) isReset() bool {
 // clientTold reports whether the client was told its watch ended while it
 // was still connected: the handler returned with the stream ended by the
 // server (END_STREAM after the result channel closed or at the timeout, or
-// RST_STREAM from the stall hook).
+// RST_STREAM from the stall hook). On HTTP/2 those frames reach the
+// transport at once. On HTTP/1.1 the end (the last chunk, or the FIN of
+// the connection net/http closes when a write failed) is queued behind
+// the bytes in flight, so the client is told only once it has read them:
+// a client that stopped reading never is (measured on the real complete
+// server: test/e2e TestPatchedServers, docs/replay.md).
 func (h *handler) clientTold() bool {
+	if !h.serverEnded() {
+		return false
+	}
+	return !h.st.http1 || h.st.endSeen()
+}
+
+// serverEnded reports whether the handler returned and the server, not
+// the client, ended the response.
+func (h *handler) serverEnded() bool {
 	if !h.done() {
 		return false
 	}

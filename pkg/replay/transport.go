@@ -95,6 +95,15 @@ type stream struct {
 	decoded []*wireEvent
 	// credit wakes the handler when avail grows.
 	credit chan struct{}
+	// http1: an HTTP/1.1 response (api.ProfileHTTP1), whose end reaches
+	// the client behind the bytes in flight; on HTTP/2 the end is a frame
+	// of its own (END_STREAM, RST_STREAM) the transport gets at once.
+	http1 bool
+	// ended: the handler returned, nothing more is written (end).
+	ended bool
+	// endRead: the client's decoder read past the last byte the server
+	// wrote, and so met the end of the response.
+	endRead bool
 
 	windowUpdates int64
 	bytesSent     int64
@@ -108,7 +117,23 @@ func newStream(t api.Transport) *stream {
 		lookahead: *t.Lookahead,
 		avail:     int64(t.Window),
 		credit:    make(chan struct{}, 1),
+		http1:     t.Profile == api.ProfileHTTP1,
 	}
+}
+
+// end records that the server wrote its last byte: the handler returned.
+func (s *stream) end() {
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
+}
+
+// endSeen reports whether the client's decoder met the end of the
+// response.
+func (s *stream) endSeen() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endRead
 }
 
 // startWriteLocked appends an event the handler is about to write.
@@ -150,8 +175,14 @@ func (s *stream) consume(max int) []*wireEvent {
 }
 
 // readOneLocked reads the oldest event from the body if it fully arrived.
+// Once the server ended the response, a read that finds no whole event
+// left (nothing, or the part of an event a failed write cut) meets the
+// end of the response (endRead).
 func (s *stream) readOneLocked() bool {
 	if len(s.queue) == 0 || s.queue[0].sent != s.queue[0].size {
+		if s.ended {
+			s.endRead = true
+		}
 		return false
 	}
 	e := s.queue[0]
@@ -176,8 +207,13 @@ func (s *stream) readable() int {
 	return n
 }
 
-// returnCreditLocked is the client's inflow.add for n bytes read.
+// returnCreditLocked is the client's inflow.add for n bytes read. On
+// HTTP/1.1 credit is the kernel waking the handler's blocked write: once
+// the handler returned there is none to wake.
 func (s *stream) returnCreditLocked(n int64) {
+	if s.http1 && s.ended {
+		return
+	}
 	s.unsent += n
 	switch s.policy {
 	case api.RefreshHalfWindow:

@@ -258,3 +258,93 @@ func TestClientStacksAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTP1ToldBehindBytesInFlight: when the stall ends a response, an
+// HTTP/2 client is told at once (RST_STREAM), but an HTTP/1.1 client
+// learns of the end only behind the bytes the kernel still holds for it:
+// one that stopped reading is never told, one that reads is told once it
+// read them all. Its handler returns, and its seat is freed, at the stall
+// all the same (complete). pr141899 does not end a stalled response: its
+// stopped clients are never told, their handlers stay blocked and their
+// seats held; its reading client is told once its handler, woken by its
+// reads, returns and it read what was in flight.
+func TestHTTP1ToldBehindBytesInFlight(t *testing.T) {
+	sc, err := Parse(strings.NewReader(`
+name: http1-told
+duration: 3m
+stallTimeout: 30s
+resources:
+- name: pods
+  objects:
+  - {namespace: ns, count: 1000, bytes: 20Ki}
+clients:
+- {name: h2-stopped, model: stops-after 1, namespace: ns, transport: {profile: go}}
+- {name: h1-stopped, model: stops-after 1, namespace: ns, transport: {profile: http1}}
+- {name: h1-reading, model: paced 2.5/s, namespace: ns, transport: {profile: http1}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), sc, DefaultBackends(sc, nil), Options{Timeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reader has 2.5 events/s x 30 s = 75 events (1.5 MiB) read at
+	// the stall, less than http1RefreshBytes: the server has written the
+	// window, 217 whole events and part of the next, and no more.
+	inFlight := int64(http1Window / (20 << 10))
+	type result struct {
+		outcome     api.Outcome
+		told        bool
+		toldAt      float64 // first step told; -1 if never
+		blocked     bool
+		seatSeconds float64
+		events      int64
+	}
+	got := map[string]map[string]result{}
+	for i, col := range res.Columns {
+		got[col.Name] = map[string]result{}
+		for j, c := range col.Clients {
+			r := result{outcome: c.Outcome, told: c.ClientTold, toldAt: -1, blocked: c.HandlerBlockedInWrite, seatSeconds: c.APFSeatSeconds, events: c.EventsReceived}
+			for _, st := range res.Timeline.Series[i].Clients[j].Steps {
+				if st.Told {
+					r.toldAt = st.AtSeconds
+					break
+				}
+			}
+			got[col.Name][c.Name] = r
+		}
+	}
+	// complete: every handler and seat freed at the stall.
+	co := got[api.ColumnComplete]
+	if r := co["h2-stopped"]; r.outcome != api.OutcomeStopped || r.toldAt != 30 || r.blocked || r.seatSeconds != 30 {
+		t.Errorf("complete h2-stopped: %+v, want stopped, told at 30 s (RST_STREAM), handler and seat freed then", r)
+	}
+	if r := co["h1-stopped"]; r.outcome != api.OutcomeStopped || r.told || r.blocked || r.seatSeconds != 30 {
+		t.Errorf("complete h1-stopped: %+v, want stopped, handler and seat freed at 30 s, never told (its FIN waits behind unread bytes)", r)
+	}
+	r := co["h1-reading"]
+	// Told the tick it reads the last whole event in flight (2.5 a second,
+	// the first at t=0), not before.
+	readLast := float64(inFlight)/2.5 - 1
+	if r.outcome != api.OutcomeStopped || r.events != inFlight || !r.told || r.toldAt < readLast || r.toldAt > readLast+1 || r.blocked || r.seatSeconds != 30 {
+		t.Errorf("complete h1-reading: %+v, want stopped, handler and seat freed at 30 s, all %d whole events in flight read and told then (t=%gs to %gs)", r, inFlight, readLast, readLast+1)
+	}
+	// pr141899: the stopped clients' handlers and seats held to the end,
+	// nobody told while the server holds the response.
+	pr := got[api.ColumnPR141899]
+	for _, name := range []string{"h2-stopped", "h1-stopped"} {
+		if r := pr[name]; r.outcome != api.OutcomeStopped || r.told || !r.blocked || r.seatSeconds != 180 {
+			t.Errorf("pr141899 %s: %+v, want stopped, never told, handler blocked and seat held for 180 s", name, r)
+		}
+	}
+	if r := pr["h1-reading"]; r.outcome != api.OutcomeStopped || !r.told || r.toldAt <= co["h1-reading"].toldAt || r.blocked {
+		t.Errorf("pr141899 h1-reading: %+v, want stopped, told after it read what its woken handler wrote (after complete's %gs)", r, co["h1-reading"].toldAt)
+	}
+	// unpatched: nothing stops, nobody told.
+	for name, r := range got[api.ColumnUnpatched] {
+		if r.told {
+			t.Errorf("unpatched %s: %+v, want never told", name, r)
+		}
+	}
+}

@@ -131,7 +131,9 @@ type stallRun struct {
 //   - complete: the watcher, the handler and the seat, and the client's
 //     transport receives RST_STREAM.
 //
-// In every mode the paced reader keeps its watch and keeps reading.
+// In every mode the paced reader keeps its watch and keeps reading; the
+// node reader (HTTP/1.1), stopped after one event, is never told, complete
+// or not: its FIN waits behind the bytes it does not read.
 func TestPatchedServers(t *testing.T) {
 	bin := os.Getenv(envPatchedBin)
 	if bin == "" {
@@ -196,6 +198,14 @@ func checkStallRun(t *testing.T, run stallRun) {
 		t.Fatalf("no sample shows both initial-events watchers blocked sending and slow-informer executing before any stall; first: %v", first(run.samples))
 	}
 
+	// The node reader (HTTP/1.1) read one event and stopped: in no mode
+	// is it told (its socket stays ESTABLISHED).
+	for _, s := range run.samples {
+		if s.Node.told() {
+			t.Errorf("%s: the node reader was told (its socket left ESTABLISHED), want never: it does not read", s)
+		}
+	}
+
 	if run.mode == modeOff {
 		if len(run.stalls) != 0 {
 			t.Errorf("mode off logged stalls at %v", run.stalls)
@@ -257,6 +267,15 @@ func checkStallRun(t *testing.T, run stallRun) {
 			if s.SlowExecuting || s.Writers > 1 || h2Seats(s) >= base {
 				t.Errorf("%s: complete must free the slow informer's handler and seat (seats at start %g)", s, base)
 			}
+		}
+	}
+	// Under complete the node reader's handler write fails at its stall
+	// and net/http closes the connection, but the server's FIN waits
+	// behind the bytes the client does not read (FIN_WAIT1, a send queue
+	// left): the client is not told (above).
+	for _, s := range run.samples {
+		if run.mode == modeComplete && s.At >= run.stalls[1]+settle && (s.Node.ServerState != "FIN_WAIT1" || s.Node.ServerSendQ == 0) {
+			t.Errorf("%s: complete: want the server's end of the node reader's connection in FIN_WAIT1 with unsent bytes after its stall at %v", s, run.stalls[1])
 		}
 	}
 	switch run.mode {

@@ -37,31 +37,6 @@ const (
 	skew = samplePeriod
 )
 
-// knownDifference is a measure on which a replay column and the real
-// server are known to differ: the real server must then show real, what
-// was measured, and the difference is printed with why.
-type knownDifference struct {
-	column, measure string
-	real            float64
-	why             string
-}
-
-// knownDifferences (docs/replay.md says the same).
-var knownDifferences = []knownDifference{{
-	column: "complete", measure: measureNodeTold, real: 0,
-	why: "HTTP/1.1: the server closes the connection, but its FIN waits behind the response bytes the client does not read; the replay models HTTP/2's RST_STREAM",
-}}
-
-// known returns the known difference of column and measure, if any.
-func known(column, measure string) (knownDifference, bool) {
-	for _, k := range knownDifferences {
-		if k.column == column && k.measure == measure {
-			return k, true
-		}
-	}
-	return knownDifference{}, false
-}
-
 // replayColumnOf maps a mode of the patched server to the replay column
 // that models it.
 var replayColumnOf = map[string]string{modeOff: "unpatched", modePR141899: "pr141899", modeComplete: "complete"}
@@ -112,7 +87,8 @@ var replayClients = []string{cluster.UserSlowInformer, cluster.UserPacedReader, 
 
 // replayScenario writes the scenario that replays run: the same pods, the
 // clients with the seats APF gave them and the node reader starting when
-// its watch arrived, the same stall timeout and duration.
+// its watch arrived, over HTTP/1.1 (transport profile http1), the same
+// stall timeout and duration.
 func replayScenario(t *testing.T, run stallRun, pods int, duration time.Duration) string {
 	t.Helper()
 	seats := map[string]float64{}
@@ -123,9 +99,12 @@ func replayScenario(t *testing.T, run stallRun, pods int, duration time.Duration
 	}
 	var clients strings.Builder
 	for _, name := range replayClients {
-		model := "stops-after 1"
-		if name == cluster.UserPacedReader {
+		model, transport := "stops-after 1", "go"
+		switch name {
+		case cluster.UserPacedReader:
 			model = "paced 2.5/s"
+		case cluster.UserNodeReader:
+			transport = "http1"
 		}
 		arrived, ok := run.arrived[name]
 		if !ok {
@@ -144,7 +123,8 @@ func replayScenario(t *testing.T, run stallRun, pods int, duration time.Duration
   timeout: 1h
   seats: %g
   startAt: %s
-`, name, model, n, arrived.Round(time.Second))
+  transport: {profile: %s}
+`, name, model, n, arrived.Round(time.Second), transport)
 	}
 	scenario := fmt.Sprintf(`name: e2e-%[1]s
 description: TestPatchedServers in mode %[1]s, replayed
@@ -263,11 +243,7 @@ func compareWithReplay(t *testing.T, c *cluster.Cluster, run stallRun, pods int,
 	if told := len(run.streamEnds) > 0; slow.ClientTold != told {
 		diff("whether slow-informer was told", slow.ClientTold, run.streamEnds)
 	}
-	if k, ok := known(column, measureNodeTold); ok {
-		if last.Node.told() != (k.real == 1) {
-			diff("whether node-reader was told (its socket; known difference: "+k.why+")", k.real == 1, last.Node.State)
-		}
-	} else if told := last.Node.told(); node.ClientTold != told {
+	if told := last.Node.told(); node.ClientTold != told {
 		diff("whether node-reader was told (its socket)", node.ClientTold, last.Node.State)
 	}
 	if len(diffs) > 0 {
@@ -277,10 +253,6 @@ func compareWithReplay(t *testing.T, c *cluster.Cluster, run stallRun, pods int,
 		column, slow.Outcome, ptrText(slow.StoppedAtSeconds), slow.HandlerBlockedInWrite, slow.ClientTold, slow.APFSeatSeconds,
 		node.Outcome, ptrText(node.StoppedAtSeconds), node.HandlerBlockedInWrite, node.ClientTold, paced.Outcome, col.WatcherGoroutines)
 }
-
-// measureNodeTold is the series of whether the node reader's kernel learnt
-// that the server ended the connection.
-const measureNodeTold = "node-reader told (socket)"
 
 // seriesMeasure is one quantity compared over time: its value in a real
 // sample, and in the replay at a given time.
@@ -349,7 +321,7 @@ func compareSeries(t *testing.T, run stallRun, column string, steps map[string][
 			}
 			return 0
 		}, sum(told, cluster.UserSlowInformer)},
-		seriesMeasure{measureNodeTold, func(s stallSample) float64 { return b(s.Node.told()) }, sum(told, node)},
+		seriesMeasure{"node-reader told (socket: the server's FIN arrived)", func(s stallSample) float64 { return b(s.Node.told()) }, sum(told, node)},
 	)
 
 	var all, diffs [][]string
@@ -377,13 +349,7 @@ func compareSeries(t *testing.T, run stallRun, column string, steps map[string][
 			// transition of several clients.
 			ok := vmin <= real && real <= vmax
 			verdict := "ok"
-			switch k, isKnown := known(column, m.name); {
-			case isKnown:
-				ok = real == k.real
-				verdict = "known difference"
-				if !ok {
-					verdict = fmt.Sprintf("DIFFERENT (measured before: %g)", k.real)
-				}
+			switch {
 			case !ok:
 				verdict = "DIFFERENT"
 			case real != exact:
@@ -398,11 +364,6 @@ func compareSeries(t *testing.T, run stallRun, column string, steps map[string][
 	}
 	header := []string{"T(S)", "MEASURE", "REAL", "REPLAY", fmt.Sprintf("REPLAY AT TICKS WITHIN ±%v", skew), "VERDICT"}
 	t.Logf("replay %s against the real %s server over time:\n%s", column, run.mode, table(header, all))
-	for _, k := range knownDifferences {
-		if k.column == column {
-			t.Logf("known difference on %q: %s", k.measure, k.why)
-		}
-	}
 	if len(diffs) > 0 {
 		t.Errorf("replay %s and the real %s server differ at %d instants (tolerance: between the replay's values at the ticks within ±%v):\n%s",
 			column, run.mode, len(diffs), skew, table(header, diffs))

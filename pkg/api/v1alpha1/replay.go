@@ -84,10 +84,16 @@ type Column struct {
 //   - complete: as pr141899, and the stall also ends the response stream
 //     (watch-doctor's fix, test/e2e/patches: a write deadline in the past
 //     on the response, RST_STREAM on HTTP/2): the handler returns, which
-//     releases the seats, and the client is told. Measured on HTTP/1.1
-//     (test/e2e, docs/replay.md): handler and seats freed alike, but a
-//     client that does not read is not told (the server's FIN waits behind
-//     the bytes it could not send); the column tells it, as on HTTP/2.
+//     releases the seats, and an HTTP/2 client is told at once. An HTTP/1.1
+//     client (transport profile http1) is told only once it has read the
+//     bytes in flight, which the server's FIN follows, so one that stopped
+//     reading is never told (measured: test/e2e TestPatchedServers,
+//     docs/replay.md).
+//
+// In every column an HTTP/1.1 client learns that the server ended its
+// response (the handler returned: the result channel closed, the request
+// timed out, the stall) only behind the bytes in flight; an HTTP/2 client
+// at once.
 const (
 	ColumnUpstream  = "upstream"
 	ColumnUnpatched = "unpatched"
@@ -137,7 +143,9 @@ type ClientResult struct {
 	HandlerBlockedInWrite bool `json:"handlerBlockedInWrite"`
 	// ClientTold: the server ended the response stream while the client
 	// was connected (END_STREAM, or RST_STREAM from the complete fix), so
-	// the client can see its watch end and re-list.
+	// the client can see its watch end and re-list. Over HTTP/1.1 (profile
+	// http1), only once the client has read the bytes in flight, behind
+	// which the end comes.
 	ClientTold bool `json:"clientTold"`
 }
 
