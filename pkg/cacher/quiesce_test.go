@@ -38,6 +38,15 @@ func TestQuiescentAgreesWithGoroutineDump(t *testing.T) {
 			if !bytes.Contains(g, []byte("pkg/cacher.(*")) {
 				continue
 			}
+			// A watcher in exited() has published park.Exited: its deferred
+			// Stop and close(result) ran before (processInterval's defers run
+			// last-in first-out), and all that is left is removing it from
+			// the live list (removeLive), which no driver observes. It may be
+			// runnable then, waiting for the live list's lock that Quiescent
+			// held.
+			if bytes.Contains(g, []byte("pkg/cacher.(*cacheWatcher).exited(")) {
+				continue
+			}
 			header := string(g[:bytes.IndexByte(g, '\n')])
 			if strings.Contains(header, "[running]") || strings.Contains(header, "[runnable]") {
 				t.Fatalf("round %d: Quiescent, but a goroutine of the cache is not parked:\n%s", round, g)
