@@ -11,7 +11,7 @@ PKG       := github.com/watch-doctor/watch-doctor
 # committing the regenerated manifest does not change the archives it
 # names (dist stays reproducible for a given tree); "unknown" outside git.
 COMMIT    ?= $(shell git log -1 --format=%H -- . ':(exclude).krew.yaml' 2>/dev/null || echo unknown)
-LDFLAGS   := -s -w -X $(PKG)/pkg/cli.version=$(VERSION) -X $(PKG)/pkg/cli.commit=$(or $(COMMIT),unknown)
+LDFLAGS   := -s -w -X $(PKG)/internal/cli.version=$(VERSION) -X $(PKG)/internal/cli.commit=$(or $(COMMIT),unknown)
 COMPLETION := kubectl_complete-watch_doctor
 GO        ?= go
 GOFLAGS_BUILD := -trimpath -buildvcs=false
@@ -53,7 +53,7 @@ unit:
 # The replay's fidelity suite (upstream cacher vs ours, unpatched), run on
 # its own so its summary line is printed.
 differential:
-	@out=$$($(GO) test -race -count=1 -run '^TestDifferential$$' -v ./pkg/replay/upstream 2>&1) || { echo "$$out"; exit 1; }; \
+	@out=$$($(GO) test -race -count=1 -run '^TestDifferential$$' -v ./internal/replay/upstream 2>&1) || { echo "$$out"; exit 1; }; \
 	  echo "$$out" | grep -E 'differential suite:|^ok' | sed -E 's/^ +[a-z_]+\.go:[0-9]+: //'
 
 lint: ## go vet, gofmt, go mod tidy must leave no diff.

@@ -11,8 +11,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/benchmetrics"
+	"github.com/watch-doctor/watch-doctor/internal/cli"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
-	"github.com/watch-doctor/watch-doctor/pkg/cli"
 )
 
 // dumpDir is where generated dumps are kept between runs (gitignored); the

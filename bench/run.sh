@@ -40,12 +40,12 @@ go build -trimpath -o "$out/bin/kubectl-watch_doctor" ./cmd/kubectl-watch_doctor
 go build -trimpath -o "$out/bin/wdbench" ./bench/cmd/wdbench
 (cd bench/peers && go build -trimpath -o "$out/bin/peers" .)
 
-step "stage benchmarks: pkg/stacks (parse), pkg/watches (classify, link, diagnose), pkg/bundle (streaming read), pkg/report (render)"
+step "stage benchmarks: pkg/stacks (parse), internal/watches (classify, link, diagnose), internal/bundle (streaming read), internal/report (render)"
 go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" \
-  ./pkg/stacks ./pkg/watches ./pkg/bundle ./pkg/report
+  ./pkg/stacks ./internal/watches ./internal/bundle ./internal/report
 
-step "replay: one virtual hour of issue-137631 at 1000 clients and 20000 objects (pkg/cacher, unpatched and patched)"
-go test -run '^$' -bench '^BenchmarkIssue137631Hour$' -benchtime 1x -benchmem ./pkg/replay
+step "replay: one virtual hour of issue-137631 at 1000 clients and 20000 objects (internal/cacher, unpatched and patched)"
+go test -run '^$' -bench '^BenchmarkIssue137631Hour$' -benchtime 1x -benchmem ./internal/replay
 
 step "whole command in-process: analyze FILE -o json on generated dumps ($SIZES)"
 WATCH_DOCTOR_BENCH_SIZES="$SIZES" go test -run '^$' -bench . -benchmem ./bench

@@ -1,6 +1,6 @@
 // Command kubectl-watch_doctor is the kubectl plugin `kubectl watch-doctor`.
 // It only wires the process's streams to the command tree and turns the
-// outcome into an exit code; everything else lives in pkg/cli.
+// outcome into an exit code; everything else lives in internal/cli.
 package main
 
 import (
@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/watch-doctor/watch-doctor/pkg/cli"
+	"github.com/watch-doctor/watch-doctor/internal/cli"
 )
 
 // memoryLimit is the soft limit of the Go heap unless GOMEMLIMIT says

@@ -14,11 +14,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/bundle"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
-	"github.com/watch-doctor/watch-doctor/pkg/watches"
 )
 
 func repo(t *testing.T) *dumpgen.Set {

@@ -17,8 +17,8 @@ import (
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 	"sigs.k8s.io/yaml"
 
+	"github.com/watch-doctor/watch-doctor/internal/replay"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/replay"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/schemas/*.schema.json from the types")

@@ -7,7 +7,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// What client attribution cross-checks against (pkg/watches): how many
+// What client attribution cross-checks against (internal/watches): how many
 // WATCH requests of each group/resource are being served, per scope, and
 // the sizes of the watch events of each group/resource written so far.
 

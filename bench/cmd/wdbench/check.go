@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/watch-doctor/watch-doctor/internal/cli"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/cli"
 )
 
 // Checking what the measured tools found against what the generator planted.

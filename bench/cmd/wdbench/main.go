@@ -34,8 +34,8 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/watch-doctor/watch-doctor/internal/cli"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
-	"github.com/watch-doctor/watch-doctor/pkg/cli"
 )
 
 // Targets of issue 6, checked on the largest dump.

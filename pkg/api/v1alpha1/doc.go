@@ -1,8 +1,8 @@
 // Package v1alpha1 is watch-doctor's output contract: the documents the
 // tool writes as JSON or YAML, as plain Go types, and nothing else. It
 // parses no input format, reads no cluster and renders no table; the
-// engines (pkg/watches, pkg/metrics, pkg/replay, pkg/bundle, pkg/live)
-// return these types and pkg/report renders them, as pprof's profile
+// engines (internal/watches, pkg/metrics, internal/replay, internal/bundle, internal/live)
+// return these types and internal/report renders them, as pprof's profile
 // package holds the profile that its drivers fill and its reports draw.
 //
 // Every document carries apiVersion GroupVersion and one of the kinds:

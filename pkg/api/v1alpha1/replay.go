@@ -40,7 +40,7 @@ type Replay struct {
 	Transport           Transport `json:"transport"`
 	Columns             []Column  `json:"columns"`
 	Verdict             Verdict   `json:"verdict"`
-	// Timeline is set when the replay was asked for one (pkg/replay
+	// Timeline is set when the replay was asked for one (internal/replay
 	// Options.Timeline).
 	Timeline *Timeline `json:"timeline,omitempty"`
 }
@@ -50,7 +50,7 @@ type Column struct {
 	Name    string         `json:"name"`
 	Clients []ClientResult `json:"clients"`
 	// BlockedGoroutines counts cacheWatcher goroutines blocked sending at
-	// the end, read from a goroutine dump with pkg/watches.
+	// the end, read from a goroutine dump with internal/watches.
 	BlockedGoroutines int `json:"blockedGoroutines"`
 	// WatcherGoroutines counts the cacheWatcher goroutines alive at the end.
 	WatcherGoroutines int `json:"watcherGoroutines"`
@@ -69,11 +69,11 @@ type Column struct {
 }
 
 // Column names, in report order. Each column's assumptions:
-//   - upstream: k8s.io/apiserver v0.37.2's own cacher (pkg/replay/upstream),
+//   - upstream: k8s.io/apiserver v0.37.2's own cacher (internal/replay/upstream),
 //     no stall timeout;
-//   - unpatched: this repository's pkg/cacher, no stall timeout; checked
+//   - unpatched: this repository's internal/cacher, no stall timeout; checked
 //     against upstream by the differential suite;
-//   - pr141899: pkg/cacher with the scenario's stall timeout, as kubernetes
+//   - pr141899: internal/cacher with the scenario's stall timeout, as kubernetes
 //     PR 141899 describes it: a no-progress timer in processInterval only,
 //     restarted by every successful send; on a stall the watcher goroutine
 //     returns and closes its result channel. Nothing else: WatchInitialized

@@ -130,7 +130,7 @@ func run(levelsFlag string, stuck, runs int) error {
 			return err
 		}
 		// The frames of the debug=1 profile, from which watch-doctor
-		// estimates the debug=2 dump (pkg/live/budget.go).
+		// estimates the debug=2 dump (internal/live/budget.go).
 		prof, err := get(ctx, fetchClient, admin.Host+"/debug/pprof/goroutine?debug=1")
 		if err != nil {
 			return err

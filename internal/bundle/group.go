@@ -1,0 +1,223 @@
+package bundle
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/internal/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
+)
+
+// Group is the captures of one API server instance, oldest first.
+type Group struct {
+	Name     string
+	Captures []*Capture
+	// SameProcess is set when captures were grouped by equal
+	// process_start_time_seconds rather than by a collect manifest.
+	SameProcess bool
+}
+
+// Groups sorts the captures into API server instances: captures of one
+// collect instance, or captures whose /metrics show the same
+// process_start_time_seconds (the same process), are samples of one
+// server; any other capture is a server of its own.
+func (l *Loaded) Groups() []Group {
+	var groups []*Group
+	byKey := map[string]*Group{}
+	for i, c := range l.Captures {
+		key := fmt.Sprintf("capture:%d", i)
+		same := false
+		switch {
+		case c.Instance != "":
+			key = "instance:" + c.manifest + "\x00" + c.Instance
+		case c.Metrics != nil && !math.IsNaN(c.Metrics.ProcessStartTime) && c.Metrics.ProcessStartTime > 0:
+			key = fmt.Sprintf("process:%f", c.Metrics.ProcessStartTime)
+			same = true
+		}
+		g, ok := byKey[key]
+		if !ok {
+			g = &Group{SameProcess: same}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.Captures = append(g.Captures, c)
+	}
+	out := make([]Group, 0, len(groups))
+	for _, g := range groups {
+		sortSamples(g.Captures)
+		name := serverName(g.Captures)
+		parts := splitByProcess(g.Captures)
+		for _, caps := range parts {
+			sub := Group{Name: name, Captures: caps, SameProcess: g.SameProcess}
+			if len(parts) > 1 {
+				// The instance restarted between samples: goroutine ids of
+				// two processes must not be compared.
+				sub.Name = fmt.Sprintf("%s (process started %s)", name, processStart(caps))
+			}
+			out = append(out, sub)
+		}
+	}
+	return out
+}
+
+// sortSamples orders the captures of one process by capture time, or,
+// when a capture has none, by the highest goroutine id of its dump: the
+// runtime hands out ids in increasing order, so a later dump holds higher
+// ones.
+func sortSamples(caps []*Capture) {
+	timed := true
+	for _, c := range caps {
+		if c.CapturedAt.IsZero() {
+			timed = false
+		}
+	}
+	maxID := func(c *Capture) int64 {
+		if c.Dump == nil {
+			return 0
+		}
+		return c.Dump.MaxGoroutineID
+	}
+	sort.SliceStable(caps, func(i, j int) bool {
+		if timed {
+			return caps[i].CapturedAt.Before(caps[j].CapturedAt)
+		}
+		return maxID(caps[i]) < maxID(caps[j])
+	})
+}
+
+// splitByProcess cuts time-ordered captures of one instance where the
+// process start time changes; a capture without metrics stays with the one
+// before it.
+func splitByProcess(caps []*Capture) [][]*Capture {
+	var parts [][]*Capture
+	last := math.NaN()
+	for _, c := range caps {
+		pst := math.NaN()
+		if c.Metrics != nil {
+			pst = c.Metrics.ProcessStartTime
+		}
+		if len(parts) == 0 || (!math.IsNaN(pst) && !math.IsNaN(last) && pst != last) {
+			parts = append(parts, nil)
+		}
+		parts[len(parts)-1] = append(parts[len(parts)-1], c)
+		if !math.IsNaN(pst) {
+			last = pst
+		}
+	}
+	return parts
+}
+
+func processStart(caps []*Capture) string {
+	for _, c := range caps {
+		if c.Metrics != nil && !math.IsNaN(c.Metrics.ProcessStartTime) {
+			return time.Unix(int64(c.Metrics.ProcessStartTime), 0).UTC().Format(time.RFC3339)
+		}
+	}
+	return "unknown"
+}
+
+// Servers turns the groups into the diagnosis' input.
+func (l *Loaded) Servers() []watches.Server {
+	var out []watches.Server
+	for _, g := range l.Groups() {
+		s := watches.Server{Name: g.Name}
+		for _, c := range g.Captures {
+			if c.Version != "" {
+				s.Version = c.Version
+			}
+			s.Notes = append(s.Notes, c.notes...)
+			s.Samples = append(s.Samples, c.sample())
+		}
+		if len(g.Captures) > 1 {
+			if g.SameProcess {
+				s.Notes = append(s.Notes, fmt.Sprintf("%d captures of the same process (same process_start_time_seconds) read as samples: %s", len(g.Captures), captureNames(g.Captures)))
+			}
+			for _, c := range g.Captures {
+				if c.CapturedAt.IsZero() {
+					s.Notes = append(s.Notes, fmt.Sprintf("%s has no capture time: samples are ordered by goroutine ids, and only a wait that went down counts as progress", c.Name))
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func serverName(cs []*Capture) string {
+	if cs[0].Instance != "" {
+		return cs[0].Instance
+	}
+	if len(cs) == 1 {
+		return cs[0].Name
+	}
+	parent := filepath.Dir(cs[0].Name)
+	for _, c := range cs[1:] {
+		if filepath.Dir(c.Name) != parent {
+			return captureNames(cs)
+		}
+	}
+	return parent
+}
+
+func (c *Capture) sample() watches.Sample {
+	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, MetricsAt: c.MetricsAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels, Mixed: c.Mixed, Withheld: c.Withheld}
+	if m := c.Metrics; m != nil {
+		mc := &watches.MetricsContext{Levels: map[string]watches.LevelSeats{}}
+		num := func(v float64) *float64 {
+			if math.IsNaN(v) {
+				return nil
+			}
+			return &v
+		}
+		mc.Goroutines, mc.ResidentMemoryBytes, mc.ProcessStartTime = num(m.Goroutines), num(m.ResidentMemoryBytes), num(m.ProcessStartTime)
+		for _, pl := range m.PriorityLevels {
+			mc.Levels[pl.Name] = watches.LevelSeats{Executing: num(pl.ExecutingSeats), Limit: num(pl.LimitSeats)}
+		}
+		for _, r := range m.Resources {
+			if !math.IsNaN(r.Watchers) && r.Watchers > 0 {
+				mc.WatchersByResource = append(mc.WatchersByResource, api.ResourceCount{Group: r.Group, Resource: r.Name(), Count: r.Watchers})
+			}
+		}
+		if c.MetricsSample != nil {
+			mc.WatchRequests = metrics.WatchRequests(c.MetricsSample)
+			mc.EventSizes = metrics.EventSizeBuckets(c.MetricsSample)
+		}
+		s.Metrics = mc
+	}
+	return s
+}
+
+// Foreign names the captures whose goroutine dump holds no kube-apiserver
+// code (Capture.Foreign).
+func (l *Loaded) Foreign() []string {
+	var out []string
+	for _, c := range l.Captures {
+		if c.Foreign() {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// orderWarnings says where capture times and goroutine ids disagree on the
+// order of a process' samples: ids only grow, so one capture time is wrong.
+func (l *Loaded) orderWarnings() []string {
+	var out []string
+	for _, g := range l.Groups() {
+		for i := 1; i < len(g.Captures); i++ {
+			a, b := g.Captures[i-1], g.Captures[i]
+			if a.CapturedAt.IsZero() || b.CapturedAt.IsZero() || a.Dump == nil || b.Dump == nil || a.Dump.MaxGoroutineID == 0 || b.Dump.MaxGoroutineID == 0 {
+				continue
+			}
+			if a.Dump.MaxGoroutineID > b.Dump.MaxGoroutineID {
+				out = append(out, fmt.Sprintf("%s: capture times put %s (%s) before %s (%s), but its goroutine ids are higher (up to %d, against %d), and ids only grow: one capture time is wrong; samples are read in capture-time order",
+					g.Name, a.Name, a.CapturedAt.Format(time.RFC3339), b.Name, b.CapturedAt.Format(time.RFC3339), a.Dump.MaxGoroutineID, b.Dump.MaxGoroutineID))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/clock"
+
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/live"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+const collectExample = `  # Save two samples of every API server for later, or for a support ticket
+  kubectl watch-doctor collect -d ./incident-2026-11-29
+
+  # Then, anywhere, without the cluster
+  kubectl watch-doctor analyze ./incident-2026-11-29`
+
+// CollectOptions holds the flags of `collect`.
+type CollectOptions struct {
+	genericiooptions.IOStreams
+	LiveOptions
+
+	Dir string
+}
+
+// NewCollectOptions returns options with defaults.
+func NewCollectOptions(streams genericiooptions.IOStreams) *CollectOptions {
+	return &CollectOptions{IOStreams: streams, LiveOptions: newLiveOptions()}
+}
+
+// NewCmdCollect builds `kubectl watch-doctor collect`.
+func NewCmdCollect(streams genericiooptions.IOStreams) *cobra.Command {
+	return newCmdCollect(streams, nil)
+}
+
+func newCmdCollect(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.Command {
+	o := NewCollectOptions(streams)
+	o.Clock = clk
+	cmd := &cobra.Command{
+		Use:   "collect -d DIR",
+		Short: "Save what diagnose reads, per API server instance and sample, for analyze",
+		Long: `Fetch what diagnose reads from each API server instance and write it, raw, to
+DIR/<instance>/sample-<n>/ (goroutine-debug2.txt, metrics.txt,
+apf-requests.txt, apf-priority-levels.txt, version.json, captured-at.txt) with
+DIR/manifest.json describing every fetch. Nothing else is written.
+"kubectl watch-doctor analyze DIR" gives the report diagnose would have given.
+
+` + exitCodesHelp,
+		Example: collectExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			warnDeprecated(cmd, o.ErrOut)
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run()
+		},
+	}
+	o.LiveOptions.addFlags(cmd)
+	cmd.Flags().StringVarP(&o.Dir, "dir", "d", o.Dir, "directory to write the bundle to (created; must be empty if it exists)")
+	return cmd
+}
+
+// Complete has nothing to resolve beyond the flags.
+func (o *CollectOptions) Complete() error { return nil }
+
+// Validate checks the flags and that the directory can take a bundle.
+func (o *CollectOptions) Validate() error {
+	if o.Dir == "" {
+		return errors.New("--dir is required: where to write the bundle")
+	}
+	if err := o.LiveOptions.validate(); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(o.Dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("invalid --dir %q: %w", o.Dir, err)
+	case len(entries) > 0:
+		return fmt.Errorf("invalid --dir %q: the directory is not empty; use a new one so bundles never mix", o.Dir)
+	}
+	return nil
+}
+
+// Run fetches and writes the bundle.
+func (o *CollectOptions) Run() error {
+	cfg, err := o.config(o.ErrOut)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return fmt.Errorf("creating --dir %q: %w", o.Dir, err)
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	target := &bundle.Dir{Root: o.Dir}
+	res, runErr := live.Run(ctx, cfg, target)
+	if runErr != nil && (res == nil || ctx.Err() == nil) {
+		return runErr
+	}
+	// Interrupted: what was read still makes a valid bundle.
+	m := api.Manifest{CreatedAt: cfg.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: cfg.REST.Host}
+	if o.ConfigFlags.Context != nil {
+		m.Context = *o.ConfigFlags.Context
+	}
+	if err := target.Finish(res.Manifest(m)); err != nil {
+		return fmt.Errorf("writing the bundle: %w", err)
+	}
+	errs := instanceErrors(res, o.ErrOut)
+	for _, w := range withheldAdvice(res, o.MaxPause) {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	samples := 0
+	for _, ir := range res.Instances {
+		samples += len(ir.Samples)
+	}
+	fmt.Fprintf(o.ErrOut, "wrote %s: %d instance(s), %d sample(s), %d failed request(s); read it with: kubectl watch-doctor analyze %s\n", o.Dir, len(res.Instances), samples, len(errs), o.Dir)
+	printSummary(o.Out, o.Dir, res)
+	if runErr != nil {
+		return runErr
+	}
+	return errIncomplete(errs)
+}
+
+// printSummary lists what was written, on stdout (the command's output).
+func printSummary(w io.Writer, dir string, res *live.Result) {
+	for _, ir := range res.Instances {
+		for _, s := range ir.Samples {
+			ok := 0
+			for _, f := range s.Fetches {
+				if f.Error == "" {
+					ok++
+				}
+			}
+			fmt.Fprintf(w, "%s/%s\t%d/%d files\t%s\n", dir, s.Dir, ok, len(s.Fetches), s.CapturedAt.Format(time.RFC3339))
+		}
+	}
+}

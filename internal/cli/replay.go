@@ -1,0 +1,441 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/replay"
+	"github.com/watch-doctor/watch-doctor/internal/replay/upstream"
+	"github.com/watch-doctor/watch-doctor/internal/report"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+const replayExample = `  # The reproduction of kubernetes issue 131721 in the four columns
+  kubectl watch-doctor replay issue-131721
+
+  # A slow but progressing client: does the stall timeout leave it alone?
+  kubectl watch-doctor replay slow-but-progressing -o json
+
+  # Blocked goroutines over time, as a chart
+  kubectl watch-doctor replay issue-137631 --timeline --svg timeline.svg
+
+  # Would the stall timeout cut my curl (or client-node, kubectl) client?
+  kubectl watch-doctor replay client-stacks
+
+  # Your own scenario (format: docs/scenario.schema.json), every client on curl's stack
+  kubectl watch-doctor replay ./my-scenario.yaml --transport nghttp2
+
+  # A scenario derived from a saved bundle: one client per finding
+  kubectl watch-doctor replay --from ./incident/apiserver-1
+
+  # The built-in scenarios, and one of them as YAML to start from
+  kubectl watch-doctor replay --list
+  kubectl watch-doctor replay issue-131721 --print-scenario`
+
+// Replay --fail-on values.
+const (
+	replayFailOnCut       = "cut"
+	replayFailOnDifferent = "different"
+)
+
+var (
+	replayColumns      = []string{api.ColumnUpstream, api.ColumnUnpatched, api.ColumnPR141899, api.ColumnComplete}
+	replayFailOnValues = []string{failOnNone, replayFailOnCut, replayFailOnDifferent}
+)
+
+// ReplayOptions holds the flags and resolved inputs of `replay`.
+type ReplayOptions struct {
+	genericiooptions.IOStreams
+
+	Output       string
+	Columns      []string
+	StallTimeout time.Duration
+	// Transport is a transport profile for every client without its own.
+	Transport     string
+	Timeline      bool
+	SVG           string
+	From          string
+	List          bool
+	PrintScenario bool
+	FailOn        string
+	MaxMemory     string
+
+	format   report.Format
+	scenario *replay.Scenario
+	columns  map[string]bool
+}
+
+// NewReplayOptions returns options with defaults.
+func NewReplayOptions(streams genericiooptions.IOStreams) *ReplayOptions {
+	return &ReplayOptions{
+		IOStreams: streams,
+		Output:    string(report.FormatTable),
+		Columns:   append([]string(nil), replayColumns...),
+		FailOn:    failOnNone,
+		MaxMemory: defaultReplayMaxMemory,
+	}
+}
+
+// NewCmdReplay builds `kubectl watch-doctor replay`.
+func NewCmdReplay(streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewReplayOptions(streams)
+	cmd := &cobra.Command{
+		Use:   "replay [SCENARIO|FILE]",
+		Short: "Replay watch clients against the watch cache: upstream, unpatched, PR 141899 and the complete fix",
+		Long: `Replay a scenario (objects, updates and watch clients that read at their own
+pace) in virtual time against four watch caches side by side:
+
+  upstream   k8s.io/apiserver's cacher (v0.37.2), in process, over an in-memory
+             storage that passes upstream's storage behaviour tests
+  unpatched  watch-doctor's model of the same cache
+  pr141899   the model with the stall timeout of kubernetes PR 141899 as its
+             description states it: an initial-events watcher that makes no
+             progress for --stall-timeout is stopped; its handler stays
+             blocked writing, its APF seats stay held until the request ends
+             and the client is not told (as measured on a patched server)
+  complete   as pr141899, and the stall ends the response stream: the handler
+             returns, the seats are released and the client is told
+
+Every column serves the same clients through the same model of the request
+handler and of HTTP/2 flow control, so a slow reader blocks the server's write
+as it would on the wire. An hour of virtual time takes seconds.
+
+The table shows how each client ended in each column, what each column left
+behind (goroutines blocked in sendWatchCacheEvent, read from a goroutine dump of
+this very process, objects they hold, APF seat-seconds) and the verdict.
+
+SCENARIO is a built-in name (see --list) or a YAML file; --from derives one from
+a bundle. ` + exitCodesHelp,
+		Example: replayExample,
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			cmd.SilenceUsage = true
+			return o.Run(cmd.Context())
+		},
+	}
+	addOutputFlag(cmd, &o.Output)
+	cmd.Flags().StringSliceVar(&o.Columns, "columns", o.Columns, "columns to replay: any of "+strings.Join(replayColumns, ", "))
+	cmd.Flags().DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "stall timeout of the pr141899 and complete columns (default: the scenario's, 30s)")
+	cmd.Flags().StringVar(&o.Transport, "transport", o.Transport, "model every client without a transport of its own with this measured client stack: "+strings.Join(transportProfiles(), ", ")+" (default: the scenario's)")
+	cmd.Flags().BoolVar(&o.Timeline, "timeline", o.Timeline, "record blocked watcher goroutines per tick in every column")
+	cmd.Flags().StringVar(&o.SVG, "svg", o.SVG, "write the timeline as an SVG chart to this file (implies --timeline)")
+	cmd.Flags().StringVar(&o.From, "from", o.From, "derive the scenario from a bundle directory (metrics, goroutine and APF dumps, or an analyze -o json report)")
+	cmd.Flags().StringVar(&o.MaxMemory, "max-memory", o.MaxMemory, "refuse a replay expected to need more memory than this (estimated from its objects, clients and columns)")
+	cmd.Flags().BoolVar(&o.List, "list", o.List, "list the built-in scenarios and exit")
+	cmd.Flags().BoolVar(&o.PrintScenario, "print-scenario", o.PrintScenario, "print the scenario as YAML and exit, without replaying it")
+	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, "exit 1 when: "+replayFailOnCut+" (the stall timeout stops a client that completes without it), "+replayFailOnDifferent+" (upstream and unpatched disagree), or "+failOnNone)
+	return cmd
+}
+
+// Complete resolves the output format and the scenario.
+func (o *ReplayOptions) Complete(args []string) error {
+	f, err := parseFormat(o.Output)
+	if err != nil {
+		return err
+	}
+	o.format = f
+	if o.List {
+		return nil
+	}
+	switch {
+	case o.From != "" && len(args) > 0:
+		return fmt.Errorf("both a scenario %q and --from %q given: use one", args[0], o.From)
+	case o.From != "":
+		o.scenario, err = scenarioFromDir(o.From, o.ErrOut)
+	case len(args) == 0:
+		return fmt.Errorf("no scenario: name a built-in one (%s), a YAML file, or use --from DIR", strings.Join(replay.BuiltinNames(), ", "))
+	default:
+		o.scenario, err = loadScenario(args[0])
+	}
+	if err != nil {
+		return err
+	}
+	if o.StallTimeout != 0 {
+		o.scenario.StallTimeout = &replay.Duration{Duration: o.StallTimeout}
+	}
+	if o.Transport != "" {
+		p, err := replay.ParseProfile(o.Transport)
+		if err != nil {
+			return fmt.Errorf("invalid --transport: %w", err)
+		}
+		if err := o.scenario.SetTransportProfile(p); err != nil {
+			return fmt.Errorf("invalid --transport: %w", err)
+		}
+	}
+	o.columns = map[string]bool{}
+	for _, c := range o.Columns {
+		o.columns[strings.TrimSpace(c)] = true
+	}
+	if o.SVG != "" {
+		o.Timeline = true
+	}
+	return nil
+}
+
+// loadScenario reads a built-in scenario, or a file when name is a path.
+func loadScenario(name string) (*replay.Scenario, error) {
+	if st, err := os.Stat(name); err == nil && !st.IsDir() {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("opening scenario: %w", err)
+		}
+		defer f.Close()
+		sc, err := replay.Parse(f)
+		if err != nil {
+			return nil, fmt.Errorf("scenario file %q: %w", name, err)
+		}
+		return sc, nil
+	}
+	return replay.Builtin(name)
+}
+
+// scenarioFromDir reads a bundle directory (any layout analyze reads): the
+// metrics of its latest capture, and a diagnosis, either an analyze -o json
+// report at its top level or one made from its dumps.
+func scenarioFromDir(dir string, progress io.Writer) (*replay.Scenario, error) {
+	fmt.Fprintf(progress, "replay --from %s: reading the bundle\n", dir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading --from %q: %w", dir, err)
+	}
+	ev := replay.Evidence{Name: "from-" + sanitizeName(filepath.Base(filepath.Clean(dir)))}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading %q: %w", path, err)
+		}
+		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+			var r api.Report
+			if json.Unmarshal(data, &r) == nil && r.Kind == api.KindReport {
+				ev.Report = &r
+			}
+		}
+	}
+	loaded, err := bundle.Load([]string{dir}, bundle.Options{})
+	if err != nil && ev.Report == nil {
+		return nil, fmt.Errorf("reading bundle --from %q: %w", dir, err)
+	}
+	if loaded != nil {
+		var latest *bundle.Capture
+		for _, c := range loaded.Captures {
+			if c.MetricsSample != nil && (latest == nil || !c.CapturedAt.Before(latest.CapturedAt)) {
+				latest = c
+			}
+		}
+		if latest != nil {
+			ev.Metrics = latest.MetricsSample
+		}
+		if ev.Report == nil {
+			fmt.Fprintf(progress, "replay --from %s: diagnosing %d capture(s)\n", dir, len(loaded.Captures))
+			ev.Report = watches.Diagnose(loaded.Servers(), diagnoseOptions(0))
+		}
+	}
+	sc, err := replay.Derive(ev)
+	if err != nil {
+		return nil, fmt.Errorf("--from %q: %w", dir, err)
+	}
+	objects := 0
+	for _, r := range sc.Resources {
+		for _, g := range r.Objects {
+			objects += g.Count
+		}
+	}
+	fmt.Fprintf(progress, "replay --from %s: derived scenario %s: %s virtual, %d objects, %d client group(s)\n", dir, sc.Name, sc.Duration.Duration, objects, len(sc.Clients))
+	return sc, nil
+}
+
+func sanitizeName(s string) string {
+	s = strings.ToLower(s)
+	s = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, s)
+	if s = strings.Trim(s, "-."); s == "" {
+		s = "bundle"
+	}
+	return s
+}
+
+// scenarioInfo is one row of --list.
+type scenarioInfo struct {
+	Name        string `json:"name"`
+	Duration    string `json:"duration"`
+	Clients     int    `json:"clients"`
+	Description string `json:"description"`
+}
+
+// list prints the built-in scenarios in the --output format.
+func (o *ReplayOptions) list() error {
+	var rows []scenarioInfo
+	for _, n := range replay.BuiltinNames() {
+		sc, err := replay.Builtin(n)
+		if err != nil {
+			return err
+		}
+		clients := 0
+		for _, c := range sc.Clients {
+			clients += c.Count
+		}
+		rows = append(rows, scenarioInfo{Name: n, Duration: sc.Duration.String(), Clients: clients, Description: sc.Description})
+	}
+	if o.format.Structured() {
+		return report.WriteStructured(o.Out, rows, o.format)
+	}
+	t := report.NewTable(o.Out, "scenario", "duration", "clients", "description")
+	for _, r := range rows {
+		if err := t.Append(r.Name, r.Duration, fmt.Sprint(r.Clients), r.Description); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// checkSVG refuses an --svg that cannot be written before the replay runs
+// (it can take minutes), and "-": stdout carries the report.
+func checkSVG(path string) error {
+	if path == "" {
+		return nil
+	}
+	if path == "-" {
+		return fmt.Errorf("invalid --svg %q: stdout carries the report; name a file, like --svg timeline.svg", path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("invalid --svg %q: directory %q: %w", path, dir, unwrapPathError(err))
+	case !st.IsDir():
+		return fmt.Errorf("invalid --svg %q: %q is not a directory", path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("invalid --svg %q: it is a directory; name a file inside it", path)
+	}
+	return nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Validate checks the flags.
+func (o *ReplayOptions) Validate() error {
+	if o.List {
+		return nil
+	}
+	if err := checkSVG(o.SVG); err != nil {
+		return err
+	}
+	if o.StallTimeout < 0 {
+		return fmt.Errorf("invalid --stall-timeout %v: use a positive duration such as 30s", o.StallTimeout)
+	}
+	if len(o.columns) == 0 {
+		return fmt.Errorf("no --columns: use any of %s", strings.Join(replayColumns, ", "))
+	}
+	for c := range o.columns {
+		ok := false
+		for _, v := range replayColumns {
+			ok = ok || c == v
+		}
+		if !ok {
+			return fmt.Errorf("unsupported --columns %q: use any of %s", c, strings.Join(replayColumns, ", "))
+		}
+	}
+	ok := false
+	for _, v := range replayFailOnValues {
+		ok = ok || o.FailOn == v
+	}
+	if !ok {
+		return fmt.Errorf("unsupported --fail-on %q: use one of %s", o.FailOn, strings.Join(replayFailOnValues, ", "))
+	}
+	if o.PrintScenario {
+		return nil
+	}
+	return checkReplayMemory(o.ErrOut, o.scenario, o.columns, o.MaxMemory)
+}
+
+// Run replays the scenario and writes the report.
+func (o *ReplayOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.List {
+		return o.list()
+	}
+	if o.PrintScenario {
+		b, err := o.scenario.Marshal()
+		if err != nil {
+			return err
+		}
+		_, err = o.Out.Write(b)
+		return err
+	}
+	var backends []replay.Backend
+	if o.columns[api.ColumnUpstream] {
+		backends = append(backends, upstream.New())
+	}
+	if o.columns[api.ColumnUnpatched] {
+		backends = append(backends, replay.NewOurs(api.ColumnUnpatched, 0))
+	}
+	if o.columns[api.ColumnPR141899] {
+		backends = append(backends, replay.NewOurs(api.ColumnPR141899, o.scenario.StallTimeout.Duration))
+	}
+	if o.columns[api.ColumnComplete] {
+		backends = append(backends, replay.NewOursComplete(o.scenario.StallTimeout.Duration))
+	}
+	res, err := replay.Run(ctx, o.scenario, backends, replay.Options{Timeline: o.Timeline, Progress: o.ErrOut})
+	if err != nil {
+		return err
+	}
+	if err := report.RenderReplay(o.Out, res, o.format); err != nil {
+		return err
+	}
+	if o.SVG != "" {
+		var b bytes.Buffer
+		if err := report.RenderReplaySVG(&b, res); err != nil {
+			if errors.Is(err, report.ErrNoTimeline) {
+				return fmt.Errorf("%w: run the replay with --timeline", err)
+			}
+			return err
+		}
+		if err := os.WriteFile(o.SVG, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing --svg %q: %w", o.SVG, err)
+		}
+		fmt.Fprintf(o.ErrOut, "timeline chart written to %s\n", o.SVG)
+	}
+	switch {
+	case o.FailOn == replayFailOnCut && len(res.Verdict.Cut) > 0:
+		return errFindings
+	case o.FailOn == replayFailOnDifferent && res.Verdict.Fidelity == "different":
+		return errFindings
+	}
+	return nil
+}

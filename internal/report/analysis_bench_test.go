@@ -1,0 +1,69 @@
+package report_test
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/watch-doctor/watch-doctor/internal/benchmetrics"
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	"github.com/watch-doctor/watch-doctor/internal/report"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+// BenchmarkRenderReport measures rendering, the last stage of analyze: the
+// report of the real t1+t2 captures (2 findings, APF, metrics) and of a
+// generated dump with 500 stuck watches, in every format.
+func BenchmarkRenderReport(b *testing.B) {
+	const seed = "../../testdata/kube-apiserver-v1.37.2/seed-repro/"
+	loaded, err := bundle.Load([]string{seed + "t1", seed + "t2"}, bundle.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	real := watches.Diagnose(loaded.Servers(), watches.Options{})
+
+	data, res, err := dumpgen.Cached(dumpgen.Config{Goroutines: 10_000, Stuck: 500})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := bundle.ReadDebug2(bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	many := watches.Diagnose([]watches.Server{{Name: "generated", Samples: []watches.Sample{{Source: "generated", Dump: d}}}}, watches.Options{})
+	if many.Summary.StuckWatches != len(res.Planted) {
+		b.Fatalf("%d stuck watches, want the %d planted", many.Summary.StuckWatches, len(res.Planted))
+	}
+
+	for _, in := range []struct {
+		name string
+		r    *api.Report
+	}{{"real-t1-t2", real}, {"stuck=" + benchmetrics.SizeName(len(res.Planted)), many}} {
+		for _, f := range report.Formats() {
+			b.Run(in.name+"/"+string(f), func(b *testing.B) {
+				var out countWriter
+				b.ReportAllocs()
+				t := benchmetrics.Start()
+				for b.Loop() {
+					if err := report.RenderReport(&out, in.r, f); err != nil {
+						b.Fatal(err)
+					}
+				}
+				t.ReportOp(b)
+				b.ReportMetric(float64(out.n)/float64(b.N), "out-B/op")
+				b.ReportMetric(float64(len(in.r.Findings)), "findings")
+			})
+		}
+	}
+}
+
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+var _ io.Writer = (*countWriter)(nil)
