@@ -12,7 +12,7 @@ import (
 // A script reads what analyze -o json wrote (here the golden of the t2
 // fixture) into the contract types and compares against the constants.
 func Example() {
-	b, err := os.ReadFile(filepath.Join("..", "..", "cli", "testdata", "analyze", "t2-json.golden"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "internal", "cli", "testdata", "analyze", "t2-json.golden"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -46,7 +46,7 @@ func Example() {
 // A replay result (the golden of the issue-137631 scenario): which clients
 // each column left blocked, and which the stall timeout freed.
 func ExampleReplay() {
-	f, err := os.Open(filepath.Join("..", "..", "replay", "testdata", "golden", "issue-137631.json"))
+	f, err := os.Open(filepath.Join("..", "..", "..", "internal", "replay", "testdata", "golden", "issue-137631.json"))
 	if err != nil {
 		fmt.Println(err)
 		return
