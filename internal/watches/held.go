@@ -82,19 +82,36 @@ func judgeHeld(server string, d *Dump, findings []*api.Finding, toMatch []api.Wa
 
 // heldAdvice says what to do about HeldAfterWatcherClosed findings.
 func heldAdvice(r *api.Report) []string {
-	n, seats := 0, 0
-	users := map[string]bool{}
+	n, seats, unknown := 0, 0, 0
+	seen := map[string]bool{}
 	var names []string
+	add := func(name string) {
+		if name != "" && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
 	for _, f := range r.Findings {
 		if f.Type != api.HeldAfterWatcherClosed {
 			continue
 		}
 		n++
-		if f.Client != nil && f.Client.Match != api.MatchAmbiguous {
+		if f.SeatsKnown() {
 			seats += f.Client.Seats
-			if u := f.Client.User; u != "" && !users[u] {
-				users[u] = true
-				names = append(names, fmt.Sprintf("%q", u))
+		} else {
+			unknown++
+		}
+		switch {
+		case f.Client == nil:
+		case f.Client.Match != api.MatchAmbiguous:
+			add(fmt.Sprintf("%q", f.Client.User))
+		default:
+			var us []string
+			for _, u := range f.CandidateUsers() {
+				us = append(us, fmt.Sprintf("%q", u))
+			}
+			if len(us) > 0 {
+				add("one of " + strings.Join(us, " | ") + " (ambiguous: check each)")
 			}
 		}
 	}
@@ -106,5 +123,9 @@ func heldAdvice(r *api.Report) []string {
 	if len(names) > 0 {
 		who = strings.Join(names, ", ")
 	}
-	return []string{fmt.Sprintf("%d watch handler(s) still hold %d attributed APF seat(s) after their watcher was closed: restart or fix %s (they stopped reading); the server frees the handler and the seats only when the request ends or the connection closes, and the client does not know its watch is dead. A fix that ends the response stream on a stall (test/e2e/patches, mode complete) frees them.", n, seats, who)}
+	held := fmt.Sprintf("%d APF seat(s)", seats)
+	if unknown > 0 {
+		held = fmt.Sprintf("APF seats (%d known; %d handler(s) of unknown seats)", seats, unknown)
+	}
+	return []string{fmt.Sprintf("%d watch handler(s) still hold %s after their watcher was closed: restart or fix %s, which stopped reading; the server frees the handler and the seats only when the request ends or the connection closes, and the client does not know its watch is dead. A fix that ends the response stream on a stall (test/e2e/patches, mode complete) frees them.", n, held, who)}
 }

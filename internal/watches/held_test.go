@@ -175,3 +175,39 @@ func TestCollectorHeldRealCapture(t *testing.T) {
 		t.Errorf("held = %+v; want handler 16258 blocked writing for a minute or more, with its APF goroutine", h)
 	}
 }
+
+// The advice counts only seats the evidence attributes and names the
+// candidates of an ambiguous finding, never one of them alone.
+func TestHeldAdvice(t *testing.T) {
+	held := func(c *api.Client, cands ...api.Request) api.Finding {
+		return api.Finding{Type: api.HeldAfterWatcherClosed, Client: c, Candidates: cands}
+	}
+	tests := []struct {
+		name string
+		fs   []api.Finding
+		want []string
+	}{
+		{"exact", []api.Finding{held(&api.Client{User: "alice", Match: api.MatchExact, Seats: 2})},
+			[]string{"1 watch handler(s) still hold 2 APF seat(s)", `restart or fix "alice", which`}},
+		{"ambiguous, one level", []api.Finding{held(&api.Client{Match: api.MatchAmbiguous, Seats: 1, PriorityLevel: "global-default"}, api.Request{User: "b"}, api.Request{User: "a"})},
+			[]string{"hold 1 APF seat(s)", `one of "b" | "a" (ambiguous: check each)`}},
+		{"ambiguous, seats unknown", []api.Finding{held(&api.Client{Match: api.MatchAmbiguous}, api.Request{User: "a"}), held(nil)},
+			[]string{"2 watch handler(s) still hold APF seats (0 known; 2 handler(s) of unknown seats)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := heldAdvice(&api.Report{Findings: tt.fs})
+			if len(got) != 1 {
+				t.Fatalf("advice = %q, want one line", got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got[0], w) {
+					t.Errorf("advice %q lacks %q", got[0], w)
+				}
+			}
+		})
+	}
+	if got := heldAdvice(&api.Report{}); got != nil {
+		t.Errorf("no held finding: advice = %q", got)
+	}
+}
