@@ -44,7 +44,7 @@ step "stage benchmarks: pkg/stacks (parse), internal/watches (classify, link, di
 go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" \
   ./pkg/stacks ./internal/watches ./internal/bundle ./internal/report
 
-step "replay: one virtual hour of issue-137631 at 1000 clients and 20000 objects (internal/cacher, unpatched and patched)"
+step "replay: one virtual hour of issue-137631 at 1000 clients and 20000 objects (internal/cacher, unpatched and pr141899)"
 go test -run '^$' -bench '^BenchmarkIssue137631Hour$' -benchtime 1x -benchmem ./internal/replay
 
 step "whole command in-process: analyze FILE -o json on generated dumps ($SIZES)"
