@@ -57,8 +57,8 @@ const (
 // dispatcher has not run yet: it then puts events into watchers already
 // judged parked. The second judgement closes this: by then either the
 // dispatcher has published Running (its view changed), or the watcher that
-// woke it has counted its receive or drained its input, and only the
-// dispatcher refills an input. A watcher can wake nothing else of the
+// woke it, having passed its own judgement on an empty input, has drained
+// it, and only the dispatcher refills an input. A watcher can wake nothing else of the
 // cache, and the dispatcher wakes a watcher only after publishing Running,
 // so no other order needs a second look.
 //
