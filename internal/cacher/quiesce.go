@@ -45,10 +45,29 @@ const (
 //	watcher on input:        input empty and open, request not cancelled,
 //	                         puts = taken, sends = received + len(result)
 //
+// The goroutines are judged one after the other, not at one instant, so
+// the dispatcher is judged twice, before and after the watchers, on the
+// same view. Once is not enough: its evidence of having been woken does not
+// last. A watcher whose input is full and that receives from it while the
+// dispatcher waits to put into it (parkInputRoom) moves the dispatcher's
+// event into the buffer and makes the dispatcher runnable; until the
+// watcher counts the receive in taken, puts = taken + len(input) + 1 still
+// holds with input full, so the dispatcher passes. The watcher then drains
+// its input and parks on an empty one, and passes too, while the
+// dispatcher has not run yet: it then puts events into watchers already
+// judged parked. The second judgement closes this: by then either the
+// dispatcher has published Running (its view changed), or the watcher that
+// woke it, having passed its own judgement on an empty input, has drained
+// it, and only the dispatcher refills an input. A watcher can wake nothing else of the
+// cache, and the dispatcher wakes a watcher only after publishing Running,
+// so no other order needs a second look.
+//
 // Safe for concurrent use.
 func (c *Cacher) Quiescent() bool {
 	now := c.clock.Now()
-	if !c.dispatcherQuiescent(now, c.budgetClock.Now()) {
+	budgetNow := c.budgetClock.Now()
+	v, ok := c.dispatchPark.Read()
+	if !ok || !c.dispatcherQuiescent(v, now, budgetNow) {
 		return false
 	}
 	c.liveMu.Lock()
@@ -58,14 +77,13 @@ func (c *Cacher) Quiescent() bool {
 			return false
 		}
 	}
-	return true
+	return c.dispatcherQuiescent(v, now, budgetNow)
 }
 
-func (c *Cacher) dispatcherQuiescent(now, budgetNow time.Time) bool {
-	v, ok := c.dispatchPark.Read()
-	if !ok {
-		return false
-	}
+// dispatcherQuiescent judges the dispatcher's wait v, read from
+// dispatchPark: true if it is parked there and nothing has been written
+// since v was read.
+func (c *Cacher) dispatcherQuiescent(v park.View[cacheWatcher], now, budgetNow time.Time) bool {
 	switch v.Kind {
 	case park.Exited:
 	case parkIncoming:
