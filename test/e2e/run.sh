@@ -56,9 +56,10 @@ if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
   # The clients nobody here wrote: curl, kubectl, @kubernetes/client-node.
   "${here}/hack/install-clients.sh"
 
-  # unshare and nsenter (util-linux), ip (iproute2): the namespaces.
+  # unshare and nsenter (util-linux), ip (iproute2): the namespaces; ss
+  # (iproute2): TestTransportGaps reads the kernel's socket queues.
   missing=()
-  command -v ip >/dev/null || missing+=(iproute2)
+  { command -v ip && command -v ss; } >/dev/null || missing+=(iproute2)
   { command -v unshare && command -v nsenter; } >/dev/null || missing+=(util-linux)
   if ((${#missing[@]} > 0)); then
     echo "run.sh: installing ${missing[*]}" >&2

@@ -41,8 +41,17 @@ log() { printf 'build-binaries: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 command -v go >/dev/null || die "go is not on PATH"
-command -v jq >/dev/null || die "jq is not on PATH (apt-get install jq)"
-command -v git >/dev/null || die "git is not on PATH (apt-get install git)"
+# jq reads `go mod download -json`; git applies the patches. From apt when
+# missing (a fresh CI machine), like the e2e's other tools.
+missing=()
+command -v jq >/dev/null || missing+=(jq)
+command -v git >/dev/null || missing+=(git)
+if ((${#missing[@]} > 0)); then
+  command -v apt-get >/dev/null || die "missing ${missing[*]}, and no apt-get to install them"
+  log "apt-get install ${missing[*]}"
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
 
 # new_build_module DIR MODULE_NAME: (re)creates DIR holding an empty go.mod
 # whose go directive matches the local toolchain.
