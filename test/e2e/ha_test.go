@@ -108,12 +108,7 @@ func (h *haEnv) start(t *testing.T) error {
 		}
 		h.pods.Count = n
 	}
-	cfg, err := h.cluster.RESTConfig(cluster.UserAdmin)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = 500, 500
-	admin, err := kubernetes.NewForConfig(cfg)
+	admin, err := h.cluster.LoaderClientset(500)
 	if err != nil {
 		return err
 	}

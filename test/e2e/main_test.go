@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
@@ -254,14 +253,7 @@ func startRepro(logf func(format string, args ...any), c *cluster.Cluster) (*rep
 		interval = d
 	}
 
-	cfg, err := c.RESTConfig(cluster.UserAdmin)
-	if err != nil {
-		return nil, err
-	}
-	// The default client-side limit (5 QPS) would take minutes for 2000
-	// pods; the 16 workers are the politeness.
-	cfg.QPS, cfg.Burst = 500, 500
-	admin, err := kubernetes.NewForConfig(cfg)
+	admin, err := c.LoaderClientset(500)
 	if err != nil {
 		return nil, err
 	}

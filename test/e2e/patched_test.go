@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
@@ -317,12 +316,7 @@ func runStallScenario(t *testing.T, bin, mode string, timeout, observe time.Dura
 			"WATCH_DOCTOR_STALL_TIMEOUT=" + timeout.String(),
 		},
 	})
-	cfg, err := c.RESTConfig(cluster.UserAdmin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 500, 500
-	admin, err := kubernetes.NewForConfig(cfg)
+	admin, err := c.LoaderClientset(500)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -253,17 +253,16 @@ func measureTransports(t *testing.T, bin, mode string, stacks []trStack) trRun {
 			"WATCH_DOCTOR_STALL_TIMEOUT=" + trStallTimeout.String(),
 		},
 	})
-	cfg, err := c.RESTConfig(cluster.UserAdmin)
+	cs, err := c.LoaderClientset(500)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.QPS, cfg.Burst = 500, 500
 	began := time.Now()
-	if err := workload.CreatePods(context.Background(), mustClientset(t, cfg), workload.PodsOptions{Namespace: trNamespace, Count: trPods, AnnotationBytes: trPodBytes, Workers: 8}); err != nil {
+	if err := workload.CreatePods(context.Background(), cs, workload.PodsOptions{Namespace: trNamespace, Count: trPods, AnnotationBytes: trPodBytes, Workers: 8}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s: created %d pods of %d KiB in %v", mode, trPods, trPodBytes>>10, time.Since(began).Round(time.Millisecond))
-	admin := mustClientset(t, cfg).Discovery().RESTClient()
+	admin := cs.Discovery().RESTClient()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	pod, err := admin.Get().AbsPath("/api/v1/namespaces/" + trNamespace + "/pods/" + workload.PodName(0)).DoRaw(ctx)

@@ -540,6 +540,19 @@ func (c *Cluster) Clientset(userName string) (*kubernetes.Clientset, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
+// LoaderClientset returns the admin's clientset with a client-side limit of
+// qps (and as much burst): client-go's default 5 QPS would take minutes to
+// create a workload of thousands of objects; the callers' workers are the
+// politeness.
+func (c *Cluster) LoaderClientset(qps int) (*kubernetes.Clientset, error) {
+	cfg, err := c.RESTConfig(UserAdmin)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = float32(qps), qps
+	return kubernetes.NewForConfig(cfg)
+}
+
 // LogFiles returns the paths of the etcd and kube-apiserver logs.
 func (c *Cluster) LogFiles() (etcd, apiserver string) {
 	return filepath.Join(c.dir, "logs", "etcd.log"), filepath.Join(c.dir, "logs", "kube-apiserver.log")

@@ -70,12 +70,7 @@ func run(runs int, gaps []string) error {
 		return err
 	}
 	defer c.Stop()
-	admin, err := c.RESTConfig(cluster.UserAdmin)
-	if err != nil {
-		return err
-	}
-	admin.QPS, admin.Burst = 500, 500
-	cs, err := kubernetes.NewForConfig(admin)
+	cs, err := c.LoaderClientset(500)
 	if err != nil {
 		return err
 	}
