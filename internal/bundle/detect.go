@@ -42,6 +42,8 @@ func FileName(k api.FileKind) string {
 		return "captured-at.txt"
 	case api.FileManifest:
 		return ManifestName
+	case api.FileTrace:
+		return "trace.out"
 	}
 	return ""
 }

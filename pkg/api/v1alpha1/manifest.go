@@ -81,4 +81,7 @@ const (
 	FileVersion          FileKind = "version"
 	FileCapturedAt       FileKind = "captured-at"
 	FileManifest         FileKind = "manifest"
+	// FileTrace is a Go execution trace, /debug/pprof/trace?seconds=N
+	// (trace.out in a bundle, beside its samples).
+	FileTrace FileKind = "trace"
 )

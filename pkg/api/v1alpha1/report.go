@@ -30,6 +30,11 @@ const (
 	// executing watch in APF dump_requests) for longer than StallBound,
 	// seen without a debug=2 dump: stuck or slow is not decided.
 	UndecidedInitialEvents FindingType = "UndecidedInitialEvents"
+	// WaitingForWatchCache: a watch request waiting in the cacher for a
+	// watch cache that is not ready ((*ready).wait under (*Cacher).Watch).
+	// It holds its APF seats like a replay does, but no replay has begun:
+	// neither a stuck replay nor a healthy watch.
+	WaitingForWatchCache FindingType = "WaitingForWatchCache"
 )
 
 // Severity is how much a finding matters.
@@ -142,7 +147,32 @@ type APIServer struct {
 	// WatchersByResource is from apiserver_registered_watchers or
 	// apiserver_longrunning_requests{verb="WATCH"} when metrics are given.
 	WatchersByResource []ResourceCount `json:"watchersByResource,omitempty"`
-	Notes              []string        `json:"notes,omitempty"`
+	// Cost is what reading this API server cost it, when it was read live
+	// (or a bundle recorded it).
+	Cost  *ServerCost `json:"cost,omitempty"`
+	Notes []string    `json:"notes,omitempty"`
+}
+
+// ServerCost is what one run's fetches cost one API server: the
+// stop-the-world pauses they caused, from the growth of the runtime's
+// go_sched_pauses_total_other_seconds histogram between the first and the
+// last /metrics read of the run, and the bytes read.
+type ServerCost struct {
+	// Pauses is how many non-GC stop-the-world pauses the runtime counted
+	// over the run; PauseSeconds their total.
+	Pauses       uint64  `json:"pauses"`
+	PauseSeconds float64 `json:"pauseSeconds"`
+	// LargestPauseAtMostSeconds is the upper bound of the highest histogram
+	// bucket that grew: the longest pause was at most this long (the
+	// runtime's buckets are coarse). 0 when no pause was counted; +Inf is
+	// written as -1.
+	LargestPauseAtMostSeconds float64 `json:"largestPauseAtMostSeconds"`
+	// BytesRead is the sum of every response body read from the server.
+	BytesRead int64 `json:"bytesRead"`
+	// Note says what the figures do not cover, e.g. pauses of the server's
+	// own or of other clients in the same window (the histogram is the
+	// whole process's), or a /metrics read that failed.
+	Note string `json:"note,omitempty"`
 }
 
 // ResourceCount is a count for one group/resource.

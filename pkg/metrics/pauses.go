@@ -1,0 +1,84 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// SchedPausesOther is the Go runtime's histogram of non-GC stop-the-world
+// pauses (runtime/metrics /sched/pauses/total/other:seconds), exported by
+// every Go 1.22+ binary through client_golang's Go collector. A goroutine
+// dump (debug=2) and the start of an execution trace are such pauses.
+const SchedPausesOther = "go_sched_pauses_total_other_seconds"
+
+// Pauses is one reading of a pause histogram.
+type Pauses struct {
+	Count uint64
+	Sum   float64
+	// Buckets are cumulative counts by upper bound, ascending; the last
+	// bound may be +Inf.
+	Buckets []Bucket
+}
+
+// Bucket is one cumulative histogram bucket.
+type Bucket struct {
+	UpperBound float64
+	Count      uint64
+}
+
+// PauseDelta is how a pause histogram grew between two readings.
+type PauseDelta struct {
+	Count uint64
+	Sum   float64
+	// LargestAtMost is the upper bound of the highest bucket whose count
+	// grew: every new pause was at most this long. 0 when none grew.
+	LargestAtMost float64
+}
+
+// SchedPauses reads SchedPausesOther from s. ok is false when s has no such
+// histogram (a Go binary older than 1.22, or a build without the runtime
+// metrics collector).
+func SchedPauses(s *Sample) (p Pauses, ok bool, err error) {
+	fam := s.Family(SchedPausesOther)
+	if fam == nil {
+		return Pauses{}, false, nil
+	}
+	if len(fam.GetMetric()) != 1 || fam.GetMetric()[0].GetHistogram() == nil {
+		return Pauses{}, false, fmt.Errorf("%s: %s: want one histogram series, have %d series of type %s", s.Source, SchedPausesOther, len(fam.GetMetric()), fam.GetType())
+	}
+	h := fam.GetMetric()[0].GetHistogram()
+	p = Pauses{Count: h.GetSampleCount(), Sum: h.GetSampleSum()}
+	for _, b := range h.GetBucket() {
+		p.Buckets = append(p.Buckets, Bucket{UpperBound: b.GetUpperBound(), Count: b.GetCumulativeCount()})
+	}
+	sort.Slice(p.Buckets, func(i, j int) bool { return p.Buckets[i].UpperBound < p.Buckets[j].UpperBound })
+	return p, true, nil
+}
+
+// Since is how p grew after earlier, a reading of the same process. It
+// fails when a count went down: the readings are of different processes
+// (a restart) or out of order.
+func (p Pauses) Since(earlier Pauses) (PauseDelta, error) {
+	if p.Count < earlier.Count {
+		return PauseDelta{}, fmt.Errorf("%s count went down from %d to %d: the readings are not of one process", SchedPausesOther, earlier.Count, p.Count)
+	}
+	d := PauseDelta{Count: p.Count - earlier.Count, Sum: math.Max(0, p.Sum-earlier.Sum)}
+	before := make(map[float64]uint64, len(earlier.Buckets))
+	for _, b := range earlier.Buckets {
+		before[b.UpperBound] = b.Count
+	}
+	// Cumulative counts: bucket i holds the pauses in (bound[i-1], bound[i]].
+	var prevNow, prevThen uint64
+	for _, b := range p.Buckets {
+		then := before[b.UpperBound]
+		if b.Count < then {
+			return PauseDelta{}, fmt.Errorf("%s bucket le=%g went down from %d to %d: the readings are not of one process", SchedPausesOther, b.UpperBound, then, b.Count)
+		}
+		if (b.Count - prevNow) > (then - prevThen) {
+			d.LargestAtMost = b.UpperBound
+		}
+		prevNow, prevThen = b.Count, then
+	}
+	return d, nil
+}
