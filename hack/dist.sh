@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds reproducible release archives for every platform of plugin.yaml into
 # dist/, writes dist/SHA256SUMS, and renders .krew.yaml with their sha256.
-# Env: VERSION (e.g. v0.1.0), LDFLAGS.
+# Env: VERSION (e.g. v0.1.0), LDFLAGS, BUILD_ENV and GOFLAGS_BUILD (the
+# Makefile passes its own, so make build links what the archives hold).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${VERSION:?VERSION is required}"
 : "${LDFLAGS:=-s -w}"
+: "${BUILD_ENV:=CGO_ENABLED=0}"
+: "${GOFLAGS_BUILD:=-trimpath -buildvcs=false}"
 repo_url=https://github.com/watch-doctor/watch-doctor
 rm -rf dist && mkdir -p dist
 platforms=$(awk '/^platforms:/{p=1;next} p&&/- os:/{os=$3} p&&/arch:/{print os"/"$2}' plugin.yaml)
@@ -14,7 +17,8 @@ for pl in $platforms; do
   ext=""; [ "$os" = windows ] && ext=".exe"
   stage=$(mktemp -d)
   echo "building $os/$arch" >&2
-  CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -buildvcs=false -ldflags "$LDFLAGS" \
+  # shellcheck disable=SC2086 # BUILD_ENV and GOFLAGS_BUILD are word lists.
+  env $BUILD_ENV GOOS="$os" GOARCH="$arch" go build $GOFLAGS_BUILD -ldflags "$LDFLAGS" \
     -o "$stage/kubectl-watch_doctor$ext" ./cmd/kubectl-watch_doctor
   cp LICENSE README.md "$stage/"
   archive="dist/kubectl-watch_doctor_${VERSION}_${os}_${arch}.tar.gz"

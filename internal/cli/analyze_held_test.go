@@ -22,15 +22,15 @@ func TestAnalyzePR141899Capture(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"pr141899-t90s-table", []string{"analyze", pr141899Capture}},
-		{"pr141899-t90s-json", []string{"analyze", pr141899Capture, "-o", "json"}},
+		{"analyze-pr141899-t90s.txt", []string{"analyze", pr141899Capture}},
+		{"analyze-pr141899-t90s.json", []string{"analyze", pr141899Capture, "-o", "json"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := run(t, nil, tc.args...)
 			if code != ExitFindings {
 				t.Errorf("exit code = %d, want %d; stderr: %s", code, ExitFindings, errOut)
 			}
-			golden.Assert(t, filepath.Join("testdata", "analyze", tc.name+".golden"), []byte(out))
+			golden.Assert(t, tc.name, []byte(out))
 		})
 	}
 	_, out, _ := run(t, nil, "analyze", pr141899Capture, "-o", "json")

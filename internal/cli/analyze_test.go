@@ -30,24 +30,24 @@ func TestAnalyzeGolden(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"t2-table", []string{"analyze", t2}, ExitFindings},
-		{"t2-wide", []string{"analyze", t2, "-o", "wide"}, ExitFindings},
-		{"t2-json", []string{"analyze", t2, "-o", "json"}, ExitFindings},
-		{"t2-yaml", []string{"analyze", t2, "-o", "yaml"}, ExitFindings},
-		{"t1-table", []string{"analyze", t1}, ExitOK},
-		{"t1-t2-table", []string{"analyze", t1, t2}, ExitFindings},
-		{"t1-t2-json", []string{"analyze", t1, t2, "-o", "json"}, ExitFindings},
-		{"seed-repro-dir-json", []string{"analyze", filepath.Dir(t1), "-o", "json"}, ExitFindings},
-		{"t2-debug2-only-json", []string{"analyze", filepath.Join(t2, "goroutine-debug2.txt"), "-o", "json"}, ExitFindings},
-		{"t2-debug2-only-table", []string{"analyze", filepath.Join(t2, "goroutine-debug2.txt")}, ExitFindings},
+		{"analyze-t2.txt", []string{"analyze", t2}, ExitFindings},
+		{"analyze-t2.wide.txt", []string{"analyze", t2, "-o", "wide"}, ExitFindings},
+		{"analyze-t2.json", []string{"analyze", t2, "-o", "json"}, ExitFindings},
+		{"analyze-t2.yaml", []string{"analyze", t2, "-o", "yaml"}, ExitFindings},
+		{"analyze-t1.txt", []string{"analyze", t1}, ExitOK},
+		{"analyze-t1-t2.txt", []string{"analyze", t1, t2}, ExitFindings},
+		{"analyze-t1-t2.json", []string{"analyze", t1, t2, "-o", "json"}, ExitFindings},
+		{"analyze-seed-repro-dir.json", []string{"analyze", filepath.Dir(t1), "-o", "json"}, ExitFindings},
+		{"analyze-t2-debug2-only.json", []string{"analyze", filepath.Join(t2, "goroutine-debug2.txt"), "-o", "json"}, ExitFindings},
+		{"analyze-t2-debug2-only.txt", []string{"analyze", filepath.Join(t2, "goroutine-debug2.txt")}, ExitFindings},
 		// Undecided is not healthy (issue 13 defect 2): exit 2, "incomplete".
-		{"t2-debug1-table", []string{"analyze", filepath.Join(t2, "goroutine-debug1.txt"), filepath.Join(t2, "apf-requests.txt")}, ExitError},
-		{"t2-protobuf-json", []string{"analyze", filepath.Join(t2, "goroutine.pb.gz"), "-o", "json"}, ExitError},
+		{"analyze-t2-debug1.txt", []string{"analyze", filepath.Join(t2, "goroutine-debug1.txt"), filepath.Join(t2, "apf-requests.txt")}, ExitError},
+		{"analyze-t2-protobuf.json", []string{"analyze", filepath.Join(t2, "goroutine.pb.gz"), "-o", "json"}, ExitError},
 		// The cheap look with ages: the stuck watch is a suspect, named.
-		{"t2-debug1-apf-aged-table", []string{"analyze", filepath.Join(t2, "goroutine-debug1.txt"), filepath.Join(t2, "apf-requests.txt"), filepath.Join(t2, "captured-at.txt")}, ExitError},
-		{"t2-protobuf-fail-on-warning", []string{"analyze", filepath.Join(t2, "goroutine.pb.gz"), filepath.Join(t2, "apf-requests.txt"), filepath.Join(t2, "captured-at.txt"), "--fail-on", "warning"}, ExitFindings},
-		{"t2-fail-on-warning", []string{"analyze", filepath.Join(t1, "goroutine-debug2.txt"), "--fail-on", "warning"}, ExitFindings},
-		{"t2-fail-on-none", []string{"analyze", t2, "--fail-on", "none", "-o", "yaml"}, ExitOK},
+		{"analyze-t2-debug1-apf-aged.txt", []string{"analyze", filepath.Join(t2, "goroutine-debug1.txt"), filepath.Join(t2, "apf-requests.txt"), filepath.Join(t2, "captured-at.txt")}, ExitError},
+		{"analyze-t2-protobuf-fail-on-warning.txt", []string{"analyze", filepath.Join(t2, "goroutine.pb.gz"), filepath.Join(t2, "apf-requests.txt"), filepath.Join(t2, "captured-at.txt"), "--fail-on", "warning"}, ExitFindings},
+		{"analyze-t2-fail-on-warning.txt", []string{"analyze", filepath.Join(t1, "goroutine-debug2.txt"), "--fail-on", "warning"}, ExitFindings},
+		{"analyze-t2-fail-on-none.yaml", []string{"analyze", t2, "--fail-on", "none", "-o", "yaml"}, ExitOK},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestAnalyzeGolden(t *testing.T) {
 			case tc.code != ExitError && errOut != "":
 				t.Errorf("stderr = %q, want nothing", errOut)
 			}
-			golden.Assert(t, filepath.Join("testdata", "analyze", tc.name+".golden"), []byte(out))
+			golden.Assert(t, tc.name, []byte(out))
 		})
 	}
 }

@@ -309,7 +309,7 @@ func TestCollectThenAnalyzeAgreesWithDiagnose(t *testing.T) {
 		}
 		return nil
 	})
-	golden.Assert(t, filepath.Join("testdata", "collect", "files.golden"), []byte(strings.Join(files, "\n")+"\n"))
+	golden.Assert(t, "collect-files.txt", []byte(strings.Join(files, "\n")+"\n"))
 
 	code, offline, errOut3 := run(t, nil, "analyze", dir, "-o", "json")
 	if code != ExitFindings {

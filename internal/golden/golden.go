@@ -1,5 +1,14 @@
-// Package golden compares test output with files under a package's
-// testdata directory. Run `go test ./... -update` to rewrite them.
+// Package golden compares test output with golden files, and rewrites them
+// under `go test ./... -update`.
+//
+// One naming scheme: every golden file of a package is
+// testdata/golden/SUBJECT[-CASE].EXT, where SUBJECT is what produced it
+// (a command, a document, a capture), CASE the input or options, and EXT
+// the format of the content: txt (a table), wide.txt, json, yaml, svg.
+// Inputs stay in testdata/ itself, beside the goldens, never inside
+// testdata/golden. Generated files that live outside testdata (the flag
+// reference in docs/reference, the schemas in docs/schemas) are compared
+// with AssertFile, under the same -update.
 package golden
 
 import (
@@ -12,11 +21,26 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/ with the current output")
+var update = flag.Bool("update", false, "rewrite golden files (testdata/golden/, docs/reference/, docs/schemas/) with the current output")
 
-// Assert compares got with the golden file at path (relative to the
-// package directory), or rewrites the file under -update.
-func Assert(t testing.TB, path string, got []byte) {
+// Dir is the directory of a package's golden files, relative to it.
+var Dir = filepath.Join("testdata", "golden")
+
+// Assert compares got with the golden file testdata/golden/name, or
+// rewrites the file under -update. name is a file name, not a path.
+func Assert(t testing.TB, name string, got []byte) {
+	t.Helper()
+	if name == "" || name != filepath.Base(name) {
+		t.Fatalf("golden.Assert(%q): want a file name SUBJECT[-CASE].EXT: every golden file is %s/NAME", name, Dir)
+	}
+	AssertFile(t, filepath.Join(Dir, name), got)
+}
+
+// AssertFile compares got with the generated file at path (relative to the
+// package directory), or rewrites it under -update. It is for generated
+// files that are not test data (docs/reference, docs/schemas); test output
+// goes through Assert.
+func AssertFile(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -35,6 +59,10 @@ func Assert(t testing.TB, path string, got []byte) {
 		t.Errorf("%s mismatch (-want +got), run with -update if the change is intended:\n%s", path, cmp.Diff(string(want), string(got)))
 	}
 }
+
+// Updating reports whether the test runs with -update, for a test that
+// must also remove generated files that are no longer produced.
+func Updating() bool { return *update }
 
 // Fixture returns the path of a real capture file shipped in the
 // repository's testdata, from a package two levels below the root.

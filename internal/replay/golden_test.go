@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,7 +14,7 @@ import (
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	goldenfile.Assert(t, filepath.Join("testdata", "golden", name), got)
+	goldenfile.Assert(t, name, got)
 }
 
 // TestBuiltinScenariosGolden replays every built-in scenario on our cacher,

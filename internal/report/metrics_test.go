@@ -19,7 +19,7 @@ import (
 
 func metricsGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	golden.Assert(t, filepath.Join("testdata", name), got)
+	golden.Assert(t, name, got)
 }
 
 const metricsCaptures = "../../testdata/kube-apiserver-v1.37.2/seed-repro"

@@ -17,7 +17,7 @@ import (
 
 func replayGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	golden.Assert(t, filepath.Join("testdata", name), got)
+	golden.Assert(t, name, got)
 }
 
 // The inputs are real results: `replay SCENARIO --timeline -o json`.
@@ -43,7 +43,7 @@ func TestRenderReplay(t *testing.T) {
 				if err := RenderReplay(&b, r, f); err != nil {
 					t.Fatal(err)
 				}
-				ext := map[Format]string{FormatTable: ".txt", FormatWide: ".wide.txt", FormatJSON: ".out.json", FormatYAML: ".yaml"}[f]
+				ext := map[Format]string{FormatTable: ".txt", FormatWide: ".wide.txt", FormatJSON: ".json", FormatYAML: ".yaml"}[f]
 				replayGolden(t, "replay-"+name+ext, b.Bytes())
 			})
 		}

@@ -3,25 +3,21 @@ package schematest
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/invopop/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 	"sigs.k8s.io/yaml"
 
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/replay"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
-
-var update = flag.Bool("update", false, "rewrite docs/schemas/*.schema.json from the types")
 
 // documents are the output documents of the tool, by kind.
 var documents = []struct {
@@ -156,22 +152,7 @@ func TestSchemasMatchTypes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(root(), "docs", "schemas", d.file)
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, want, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/schematest -update)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("%s is not what the types generate (go test ./internal/schematest -update) (-want +got):\n%s", path, diff)
-			}
+			golden.AssertFile(t, filepath.Join(root(), "docs", "schemas", d.file), want)
 		})
 	}
 }
@@ -203,12 +184,12 @@ func TestGoldensValidate(t *testing.T) {
 		schemas[d.kind] = s
 	}
 
-	out, err := exec.Command("git", "-C", root(), "ls-files", "*.json", "*.yaml", "*.golden").Output()
+	files, err := documentFiles(root())
 	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
+		t.Fatal(err)
 	}
 	validated := map[string]int{}
-	for _, rel := range strings.Fields(string(out)) {
+	for _, rel := range files {
 		if strings.HasPrefix(rel, "docs/") || strings.Contains(rel, "/scenarios/") {
 			continue
 		}
@@ -270,4 +251,37 @@ func asJSON(b []byte) ([]byte, bool) {
 	}
 	js, err := yaml.YAMLToJSON(b)
 	return js, err == nil
+}
+
+// documentFiles lists the .json, .yaml and .golden files under root,
+// relative to it with slashes, walking the tree (no git needed, so the test
+// runs in an exported tree too). It skips hidden directories (.git, caches)
+// what the build and the tools write (bin, dist, bench/out, node_modules).
+func documentFiles(root string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			rel, _ := filepath.Rel(root, path)
+			switch rel = filepath.ToSlash(rel); {
+			case rel == ".":
+			case strings.HasPrefix(name, "."), name == "node_modules", rel == "bin", rel == "dist", rel == "bench/out":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(name) {
+		case ".json", ".yaml", ".golden":
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return files, err
 }

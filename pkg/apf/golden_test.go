@@ -3,7 +3,6 @@ package apf
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,7 +26,7 @@ func marshal(t *testing.T, v any) []byte {
 }
 
 func goldenPath(capture, name string) string {
-	return filepath.Join("testdata", "golden", capture+"-"+strings.TrimSuffix(name, ".txt")+".json")
+	return capture + "-" + strings.TrimSuffix(name, ".txt") + ".json"
 }
 
 func openFixture(t *testing.T, capture, name string) *os.File {

@@ -20,7 +20,7 @@ const captures = "../../testdata/kube-apiserver-v1.37.2/seed-repro"
 // golden compares got with testdata/golden/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	goldenfile.Assert(t, filepath.Join("testdata", "golden", name), got)
+	goldenfile.Assert(t, name, got)
 }
 
 // parseCapture parses one real capture and sets its capture time.

@@ -48,7 +48,7 @@ func marshal(t *testing.T, v any) []byte {
 }
 
 func goldenPath(capture, name string) string {
-	return filepath.Join("testdata", "golden", capture+"-"+strings.TrimSuffix(name, filepath.Ext(name))+".json")
+	return capture + "-" + strings.TrimSuffix(name, filepath.Ext(name)) + ".json"
 }
 
 // debug2Summary is the golden form of a debug=2 dump.

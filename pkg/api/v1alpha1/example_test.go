@@ -12,7 +12,7 @@ import (
 // A script reads what analyze -o json wrote (here the golden of the t2
 // fixture) into the contract types and compares against the constants.
 func Example() {
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "internal", "cli", "testdata", "analyze", "t2-json.golden"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "internal", "cli", "testdata", "golden", "analyze-t2.json"))
 	if err != nil {
 		fmt.Println(err)
 		return
