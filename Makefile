@@ -33,7 +33,7 @@ FUZZTIME ?= 100000x
 
 DEMO_DIR := testdata/kube-apiserver-v1.37.2/seed-repro
 
-.PHONY: all build install demo test unit differential lint e2e bench bench-live fuzz dist validate-krew clean
+.PHONY: all build install demo test unit differential lint reference e2e bench bench-live fuzz dist validate-krew clean
 
 all: build
 
@@ -60,6 +60,9 @@ unit:
 differential:
 	@out=$$($(GO) test -race -count=1 -run '^TestDifferential$$' -v ./internal/replay/upstream 2>&1) || { echo "$$out"; exit 1; }; \
 	  echo "$$out" | grep -E 'differential suite:|^ok' | sed -E 's/^ +[a-z_]+\.go:[0-9]+: //'
+
+reference: ## Regenerate the flag reference docs/reference/ from the command tree (make test fails while it is stale).
+	$(GO) test -count=1 -run '^TestReference$$' ./internal/cli -update
 
 lint: ## go vet, gofmt, go mod tidy must leave no diff.
 	$(GO) vet ./...
