@@ -82,7 +82,7 @@ bench: ## Benchmarks of every stage and the whole command, against gostackparse 
 # What each fetch costs a real kube-apiserver v1.37.2 inflated with idle and
 # stuck watches (loopback only; minutes of load on 2 cores; not in CI).
 BENCH_LIVE_WATCHES ?= 2000,5000,10000
-bench-live: ## Measure each fetch's bytes, wall time and API server stall on a real kube-apiserver (README "Production scale").
+bench-live: ## Measure each fetch's bytes, wall time and API server stall on a real kube-apiserver (docs/diagnose.md "Production scale").
 	cd test/e2e && eval "$$(hack/build-binaries.sh)" && export KUBE_APISERVER_BIN ETCD_BIN && \
 	  go run ./cmd/bench-live -watches $(BENCH_LIVE_WATCHES)
 

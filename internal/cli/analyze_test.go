@@ -104,7 +104,7 @@ func TestAnalyzeSeedReproVerdicts(t *testing.T) {
 				t.Fatal("stuck finding has no client")
 			case hasAPF:
 				// Same resource, same path, same seats, same age: nothing
-				// separates the two initial-phase watches (README,
+				// separates the two initial-phase watches (docs/analyze.md,
 				// "Attribution").
 				if got := stuck[0].names(); c.Namespace != "rand2" || c.Resource != "pods" || c.Match != "ambiguous" || strings.Join(got, ",") != "paced-reader,slow-informer" {
 					t.Errorf("client = %+v, candidates %v, want ambiguous rand2 pods between paced-reader and slow-informer", c, got)

@@ -109,7 +109,7 @@ func TestOutputForms(t *testing.T) {
 		args []string
 		want string
 	}{
-		// Both watches are ambiguous between the two clients (README,
+		// Both watches are ambiguous between the two clients (docs/analyze.md,
 		// Attribution): -o name lists the candidates.
 		{[]string{"-o", "name"}, "StuckInitialEvents/paced-reader|slow-informer\nSlowInitialEvents/paced-reader|slow-informer\n"},
 		{[]string{"-o", "jsonpath={.findings[*].candidates[*].user}"}, "paced-reader slow-informer paced-reader slow-informer"},

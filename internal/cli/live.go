@@ -28,7 +28,7 @@ const defaultRequestTimeout = 60 * time.Second
 
 // defaultMaxPause is --max-pause's default: the longest a debug=2 dump may
 // stop the API server, estimated from the cheap look. Measured on a real
-// kube-apiserver v1.37.2 (README "Production scale", make bench-live).
+// kube-apiserver v1.37.2 (docs/diagnose.md "Production scale", make bench-live).
 const defaultMaxPause = 250 * time.Millisecond
 
 // LiveOptions are the flags every command that reads a cluster shares.

@@ -21,7 +21,7 @@ import (
 // milliseconds: it decides first.
 
 // Rates of a debug=2 dump of kube-apiserver, from which its size and pause
-// are estimated before it is taken (README "Production scale").
+// are estimated before it is taken (docs/diagnose.md "Production scale").
 const (
 	// dumpBytesPerFrame: bytes of a debug=2 dump per frame of the debug=1
 	// profile, counting a goroutine's header and "created by" as one
@@ -35,7 +35,7 @@ const (
 	// dumpPausePerBytePerTry is the longest stop of the world per byte of
 	// the whole dump and per try of runtime.Stack: every try walks every
 	// goroutine, the 64 MiB cut only drops what does not fit. Fitted on
-	// make bench-live (README "Production scale"): 4.4 to 21.6 ns over
+	// make bench-live (docs/diagnose.md "Production scale"): 4.4 to 21.6 ns over
 	// eight measurements from 2,261 to 42,300 goroutines on a shared
 	// 2-core machine; 14 ns is their middle.
 	dumpPausePerBytePerTry = 14 * time.Nanosecond

@@ -277,7 +277,7 @@ func (h *handler) isReset() bool {
 // the connection net/http closes when a write failed) is queued behind
 // the bytes in flight, so the client is told only once it has read them:
 // a client that stopped reading never is (measured on the real complete
-// server: test/e2e TestPatchedServers, docs/replay.md).
+// server: test/e2e TestPatchedServers, docs/replay-research.md).
 func (h *handler) clientTold() bool {
 	if !h.serverEnded() {
 		return false

@@ -129,7 +129,7 @@ func TestGoRefreshPolicy(t *testing.T) {
 // for a client reading 22 KB events (a pod with 20 KiB of annotation) at a
 // steady byte rate, and whether that passes the 30 s stall timeout. The
 // rates are those TestTransportGaps (test/e2e) measures real stacks at;
-// docs/replay.md puts both side by side.
+// docs/replay-research.md puts both side by side.
 func TestProfilesGolden(t *testing.T) {
 	const size = 22279 // measured by TestTransportGaps
 	var b strings.Builder
@@ -216,7 +216,7 @@ func TestTransportProfileComplete(t *testing.T) {
 	}
 }
 
-// TestClientStacksAnswer pins the replay column of docs/replay.md's client
+// TestClientStacksAnswer pins the replay column of docs/replay-research.md's client
 // stacks table: each stack's longest gap unpatched, and whether pr141899
 // cuts it.
 func TestClientStacksAnswer(t *testing.T) {

@@ -549,7 +549,7 @@ func (m *matcher) general(res *matchResult, cp *component) {
 // _GoidCacheBatch), so a later request can get a smaller id on a server
 // with many Ps. On a 2-CPU v1.37.2 server the order held in 60 runs of
 // 60 measured, yet the shipped pr141899 capture from that server inverts
-// it (README, "Attribution"): a lead worth printing, never evidence enough
+// it (docs/analyze.md, "Attribution"): a lead worth printing, never evidence enough
 // to name a client.
 func (m *matcher) orderHint(res *matchResult, cp *component, block []int, reqs []int) {
 	ws := make([]int, len(block))

@@ -53,7 +53,7 @@ var (
 	sizeTotals = map[string]int{}
 	// handlerShapes counts, over the runs, what the findings' handlers
 	// showed: transport, and whether the dump printed the connection's
-	// address and the event's length (logged for the README's figures).
+	// address and the event's length (logged for the figures of docs/analyze.md).
 	handlerShapes = map[string]int{}
 )
 

@@ -176,7 +176,7 @@ func attributionRun(t *testing.T, c *cluster.Cluster, clientsDir, cmUser string,
 	// The four clients that stopped reading must also have settled: over
 	// HTTP/1.1 the kernel's socket buffers take data for a while after the
 	// client stopped, so its watcher still moves on for a few seconds
-	// (README, Attribution). Settled: four senders on the same event in
+	// (docs/analyze.md, Attribution). Settled: four senders on the same event in
 	// three dumps in a row, a second apart.
 	var lastSeen string
 	prev := map[int]string{}
@@ -215,7 +215,7 @@ func attributionRun(t *testing.T, c *cluster.Cluster, clientsDir, cmUser string,
 
 	// The watches are seconds old: the cheap look alone would answer "none
 	// initializing past the 30 s stall bound" and take no goroutine dump
-	// (README, diagnose). --force takes the dump, whose evidence this test
+	// (docs/diagnose.md). --force takes the dump, whose evidence this test
 	// is about.
 	res := runPlugin(t, c, cluster.UserWatchDoctor, "diagnose", "--force", "--apiserver", instanceAddress(t, c), "--samples", "2", "--interval", "5s", "-o", "json")
 	if res.ExitCode != 0 && res.ExitCode != 1 {

@@ -156,7 +156,7 @@ func checkVerdicts(t *testing.T, r report) {
 			stuck++
 			// slow-informer by name, or among the candidates when
 			// nothing separates it from paced-reader (same resource,
-			// same path, same age: README, "Attribution").
+			// same path, same age: docs/analyze.md, "Attribution").
 			named := user == "slow-informer" && f.Client.Match != "ambiguous"
 			among := user == "" && f.Client != nil && f.Client.Match == "ambiguous" && slices.ContainsFunc(f.Candidates, func(c struct{ User, Path, Namespace, Resource string }) bool {
 				return c.User == "slow-informer"

@@ -14,7 +14,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
 )
 
-// Tolerances of the replay-versus-real comparison (docs/replay.md, "The
+// Tolerances of the replay-versus-real comparison (docs/replay-research.md, "The
 // replay against the real servers", says why each).
 const (
 	// stallTolerance: the real server's stall comes at most this much

@@ -43,11 +43,11 @@ const (
 	trReadInterval = 400 * time.Millisecond
 	// trNodeInterval is the Node client's pace: 5 events/s, ~100 KiB/s.
 	// At 2.5 events/s its gaps measured 28 to 36 s, on the edge of the
-	// 30 s timeout: cut in some runs and not in others (docs/replay.md).
+	// 30 s timeout: cut in some runs and not in others (docs/replay-research.md).
 	trNodeInterval = 200 * time.Millisecond
 )
 
-// Tolerances of the transport comparison (docs/replay.md, Client stacks).
+// Tolerances of the transport comparison (docs/replay-research.md, Client stacks).
 const (
 	// trGapLow and trGapHigh bound the real longest gap over the replay's
 	// predicted one on the unpatched server: 1.6 above, because the gaps

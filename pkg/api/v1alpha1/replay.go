@@ -88,7 +88,7 @@ type Column struct {
 //     client (transport profile http1) is told only once it has read the
 //     bytes in flight, which the server's FIN follows, so one that stopped
 //     reading is never told (measured: test/e2e TestPatchedServers,
-//     docs/replay.md).
+//     docs/replay-research.md).
 //
 // In every column an HTTP/1.1 client learns that the server ended its
 // response (the handler returned: the result channel closed, the request

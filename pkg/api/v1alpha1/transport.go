@@ -86,7 +86,7 @@ const (
 )
 
 // TransportProfile names a client stack whose transport was measured on a
-// real kube-apiserver (test/e2e transport_test.go, docs/replay.md
+// real kube-apiserver (test/e2e transport_test.go, docs/replay-research.md
 // "Client stacks"): a profile fills the window, refresh and refreshBytes
 // a transport leaves empty.
 type TransportProfile string

@@ -13,7 +13,7 @@
 //     own connection while the fetch runs: the longest time any /readyz
 //     request took, the one in flight when the fetch ended included.
 //
-// It prints a Markdown table for README.md.
+// It prints a Markdown table for docs/diagnose.md ("Production scale").
 package main
 
 import (
