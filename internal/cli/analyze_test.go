@@ -40,7 +40,7 @@ func TestAnalyzeGolden(t *testing.T) {
 		{"analyze-seed-repro-dir.json", []string{"analyze", filepath.Dir(t1), "-o", "json"}, ExitFindings},
 		{"analyze-t2-debug2-only.json", []string{"analyze", filepath.Join(t2, "goroutine-debug2.txt"), "-o", "json"}, ExitFindings},
 		{"analyze-t2-debug2-only.txt", []string{"analyze", filepath.Join(t2, "goroutine-debug2.txt")}, ExitFindings},
-		// Undecided is not healthy (issue 13 defect 2): exit 2, "incomplete".
+		// Undecided is not healthy: exit 2, "incomplete".
 		{"analyze-t2-debug1.txt", []string{"analyze", filepath.Join(t2, "goroutine-debug1.txt"), filepath.Join(t2, "apf-requests.txt")}, ExitError},
 		{"analyze-t2-protobuf.json", []string{"analyze", filepath.Join(t2, "goroutine.pb.gz"), "-o", "json"}, ExitError},
 		// The cheap look with ages: the stuck watch is a suspect, named.

@@ -2,7 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 )
 
 type finding struct {
@@ -53,4 +60,30 @@ func decodeReport(t *testing.T, s string) reportDoc {
 		t.Fatalf("apiVersion/kind = %q/%q", r.APIVersion, r.Kind)
 	}
 	return r
+}
+
+// writeKubeconfig writes a kubeconfig with one context per name -> server
+// URL (TLS verification off: the servers are the test's own).
+func writeKubeconfig(t *testing.T, servers map[string]string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Config\nclusters:\n")
+	names := make([]string, 0, len(servers))
+	for n := range servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "- name: %s\n  cluster: {server: %q, insecure-skip-tls-verify: true}\n", n, servers[n])
+	}
+	b.WriteString("users:\n- name: u\n  user: {token: " + fakeapiserver.TokenAdmin + "}\ncontexts:\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "- name: %s\n  context: {cluster: %s, user: u}\n", n, n)
+	}
+	fmt.Fprintf(&b, "current-context: %s\n", names[0])
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

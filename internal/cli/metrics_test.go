@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,5 +90,17 @@ func TestMetricsErrors(t *testing.T) {
 	code, _, errOut = run(t, nil, "metrics", filepath.Join(golden.Fixture("t2"), "apf-requests.txt"))
 	if code != ExitError || !strings.Contains(errOut, "no /metrics found") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestMetricsRefusesAStrayNote: `metrics notes.txt` refuses a file that is not exposition.
+func TestMetricsRefusesAStrayNote(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(p, []byte("ticket 4711\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, nil, "metrics", p)
+	if code != ExitError || out != "" || !strings.Contains(errOut, "notes.txt: unrecognized content") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -42,7 +42,7 @@ func t2Dump(t *testing.T) []byte {
 // TestAnalyzePartialDumps: a cut goroutine dump is read as partial. Its
 // complete goroutines are decided, the coverage is named, and the exit
 // code follows the findings: 1 when one reaches --fail-on, otherwise 2 with
-// "incomplete", never 0 (issue 10 item 4; issue 13 defect 5).
+// "incomplete", never 0 (a partial dump is never an all clear).
 func TestAnalyzePartialDumps(t *testing.T) {
 	dump := t2Dump(t)
 	lines := bytes.SplitAfter(dump, []byte("\n"))
@@ -100,7 +100,7 @@ func TestAnalyzePartialDumps(t *testing.T) {
 			wantNone: []string{"StuckInitialEvents", "no watch stuck"},
 		},
 		{
-			name:     "head -n 30089 (issue 13 defect 5)",
+			name:     "head -n 30089",
 			dir:      partialCapture(t, headN),
 			code:     ExitError,
 			wantOut:  []string{"partial goroutine dump, covering 2205 goroutines, of an unknown total: the dump is cut: its last goroutine"},
@@ -150,7 +150,7 @@ func TestAnalyzePartialDumps(t *testing.T) {
 
 // TestAnalyzeUndecidedIsNotHealthy: a debug=1 dump or a protobuf profile
 // alone cannot tell stuck from slow: with --fail-on info it exits 2 with
-// "incomplete", not 0 (issue 13 defect 2).
+// "incomplete", not 0.
 func TestAnalyzeUndecidedIsNotHealthy(t *testing.T) {
 	for _, f := range []string{"goroutine-debug1.txt", "goroutine.pb.gz"} {
 		t.Run(f, func(t *testing.T) {

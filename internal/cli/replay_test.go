@@ -228,3 +228,33 @@ func TestReplayFromSeedReproBundle(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayOutputChecks: replay checks --svg before running, refuses "-" as a file
+// name, and --list honours -o.
+func TestReplayOutputChecks(t *testing.T) {
+	code, out, errOut := run(t, nil, "replay", "issue-131721", "--svg", "/nonexistent/x.svg")
+	if code != ExitError || out != "" || !strings.Contains(errOut, `--svg "/nonexistent/x.svg"`) {
+		t.Errorf("--svg into a missing directory: exit %d, stdout %d bytes, stderr %q", code, len(out), errOut)
+	}
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chdir(wd) })
+	code, out, errOut = run(t, nil, "replay", "slow-but-progressing", "--columns", "patched", "--svg", "-")
+	if _, err := os.Stat(filepath.Join(dir, "-")); err == nil {
+		t.Errorf("--svg - wrote a file named \"-\"")
+	}
+	if code == ExitError && !strings.Contains(errOut, "--svg") {
+		t.Errorf("--svg -: exit %d, stderr %q", code, errOut)
+	}
+	if code != ExitError && !strings.Contains(out, "<svg") {
+		t.Errorf("--svg - wrote no SVG to stdout (exit %d)", code)
+	}
+	code, out, errOut = run(t, nil, "replay", "--list", "-o", "json")
+	var list []map[string]any
+	if code != ExitOK || json.Unmarshal([]byte(out), &list) != nil || len(list) == 0 || list[0]["name"] == nil {
+		t.Errorf("replay --list -o json: exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+}
