@@ -176,22 +176,6 @@ func (c *Capture) Read(kind api.FileKind, name string, r io.Reader) error {
 	return nil
 }
 
-func isGoroutineKind(k api.FileKind) bool {
-	return k == api.FileGoroutineDebug2 || k == api.FileGoroutineDebug1 || k == api.FileGoroutineProfile
-}
-
-func rank(k api.FileKind) int {
-	switch k {
-	case api.FileGoroutineDebug2:
-		return 3
-	case api.FileGoroutineProfile:
-		return 2
-	case api.FileGoroutineDebug1:
-		return 1
-	}
-	return 0
-}
-
 // ReadDebug2 streams a debug=2 dump through the watch classifier, keeping
 // only what the diagnosis needs.
 func ReadDebug2(r io.Reader) (*watches.Dump, error) {

@@ -20,34 +20,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
-// FileName is the name collect gives a kind's file (the fixture layout);
-// "" for a kind of no file.
-func FileName(k api.FileKind) string {
-	switch k {
-	case api.FileGoroutineDebug2:
-		return "goroutine-debug2.txt"
-	case api.FileGoroutineDebug1:
-		return "goroutine-debug1.txt"
-	case api.FileGoroutineProfile:
-		return "goroutine.pb.gz"
-	case api.FileAPFRequests:
-		return "apf-requests.txt"
-	case api.FileAPFLevels:
-		return "apf-priority-levels.txt"
-	case api.FileMetrics:
-		return "metrics.txt"
-	case api.FileVersion:
-		return "version.json"
-	case api.FileCapturedAt:
-		return "captured-at.txt"
-	case api.FileManifest:
-		return ManifestName
-	case api.FileTrace:
-		return "trace.out"
-	}
-	return ""
-}
-
 // peekSize is how much of an input detection looks at.
 const peekSize = 4096
 

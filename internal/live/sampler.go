@@ -22,24 +22,8 @@ import (
 )
 
 // pathOf is the path, with its query, fetched from each instance for a
-// kind (the fixture layout's sources).
-func pathOf(k api.FileKind) string {
-	switch k {
-	case api.FileMetrics:
-		return "/metrics"
-	case api.FileGoroutineDebug2:
-		return "/debug/pprof/goroutine?debug=2"
-	case api.FileGoroutineDebug1:
-		return "/debug/pprof/goroutine?debug=1"
-	case api.FileAPFRequests:
-		return "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1"
-	case api.FileAPFLevels:
-		return "/debug/api_priority_and_fairness/dump_priority_levels"
-	case api.FileVersion:
-		return "/version"
-	}
-	return ""
-}
+// kind (bundle.Kinds, the one table of the input kinds).
+func pathOf(k api.FileKind) string { return bundle.Path(k) }
 
 // Target receives what is fetched. Store must consume body before
 // returning. Run serializes the calls (instances are read concurrently).
