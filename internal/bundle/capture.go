@@ -104,13 +104,9 @@ func (c *Capture) Read(kind api.FileKind, name string, r io.Reader) error {
 	}
 	c.files[kind] = name
 	wrap := func(err error) error {
-		var se *stacks.SyntaxError
-		var ae *apf.SyntaxError
-		switch {
-		case errors.As(err, &se):
-			return fmt.Errorf("%s:%d: %s", name, se.Line, se.Msg)
-		case errors.As(err, &ae):
-			return fmt.Errorf("%s:%d: %s", name, ae.Line, ae.Msg)
+		var le lineError
+		if errors.As(err, &le) {
+			return fmt.Errorf("%s:%d: %s", name, le.Line(), le.Reason())
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -176,6 +172,15 @@ func (c *Capture) Read(kind api.FileKind, name string, r io.Reader) error {
 	return nil
 }
 
+// lineError is the syntax error of every parser (stacks.SyntaxError,
+// apf.SyntaxError, metrics.SyntaxError): the line it is about and the
+// problem, which Read prefixes with the file's name as name:line.
+type lineError interface {
+	error
+	Line() int
+	Reason() string
+}
+
 // ReadDebug2 streams a debug=2 dump through the watch classifier, keeping
 // only what the diagnosis needs.
 func ReadDebug2(r io.Reader) (*watches.Dump, error) {
@@ -195,7 +200,7 @@ func readDebug2(r io.Reader) (*watches.Dump, bool, error) {
 	apiserver := false
 	d, err := watches.ReadDump(r, watches.ReadOptions{Each: func(g *stacks.Goroutine) error {
 		if line, ok := first[g.ID]; ok {
-			return &stacks.SyntaxError{Line: g.Line, Msg: fmt.Sprintf("a second goroutine dump starts here (goroutine %d was already listed at line %d): the input holds concatenated dumps; split it into one file per capture (one directory each)", g.ID, line)}
+			return &stacks.SyntaxError{LineNo: g.Line, Msg: fmt.Sprintf("a second goroutine dump starts here (goroutine %d was already listed at line %d): the input holds concatenated dumps; split it into one file per capture (one directory each)", g.ID, line)}
 		}
 		if len(first) < watched {
 			first[g.ID] = g.Line
@@ -244,7 +249,7 @@ func readCapturedAt(r io.Reader) (time.Time, error) {
 	s := strings.TrimSpace(string(b))
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, &stacks.SyntaxError{Line: 1, Msg: fmt.Sprintf("capture time %q is not RFC 3339 (like 2026-11-29T10:24:32Z)", s)}
+		return time.Time{}, &stacks.SyntaxError{LineNo: 1, Msg: fmt.Sprintf("capture time %q is not RFC 3339 (like 2026-11-29T10:24:32Z)", s)}
 	}
 	return t, nil
 }

@@ -94,11 +94,18 @@ type Skipped struct {
 
 // SyntaxError is a fatal problem at one line of a dump.
 type SyntaxError struct {
-	Line int
-	Msg  string
+	LineNo int // 1-based
+	Msg    string
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.LineNo, e.Msg) }
+
+// Line is the 1-based line the error is about. Every parser's syntax
+// error has it (stacks, apf, metrics), so a caller names the line of any.
+func (e *SyntaxError) Line() int { return e.LineNo }
+
+// Reason is the problem, without the line.
+func (e *SyntaxError) Reason() string { return e.Msg }
 
 // maxLine bounds a row; real rows are a few hundred bytes.
 const maxLine = 64 << 10
@@ -141,10 +148,10 @@ func (r *rows) nextRaw() ([]string, []string, bool, error) {
 			continue
 		}
 		if bytes.IndexByte(line, 0) >= 0 {
-			return nil, nil, false, &SyntaxError{Line: r.line, Msg: "binary data (NUL byte): not an APF dump"}
+			return nil, nil, false, &SyntaxError{LineNo: r.line, Msg: "binary data (NUL byte): not an APF dump"}
 		}
 		if r.line > maxRows {
-			return nil, nil, false, &SyntaxError{Line: r.line, Msg: fmt.Sprintf("more than %d rows: not an APF dump", maxRows)}
+			return nil, nil, false, &SyntaxError{LineNo: r.line, Msg: fmt.Sprintf("more than %d rows: not an APF dump", maxRows)}
 		}
 		raw := strings.Split(string(line), ",")
 		cells := make([]string, len(raw))
@@ -155,7 +162,7 @@ func (r *rows) nextRaw() ([]string, []string, bool, error) {
 	}
 	if err := r.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, nil, false, &SyntaxError{Line: r.line + 1, Msg: fmt.Sprintf("line is longer than %d bytes: not an APF dump", maxLine)}
+			return nil, nil, false, &SyntaxError{LineNo: r.line + 1, Msg: fmt.Sprintf("line is longer than %d bytes: not an APF dump", maxLine)}
 		}
 		return nil, nil, false, fmt.Errorf("reading line %d: %w", r.line+1, err)
 	}

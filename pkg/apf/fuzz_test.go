@@ -47,8 +47,8 @@ func checkParseErr(t *testing.T, data []byte, err error) {
 	switch {
 	case err == nil:
 	case errors.As(err, &se):
-		if se.Line < 1 || se.Line > bytes.Count(data, []byte("\n"))+1 {
-			t.Fatalf("SyntaxError at line %d of %d: %v", se.Line, bytes.Count(data, []byte("\n"))+1, err)
+		if se.Line() < 1 || se.Line() > bytes.Count(data, []byte("\n"))+1 {
+			t.Fatalf("SyntaxError at line %d of %d: %v", se.Line(), bytes.Count(data, []byte("\n"))+1, err)
 		}
 	case nonBlankLines(data) == 0 && strings.Contains(err.Error(), "empty input"):
 	default:

@@ -21,7 +21,7 @@ func ParsePriorityLevels(r io.Reader) ([]PriorityLevel, []Skipped, error) {
 		return nil, nil, errors.New("empty input: no dump_priority_levels header")
 	}
 	if len(header) < 2 || header[0] != "PriorityLevelName" || header[1] != "ActiveQueues" {
-		return nil, nil, &SyntaxError{Line: rs.line, Msg: fmt.Sprintf("not an APF dump_priority_levels: header starts %q, want %q", strings.Join(header[:min(2, len(header))], ", "), PriorityLevelsHeader)}
+		return nil, nil, &SyntaxError{LineNo: rs.line, Msg: fmt.Sprintf("not an APF dump_priority_levels: header starts %q, want %q", strings.Join(header[:min(2, len(header))], ", "), PriorityLevelsHeader)}
 	}
 	var levels []PriorityLevel
 	var skipped []Skipped

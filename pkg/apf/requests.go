@@ -31,7 +31,7 @@ func ParseRequests(r io.Reader) (*Requests, error) {
 		return nil, errors.New("empty input: no dump_requests header")
 	}
 	if len(header) < 2 || header[0] != "PriorityLevelName" || header[1] != "FlowSchemaName" {
-		return nil, &SyntaxError{Line: rs.line, Msg: fmt.Sprintf("not an APF dump_requests: header starts %q, want %q", strings.Join(header[:min(2, len(header))], ", "), RequestsHeader)}
+		return nil, &SyntaxError{LineNo: rs.line, Msg: fmt.Sprintf("not an APF dump_requests: header starts %q, want %q", strings.Join(header[:min(2, len(header))], ", "), RequestsHeader)}
 	}
 	out := &Requests{}
 	baseLen := len(header)
@@ -44,7 +44,7 @@ func ParseRequests(r io.Reader) (*Requests, error) {
 	}
 	if out.HasDetails {
 		if got := header[baseLen:]; strings.Join(got, ",") != strings.Join(detailColumns, ",") {
-			return nil, &SyntaxError{Line: rs.line, Msg: fmt.Sprintf("unknown request detail columns %q, want %q", got, detailColumns)}
+			return nil, &SyntaxError{LineNo: rs.line, Msg: fmt.Sprintf("unknown request detail columns %q, want %q", got, detailColumns)}
 		}
 	}
 	base := header[:baseLen]

@@ -62,19 +62,26 @@ func (s Skipped) String() string {
 // SyntaxError is returned by Parse when nothing in the input could be used.
 type SyntaxError struct {
 	Source string
-	Line   int // 1-based; 0 when the error is not about one line
+	LineNo int // 1-based; 0 when the error is not about one line
 	Msg    string
 	Err    error // the underlying expfmt.ParseError, if any
 }
 
 func (e *SyntaxError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%q line %d: %s", e.Source, e.Line, e.Msg)
+	if e.LineNo > 0 {
+		return fmt.Sprintf("%q line %d: %s", e.Source, e.LineNo, e.Msg)
 	}
 	return fmt.Sprintf("%q: %s", e.Source, e.Msg)
 }
 
 func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// Line is the 1-based line the error is about, 0 when none. Every
+// parser's syntax error has it (stacks, apf, metrics).
+func (e *SyntaxError) Line() int { return e.LineNo }
+
+// Reason is the problem, without the source and the line.
+func (e *SyntaxError) Reason() string { return e.Msg }
 
 // ErrTooLarge is wrapped by Parse's error when the input exceeds the limit.
 var ErrTooLarge = errors.New("input too large")
@@ -154,14 +161,14 @@ func (p Parser) Parse(r io.Reader, name string) (*Sample, error) {
 		var pe expfmt.ParseError
 		if !errors.As(err, &pe) {
 			// Reading from memory fails only with parse errors.
-			return nil, &SyntaxError{Source: name, Line: line, Msg: err.Error(), Err: err}
+			return nil, &SyntaxError{Source: name, LineNo: line, Msg: err.Error(), Err: err}
 		}
 		bad := line + max(pe.Line, 1) - 1
 		afterBad, badText := skipLines(data, offset, bad-line+1)
 		dropInProgress(fams, badText)
 		s.merge(fams, line)
 		if firstErr == nil {
-			firstErr = &SyntaxError{Source: name, Line: bad, Msg: pe.Msg, Err: pe}
+			firstErr = &SyntaxError{Source: name, LineNo: bad, Msg: pe.Msg, Err: pe}
 		}
 		// Resume at the next HELP or TYPE line, or right after the bad
 		// line when none follows (flat untyped input).
@@ -183,7 +190,7 @@ func (p Parser) Parse(r io.Reader, name string) (*Sample, error) {
 			return nil, firstErr
 		}
 		if len(s.Skipped) > 0 {
-			return nil, &SyntaxError{Source: name, Line: s.Skipped[0].FromLine, Msg: s.Skipped[0].Reason}
+			return nil, &SyntaxError{Source: name, LineNo: s.Skipped[0].FromLine, Msg: s.Skipped[0].Reason}
 		}
 		return nil, &SyntaxError{Source: name, Msg: "no metric samples: the input is empty or only comments"}
 	}
@@ -400,7 +407,7 @@ func checkText(data []byte, name string) error {
 		bad, msg = first, fmt.Sprintf("%d invalid UTF-8 sequences, the first", invalid)
 	}
 	line := bytes.Count(head[:bad], []byte{'\n'}) + 1
-	return &SyntaxError{Source: name, Line: line,
+	return &SyntaxError{Source: name, LineNo: line,
 		Msg: fmt.Sprintf("binary data (%s at byte %d): not Prometheus text exposition (a protobuf scrape? fetch /metrics with Accept: text/plain)", msg, bad)}
 }
 

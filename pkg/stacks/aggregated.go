@@ -46,7 +46,7 @@ func ParseDebug1(r io.Reader) (*Aggregated, error) {
 	for {
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			return nil, &SyntaxError{Line: lineNo + 1, Msg: fmt.Sprintf("line is longer than %d bytes: not a goroutine dump", 256<<10)}
+			return nil, &SyntaxError{LineNo: lineNo + 1, Msg: fmt.Sprintf("line is longer than %d bytes: not a goroutine dump", 256<<10)}
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("reading line %d: %w", lineNo+1, err)
@@ -57,17 +57,17 @@ func ParseDebug1(r io.Reader) (*Aggregated, error) {
 		lineNo++
 		atEOF := err != nil
 		if atEOF && len(b) > 0 {
-			return nil, &SyntaxError{Line: lineNo, Msg: "dump is truncated: the last line has no line ending"}
+			return nil, &SyntaxError{LineNo: lineNo, Msg: "dump is truncated: the last line has no line ending"}
 		}
 		line := bytes.TrimRight(b, "\r\n")
 		switch {
 		case lineNo == 1:
 			if !bytes.HasPrefix(line, debug1Header) {
-				return nil, &SyntaxError{Line: 1, Msg: fmt.Sprintf("not a debug=1 goroutine dump: want %q, got %q", "goroutine profile: total N", preview(line))}
+				return nil, &SyntaxError{LineNo: 1, Msg: fmt.Sprintf("not a debug=1 goroutine dump: want %q, got %q", "goroutine profile: total N", preview(line))}
 			}
 			n, ok := parseUint(line[len(debug1Header):])
 			if !ok || n > 1<<40 {
-				return nil, &SyntaxError{Line: 1, Msg: fmt.Sprintf("bad goroutine total %q", preview(line[len(debug1Header):]))}
+				return nil, &SyntaxError{LineNo: 1, Msg: fmt.Sprintf("bad goroutine total %q", preview(line[len(debug1Header):]))}
 			}
 			out.Total = int(n)
 		case len(line) == 0:

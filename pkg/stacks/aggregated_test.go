@@ -235,8 +235,8 @@ func checkErr(t *testing.T, err error, wantLine int, wantMsg string) {
 	if errors.As(err, &se) != (wantLine > 0) {
 		t.Fatalf("error %T %v: want a *SyntaxError: %v", err, err, wantLine > 0)
 	}
-	if se != nil && se.Line != wantLine {
-		t.Errorf("SyntaxError.Line = %d, want %d", se.Line, wantLine)
+	if se != nil && se.Line() != wantLine {
+		t.Errorf("SyntaxError.Line = %d, want %d", se.Line(), wantLine)
 	}
 }
 

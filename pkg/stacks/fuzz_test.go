@@ -134,8 +134,8 @@ func FuzzScanner(f *testing.F) {
 		switch {
 		case r.err == nil:
 		case errors.As(r.err, &se):
-			if se.Line < 1 || se.Line > st.Lines+1 {
-				t.Fatalf("SyntaxError at line %d after %d lines read: %v", se.Line, st.Lines, r.err)
+			if se.Line() < 1 || se.Line() > st.Lines+1 {
+				t.Fatalf("SyntaxError at line %d after %d lines read: %v", se.Line(), st.Lines, r.err)
 			}
 		case len(data) == 0 && strings.Contains(r.err.Error(), "empty input"):
 		default:
@@ -225,7 +225,7 @@ func FuzzParseDebug1(f *testing.F) {
 		lines := bytes.Count(data, []byte("\n")) + 1
 		if err != nil {
 			var se *SyntaxError
-			if a != nil || !(errors.As(err, &se) && se.Line >= 1 && se.Line <= lines || len(data) == 0) {
+			if a != nil || !(errors.As(err, &se) && se.Line() >= 1 && se.Line() <= lines || len(data) == 0) {
 				t.Fatalf("ParseDebug1 = %v, %T %v", a, err, err)
 			}
 			return

@@ -162,7 +162,7 @@ func (s *Scanner) readLine() ([]byte, bool) {
 		b = s.long
 		if len(b) > MaxLineBytes+1 || errors.Is(err, bufio.ErrBufferFull) {
 			s.line++
-			s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("line is longer than %d bytes: not a goroutine dump", MaxLineBytes)}
+			s.err = &SyntaxError{LineNo: s.line, Msg: fmt.Sprintf("line is longer than %d bytes: not a goroutine dump", MaxLineBytes)}
 			return nil, false
 		}
 	}
@@ -268,7 +268,7 @@ func (s *Scanner) nextHeader() ([]byte, int, bool) {
 			return line, s.line, true
 		}
 		if !s.sawAnyHeader {
-			s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("not a debug=2 goroutine dump: want %q, got %q", "goroutine N [state]:", preview(line))}
+			s.err = &SyntaxError{LineNo: s.line, Msg: fmt.Sprintf("not a debug=2 goroutine dump: want %q, got %q", "goroutine N [state]:", preview(line))}
 			return nil, 0, false
 		}
 		s.skips.add(s.line, line, "outside any goroutine")
@@ -281,7 +281,7 @@ func (s *Scanner) finish() {
 		if s.line == 0 {
 			s.err = errors.New("empty input: no goroutines")
 		} else {
-			s.err = &SyntaxError{Line: s.line, Msg: "no goroutine header (\"goroutine N [state]:\") found"}
+			s.err = &SyntaxError{LineNo: s.line, Msg: "no goroutine header (\"goroutine N [state]:\") found"}
 		}
 	}
 }
@@ -320,7 +320,7 @@ func (s *Scanner) reset() {
 func (s *Scanner) cut(line int, why string) {
 	s.done = true
 	if s.goroutines == 0 {
-		s.err = &SyntaxError{Line: line, Msg: "dump is truncated before its first goroutine ended: " + why}
+		s.err = &SyntaxError{LineNo: line, Msg: "dump is truncated before its first goroutine ended: " + why}
 		return
 	}
 	s.partial = "the dump is cut: " + why
@@ -430,7 +430,7 @@ func (s *Scanner) readBody() (cutAt string) {
 				f.Args = string(args)
 			}
 			if len(g.Frames) == MaxFrames {
-				s.err = &SyntaxError{Line: s.line, Msg: fmt.Sprintf("goroutine %d has more than %d frames: not a dump written by the Go runtime", g.ID, MaxFrames)}
+				s.err = &SyntaxError{LineNo: s.line, Msg: fmt.Sprintf("goroutine %d has more than %d frames: not a dump written by the Go runtime", g.ID, MaxFrames)}
 				return ""
 			}
 			g.Frames = append(g.Frames, f)

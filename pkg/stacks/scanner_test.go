@@ -581,8 +581,8 @@ func TestScannerErrors(t *testing.T) {
 			if isSyntax := errors.As(err, &se); isSyntax != (tt.wantLine > 0) {
 				t.Fatalf("Err() = %T %v: *SyntaxError %v, want %v", err, err, isSyntax, tt.wantLine > 0)
 			}
-			if se != nil && se.Line != tt.wantLine {
-				t.Errorf("SyntaxError.Line = %d, want %d (%v)", se.Line, tt.wantLine, err)
+			if se != nil && se.Line() != tt.wantLine {
+				t.Errorf("SyntaxError.Line = %d, want %d (%v)", se.Line(), tt.wantLine, err)
 			}
 			if tt.name == "I/O error" && !errors.Is(err, errIO) {
 				t.Errorf("Err() = %v does not wrap the reader's error", err)
@@ -760,7 +760,7 @@ func TestScannerSkippedKeepsFirstFew(t *testing.T) {
 }
 
 func TestSyntaxError(t *testing.T) {
-	err := error(&SyntaxError{Line: 12, Msg: "dump is truncated"})
+	err := error(&SyntaxError{LineNo: 12, Msg: "dump is truncated"})
 	if got, want := err.Error(), "line 12: dump is truncated"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}

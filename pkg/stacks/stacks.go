@@ -171,8 +171,15 @@ func (l *skipLog) add(line int, text []byte, reason string) {
 
 // SyntaxError is a fatal problem at one line of the input.
 type SyntaxError struct {
-	Line int
-	Msg  string
+	LineNo int // 1-based
+	Msg    string
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.LineNo, e.Msg) }
+
+// Line is the 1-based line the error is about. Every parser's syntax
+// error has it (stacks, apf, metrics), so a caller names the line of any.
+func (e *SyntaxError) Line() int { return e.LineNo }
+
+// Reason is the problem, without the line.
+func (e *SyntaxError) Reason() string { return e.Msg }
