@@ -26,7 +26,8 @@ type Capture struct {
 	// CapturedAtSource says where that came from.
 	CapturedAt       time.Time
 	CapturedAtSource string
-	// Instance and Manifest are set for captures of a collect bundle.
+	// Instance is set for captures of a collect bundle (and manifest, the
+	// bundle's manifest.json the capture was listed in).
 	Instance string
 	// Mixed says why the capture's inputs may come from different API
 	// server processes; empty when they come from one.

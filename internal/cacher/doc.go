@@ -10,9 +10,12 @@
 // no-progress timeout of the initial phase proposed in kubernetes PR 141899
 // (0 keeps upstream behaviour).
 //
-// The file split mirrors upstream's: cacher.go (Cacher, Watch, dispatcher),
-// cache_watcher.go (cacheWatcher), watch_cache.go (store + history under one
-// lock), store.go, history.go, interval.go, bookmarks.go, time_budget.go.
+// The file split mirrors upstream's, with its file names: cacher.go
+// (Cacher, Watch, dispatcher), cache_watcher.go (cacheWatcher),
+// watch_cache.go (store + history under one lock), watch_cache_history.go
+// (the history ring), watch_cache_interval.go (the interval a watcher
+// replays), time_budget.go; store.go (upstream's store/ package) and
+// bookmarks.go (upstream keeps its watcherBookmarkTimeBuckets in cacher.go).
 // quiesce.go is ours: it lets a driver that steps a fake clock know when
 // every goroutine of the cache is parked, so that a replay is deterministic;
 // the goroutines publish their waits through package park.

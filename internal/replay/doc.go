@@ -1,12 +1,16 @@
 // Package replay replays watch clients in virtual time against watch
 // caches side by side, to see what the stall timeout of kubernetes PR
-// 141899 would do: k8s.io/apiserver's cacher (internal/replay/upstream) and
-// internal/cacher unpatched and patched, each a Backend.
+// 141899 would do, one Backend per column: k8s.io/apiserver's cacher
+// (upstream, internal/replay/upstream), internal/cacher unpatched
+// (NewOurs with no timeout), with the PR's stall timeout (pr141899) and
+// with the complete fix (NewOursComplete), which also ends the response.
 //
 // A Scenario (YAML, docs/scenario.schema.json) gives the objects of each
 // resource, their update streams and the clients: a read model (healthy,
-// paced R/s, stops-after N, disconnects-after T) and a watch request
-// (scope, sendInitialEvents or legacy resourceVersion=0, bookmarks).
+// paced R/s, stops-after N, stops-after initial-events, disconnects-after
+// T), a watch request (scope, sendInitialEvents or legacy
+// resourceVersion=0, bookmarks) and a transport (a measured profile: go,
+// nghttp2, http1, half-window; or its window and refresh policy).
 //
 // Run drives every backend the same way, one tick at a time:
 //
@@ -14,10 +18,10 @@
 //	updates: the update, then clients read ─► observe ─► the fake clock
 //	steps to the next tick
 //
-// where "clients read" goes in rounds: each read returns HTTP/2 credit, the
-// handler writes more, the watcher sends more, until no read returns any.
-//
-// and waits between steps until every goroutine involved is parked (see
+// where "clients read" goes in rounds: each read returns credit (HTTP/2
+// flow control, or the socket buffers of an http1 client), the handler
+// writes more, the watcher sends more, until no read returns any. Between
+// steps it waits until every goroutine involved is parked (see
 // Backend.Settle), so that a replay is deterministic. Each client is served
 // by a handler goroutine (handler.go), the replay's WatchServer: it opens the
 // watch, so the watcher goroutine is its child in a goroutine dump, takes
