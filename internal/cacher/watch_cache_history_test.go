@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/watch"
-	testingclock "k8s.io/utils/clock/testing"
 )
 
 // TestHistoryCapacityAndChanSize checks the ring's growth from the
@@ -122,32 +121,5 @@ func TestHistoryInterval(t *testing.T) {
 	}
 	if _, err := fresh.firstAfterLocked(5, 0); !errors.Is(err, errHistoryUnset) {
 		t.Errorf("empty ring and no list: error %v, want %v", err, errHistoryUnset)
-	}
-}
-
-// TestTimeBudget checks the dispatcher's budget: 50 ms per second of its
-// clock, capped at 100 ms, unused time returned, overdrafts forgiven.
-func TestTimeBudget(t *testing.T) {
-	clk := testingclock.NewFakeClock(epoch)
-	b := newTimeBudget(clk)
-	steps := []struct {
-		advance time.Duration
-		give    time.Duration
-		want    time.Duration
-	}{
-		{0, 0, 0},
-		{time.Second, 0, 50 * time.Millisecond},
-		{10 * time.Second, 30 * time.Millisecond, 100 * time.Millisecond},
-		{0, -time.Second, 30 * time.Millisecond},
-		{0, 0, 0},
-		{300 * time.Millisecond, 0, 15 * time.Millisecond},
-	}
-	for i, s := range steps {
-		clk.Step(s.advance)
-		got := b.takeAvailable()
-		if got != s.want {
-			t.Errorf("step %d: took %v, want %v", i, got, s.want)
-		}
-		b.returnUnused(s.give)
 	}
 }
