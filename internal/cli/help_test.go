@@ -37,3 +37,38 @@ func TestHelpAgreesWithFlags(t *testing.T) {
 	}
 	walk(root)
 }
+
+func TestDidYouMean(t *testing.T) {
+	code, _, errOut := run(t, nil, "diagnos")
+	if code != ExitError || !strings.Contains(errOut, "Did you mean this?\n\tdiagnose") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// Every command has examples, and its help lists the plugin's flags before
+// the kubeconfig flags, under their own heading.
+func TestHelpLayout(t *testing.T) {
+	root := NewCmdRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Example == "" {
+			t.Errorf("%s: no examples", c.CommandPath())
+		}
+		var buf bytes.Buffer
+		c.SetOut(&buf)
+		if err := c.Help(); err != nil {
+			t.Fatal(err)
+		}
+		h := buf.String()
+		if c.Flags().Lookup("kubeconfig") != nil {
+			own, kube := strings.Index(h, "\nFlags:\n"), strings.Index(h, "\nKubeconfig flags")
+			if own < 0 || kube < own || strings.Index(h, "--kubeconfig") < kube || strings.Index(h, "--output") > kube {
+				t.Errorf("%s: flags not grouped:\n%s", c.CommandPath(), h)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
