@@ -32,6 +32,7 @@ func Assert(t testing.TB, name string, got []byte) {
 	t.Helper()
 	if name == "" || name != filepath.Base(name) {
 		t.Fatalf("golden.Assert(%q): want a file name SUBJECT[-CASE].EXT: every golden file is %s/NAME", name, Dir)
+		return
 	}
 	AssertFile(t, filepath.Join(Dir, name), got)
 }
