@@ -47,7 +47,7 @@ func BenchmarkRenderReport(b *testing.B) {
 				b.ReportAllocs()
 				t := benchmetrics.Start()
 				for b.Loop() {
-					if err := report.RenderReport(&out, in.r, f); err != nil {
+					if err := report.Print(&out, in.r, report.Options{Format: f}); err != nil {
 						b.Fatal(err)
 					}
 				}
