@@ -52,7 +52,7 @@ func newTable(w io.Writer, noHeaders bool, headers ...string) *table {
 	if !noHeaders {
 		up := make([]string, len(headers))
 		for i, h := range headers {
-			up[i] = strings.ToUpper(h)
+			up[i] = EscapeCell(strings.ToUpper(h))
 		}
 		tb.t.Header(up)
 	}
