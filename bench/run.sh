@@ -54,7 +54,7 @@ step "whole command as a process, against gostackparse and panicparse on the sam
 "$out/bin/wdbench" -wd "$out/bin/kubectl-watch_doctor" -peers "$out/bin/peers" \
   -dir "$out/dumps" -sizes "$SIZES" -runs "$RUNS" -panicparse-timeout "$PANICPARSE_TIMEOUT"
 
-step "matching: analyze -o json on 50,000 initial-phase watchers with 50,000 executing watch requests (targets < 2 s, < 256 MiB peak RSS)"
+step "matching: analyze -o json on 50,000 initial-phase watchers with 50,000 executing watch requests (targets < 2 s, < 256 MiB peak RSS), then the storm's table (targets <= 36 lines, < 3 s)"
 "$out/bin/wdbench" match -wd "$out/bin/kubectl-watch_doctor" -dir "$out/dumps" -n "${MATCH_N:-50000}" -runs "$RUNS"
 
 if [[ "$KEEP_DUMPS" == "0" ]]; then

@@ -37,7 +37,7 @@ type AnalyzeOptions struct {
 	CapturedAt string
 	Paths      []string
 
-	format     report.Format
+	printer    printer
 	failOn     string
 	capturedAt time.Time
 }
@@ -86,7 +86,7 @@ sample tells a stuck watch from a slow one.
 func (o *AnalyzeOptions) Complete(args []string) error {
 	o.Paths = args
 	var err error
-	if o.format, err = parseOutput(o.Output, o.NoHeaders); err != nil {
+	if o.printer, err = toPrinter(o.Out, o.Output, o.NoHeaders, true); err != nil {
 		return err
 	}
 	if o.failOn, err = parseFailOn(o.FailOn); err != nil {
@@ -118,7 +118,7 @@ func (o *AnalyzeOptions) Run() error {
 	}
 	r := watches.Diagnose(loaded.Servers(), diagnoseOptions(0))
 	r.Warnings = append(loaded.Warnings, r.Warnings...)
-	if err := writeReport(o.Out, r, o.format, o.failOn); err != nil {
+	if err := writeReport(o.Out, r, o.printer, o.failOn); err != nil {
 		return err
 	}
 	if err := errNothingDiagnosed(r); err != nil {
@@ -154,10 +154,10 @@ func errNothingDiagnosed(r *api.Report) error {
 	return fmt.Errorf("no goroutine dump among the inputs: nothing was diagnosed (capture /debug/pprof/goroutine?debug=2; kubectl watch-doctor metrics reads /metrics alone)")
 }
 
-// writeReport renders r and turns findings at or above failOn into the
+// writeReport prints r and turns findings at or above failOn into the
 // findings exit code.
-func writeReport(w io.Writer, r *api.Report, f report.Format, failOn string) error {
-	if err := renderDiagnosis(w, r, f); err != nil {
+func writeReport(w io.Writer, r *api.Report, p report.Printer, failOn string) error {
+	if err := p.Print(w, r); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if failOn != failOnNone && r.MaxSeverity().Rank() >= api.Severity(failOn).Rank() {

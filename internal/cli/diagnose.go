@@ -36,8 +36,8 @@ type DiagnoseOptions struct {
 	NoHeaders bool
 	FailOn    string
 
-	format report.Format
-	failOn string
+	printer printer
+	failOn  string
 }
 
 // NewDiagnoseOptions returns options with defaults.
@@ -101,7 +101,7 @@ func (o *DiagnoseOptions) runE(cmd *cobra.Command, args []string) error {
 // Complete resolves flags.
 func (o *DiagnoseOptions) Complete() error {
 	var err error
-	if o.format, err = parseOutput(o.Output, o.NoHeaders); err != nil {
+	if o.printer, err = toPrinter(o.Out, o.Output, o.NoHeaders, true); err != nil {
 		return err
 	}
 	o.failOn, err = parseFailOn(o.FailOn)
@@ -117,7 +117,7 @@ func (o *DiagnoseOptions) Run() error {
 		return o.runFleet()
 	}
 	var progress io.Writer = o.ErrOut
-	if o.format.Structured() && o.Verbose == 0 {
+	if o.printer.Structured() && o.Verbose == 0 {
 		progress = nil
 	}
 	cfg, err := o.config(progress)
@@ -153,7 +153,7 @@ func (o *DiagnoseOptions) Run() error {
 	withheld := withheldAdvice(res, o.MaxPause)
 	r.Warnings = append(append(append(res.Notes, loaded.Warnings...), withheld...), r.Warnings...)
 	r.Errors = errs
-	if err := writeReport(o.Out, r, o.format, o.failOn); err != nil {
+	if err := writeReport(o.Out, r, o.printer, o.failOn); err != nil {
 		var ie *incompleteError
 		if errors.As(err, &ie) && forceAdvised(res) {
 			ie.hint = forceHint

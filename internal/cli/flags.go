@@ -15,8 +15,13 @@ const failOnNone = "none"
 
 var failOnValues = []string{string(api.SeverityCritical), string(api.SeverityWarning), string(api.SeverityInfo), failOnNone}
 
-func addOutputFlag(cmd *cobra.Command, p *string) {
+// addOutputFlag is -o and, when noHeaders is not nil, --no-headers (every
+// command that prints a table has it).
+func addOutputFlag(cmd *cobra.Command, p *string, noHeaders *bool) {
 	cmd.Flags().StringVarP(p, "output", "o", *p, "output format: one of "+strings.Join(report.FormatNames(), ", "))
+	if noHeaders != nil {
+		addNoHeadersFlag(cmd, noHeaders)
+	}
 }
 
 func addFailOnFlag(cmd *cobra.Command, p *string) {

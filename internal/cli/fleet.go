@@ -15,7 +15,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/live"
-	"github.com/watch-doctor/watch-doctor/internal/report"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -147,7 +146,7 @@ func (o *DiagnoseOptions) runFleet() error {
 	}
 	wg.Wait()
 	fr := api.NewFleetReport(clusters)
-	if err := renderFleet(o.Out, fr, o.format); err != nil {
+	if err := o.printer.Print(o.Out, fr); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if fr.Summary.Failed > 0 {
@@ -174,7 +173,7 @@ func (o *DiagnoseOptions) diagnoseContext(ctx context.Context, name string, errO
 	lo := o.LiveOptions
 	lo.ConfigFlags = contextFlags(o.ConfigFlags, name)
 	var progress io.Writer = errOut
-	if o.format.Structured() && o.Verbose == 0 {
+	if o.printer.Structured() && o.Verbose == 0 {
 		progress = nil
 	}
 	cfg, err := lo.config(progress)
@@ -245,29 +244,4 @@ func (p *prefixWriter) flush() {
 	if p.buf.Len() > 0 {
 		p.Write([]byte("\n"))
 	}
-}
-
-// renderFleet writes fr in format f (see parseOutput).
-func renderFleet(w io.Writer, fr *api.FleetReport, f report.Format) error {
-	switch {
-	case f == outputName:
-		var b strings.Builder
-		for _, c := range fr.Clusters {
-			if c.Report == nil {
-				continue
-			}
-			for _, fd := range c.Report.Findings {
-				client := "unmatched"
-				if fd.Client != nil && fd.Client.User != "" {
-					client = fd.Client.User
-				}
-				fmt.Fprintf(&b, "%s/%s/%s\n", c.Context, fd.Type, client)
-			}
-		}
-		_, err := io.WriteString(w, report.Escape(b.String()))
-		return err
-	case isTemplateOutput(string(f)):
-		return printObject(w, fr, f)
-	}
-	return report.RenderFleet(w, fr, report.Format(strings.TrimSuffix(string(f), noHeadersSuffix)))
 }

@@ -35,11 +35,12 @@ type MetricsOptions struct {
 	APIServers  []string
 	Interval    time.Duration
 	Output      string
+	NoHeaders   bool
 	Verbose     int
 	Paths       []string
 
-	Clock  clock.Clock
-	format report.Format
+	Clock   clock.Clock
+	printer printer
 }
 
 // NewMetricsOptions returns options with defaults.
@@ -88,7 +89,7 @@ Metrics a release does not expose are listed, never shown as zero.
 	cmd.Flags().StringArrayVar(&o.APIServers, "apiserver", o.APIServers, "read this API server instance (HOST[:PORT], repeatable) instead of discovering them")
 	cmd.Flags().DurationVar(&o.Interval, "interval", o.Interval, "take a second sample this much later and show rates per second (live only; 0: one sample)")
 	addVerboseFlag(cmd, &o.Verbose)
-	addOutputFlag(cmd, &o.Output)
+	addOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	return cmd
 }
 
@@ -96,7 +97,7 @@ Metrics a release does not expose are listed, never shown as zero.
 func (o *MetricsOptions) Complete(args []string) error {
 	o.Paths = args
 	var err error
-	o.format, err = parseFormat(o.Output)
+	o.printer, err = toPrinter(o.Out, o.Output, o.NoHeaders, false)
 	return err
 }
 
@@ -133,7 +134,7 @@ func (o *MetricsOptions) Run() error {
 	if len(r.APIServers) == 0 {
 		return errors.New("no /metrics found in the inputs")
 	}
-	if err := report.RenderMetrics(o.Out, r, o.format); err != nil {
+	if err := o.printer.Print(o.Out, r); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return errIncomplete(errs)
@@ -141,7 +142,7 @@ func (o *MetricsOptions) Run() error {
 
 func (o *MetricsOptions) live() (metrics.Report, []string, error) {
 	var progress io.Writer = o.ErrOut
-	if o.format.Structured() && o.Verbose == 0 {
+	if o.printer.Structured() && o.Verbose == 0 {
 		progress = nil
 	}
 	lo := LiveOptions{ConfigFlags: o.ConfigFlags, APIServers: o.APIServers, Samples: 1, Clock: o.Clock}

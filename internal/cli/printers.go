@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,50 +14,75 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
 // Output forms beyond report.Formats(), as kubectl spells them: -o name, and
 // templates through cli-runtime's printers.
 const (
 	outputName       = "name"
-	noHeadersSuffix  = ";no-headers"
 	templatePrefixes = "jsonpath=, jsonpath-file=, go-template=, go-template-file="
 )
 
-// addReportOutputFlag is addOutputFlag for the commands that write a
-// diagnosis (analyze, diagnose): it also takes name, jsonpath= and
-// go-template=, and --no-headers.
-func addReportOutputFlag(cmd *cobra.Command, p *string, noHeaders *bool) {
-	addOutputFlag(cmd, p)
-	f := cmd.Flags().Lookup("output")
-	f.Usage += ", name, " + templatePrefixes + "TEMPLATE"
-	cmd.Flags().BoolVar(noHeaders, "no-headers", *noHeaders, "with -o table|wide: print the findings' rows only, without headers, summary or advice")
+// printer is the one printer a command resolves in Complete from -o and
+// --no-headers, as kubectl's PrintFlags.ToPrinter: internal/report's for
+// table, wide, json and yaml; -o name and the templates here, behind the
+// same report.Printer interface. Run only calls Print.
+type printer struct {
+	report.Printer
+	// opts are the resolved options; Format is empty for name and
+	// templates.
+	opts report.Options
 }
 
-// parseOutput resolves -o and --no-headers into the format writeReport
-// understands: a report.Format, or the raw -o value for name and templates
-// (checked here, so a bad template fails before any cluster is read).
-func parseOutput(s string, noHeaders bool) (report.Format, error) {
-	if s == outputName {
-		return report.Format(s), nil
+// Structured reports whether the output is JSON or YAML: commands keep
+// stderr progress quiet for it unless verbose.
+func (p printer) Structured() bool { return p.opts.Format.Structured() }
+
+// addReportOutputFlag is addOutputFlag for the commands that write a
+// diagnosis (analyze, diagnose): it also takes name, jsonpath= and
+// go-template=.
+func addReportOutputFlag(cmd *cobra.Command, p *string, noHeaders *bool) {
+	addOutputFlag(cmd, p, noHeaders)
+	f := cmd.Flags().Lookup("output")
+	f.Usage += ", name, " + templatePrefixes + "TEMPLATE"
+}
+
+// addNoHeadersFlag is --no-headers, which every command that prints a
+// table has.
+func addNoHeadersFlag(cmd *cobra.Command, p *bool) {
+	cmd.Flags().BoolVar(p, "no-headers", *p, "with -o table|wide: print the rows of the main table only (findings, resources, clients or scenarios), without headers or anything else")
+}
+
+// toPrinter resolves -o (report formats; with extended, also name and
+// templates) and --no-headers into the printer of a command writing to
+// out: colour and wrapping when out is a terminal. A bad template fails
+// here, before any cluster is read.
+func toPrinter(out io.Writer, output string, noHeaders, extended bool) (printer, error) {
+	if extended && output == outputName {
+		return printer{Printer: namePrinter{}}, nil
 	}
-	if isTemplateOutput(s) {
-		if _, err := templatePrinter(s); err != nil {
-			return "", err
+	if extended && isTemplateOutput(output) {
+		p, err := templatePrinter(output)
+		if err != nil {
+			return printer{}, err
 		}
-		return report.Format(s), nil
+		return printer{Printer: p}, nil
 	}
-	f, err := parseFormat(s)
+	f, err := parseFormat(output)
 	if err != nil {
-		return "", fmt.Errorf("%w, name, %sTEMPLATE", err, templatePrefixes)
-	}
-	if noHeaders {
-		if f.Structured() {
-			return "", fmt.Errorf("--no-headers applies to -o table|wide, not -o %s", s)
+		if extended {
+			err = fmt.Errorf("%w, name, %sTEMPLATE", err, templatePrefixes)
 		}
-		return f + noHeadersSuffix, nil
+		return printer{}, err
 	}
-	return f, nil
+	if noHeaders && f.Structured() {
+		return printer{}, fmt.Errorf("--no-headers applies to -o table|wide, not -o %s", output)
+	}
+	o := terminalOptions(out)
+	o.Format, o.NoHeaders = f, noHeaders
+	p, err := report.New(o)
+	return printer{Printer: p, opts: o}, err
 }
 
 func isTemplateOutput(s string) bool {
@@ -71,7 +95,7 @@ func isTemplateOutput(s string) bool {
 }
 
 // templatePrinter builds cli-runtime's printer for a template -o value.
-func templatePrinter(s string) (printers.ResourcePrinter, error) {
+func templatePrinter(s string) (report.Printer, error) {
 	kind, tmpl, _ := strings.Cut(s, "=")
 	if strings.HasSuffix(kind, "-file") {
 		b, err := os.ReadFile(tmpl)
@@ -97,17 +121,20 @@ func templatePrinter(s string) (printers.ResourcePrinter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid -o %s template %q: %w", kind, tmpl, err)
 	}
-	return p, nil
+	return objectPrinter{p}, nil
 }
 
-// printObject runs a template printer over v (any JSON-marshalable
-// report), as kubectl does over an object.
-func printObject(w io.Writer, v any, f report.Format) error {
-	p, err := templatePrinter(string(f))
-	if err != nil {
-		return err
+// objectPrinter runs a template printer over a document (any
+// JSON-marshalable one), as kubectl does over an object. It prints what
+// the template selects as the data holds it, as JSON and YAML do: it is
+// for programs.
+type objectPrinter struct{ p printers.ResourcePrinter }
+
+func (o objectPrinter) Print(w io.Writer, doc any) error {
+	if m, ok := doc.(metrics.Report); ok {
+		doc = m.Document()
 	}
-	b, err := json.Marshal(v)
+	b, err := json.Marshal(doc)
 	if err != nil {
 		return err
 	}
@@ -115,16 +142,18 @@ func printObject(w io.Writer, v any, f report.Format) error {
 	if err := json.Unmarshal(b, &obj.Object); err != nil {
 		return err
 	}
-	return p.PrintObj(obj, w)
+	return o.p.PrintObj(obj, w)
 }
 
-// renderDiagnosis writes r in format f: templates and name here, table and
-// wide styled for a terminal, the rest by internal/report.
-func renderDiagnosis(w io.Writer, r *api.Report, f report.Format) error {
-	switch {
-	case f == outputName:
-		var b strings.Builder
-		for _, fd := range r.Findings {
+// namePrinter is -o name: one TYPE/CLIENT line per finding (a fleet's
+// CONTEXT/TYPE/CLIENT), each part escaped.
+type namePrinter struct{}
+
+func (namePrinter) Print(w io.Writer, doc any) error {
+	var b strings.Builder
+	switch d := doc.(type) {
+	case *api.Report:
+		for _, fd := range d.Findings {
 			client := "unmatched"
 			switch {
 			case fd.Client == nil:
@@ -134,40 +163,38 @@ func renderDiagnosis(w io.Writer, r *api.Report, f report.Format) error {
 				// Ambiguous: one of these holds it.
 				client = strings.Join(fd.CandidateUsers(), "|")
 			}
-			fmt.Fprintf(&b, "%s/%s\n", fd.Type, client)
+			fmt.Fprintf(&b, "%s/%s\n", fd.Type, report.EscapeCell(client))
 		}
-		_, err := io.WriteString(w, report.Escape(b.String()))
-		return err
-	case isTemplateOutput(string(f)):
-		return printObject(w, r, f)
-	case strings.HasSuffix(string(f), noHeadersSuffix):
-		base := report.Format(strings.TrimSuffix(string(f), noHeadersSuffix))
-		var buf bytes.Buffer
-		if err := report.RenderReportStyled(&buf, r, base, terminalStyle(w)); err != nil {
-			return err
+	case *api.FleetReport:
+		for _, c := range d.Clusters {
+			if c.Report == nil {
+				continue
+			}
+			for _, fd := range c.Report.Findings {
+				client := "unmatched"
+				if fd.Client != nil && fd.Client.User != "" {
+					client = fd.Client.User
+				}
+				fmt.Fprintf(&b, "%s/%s/%s\n", report.EscapeCell(c.Context), fd.Type, report.EscapeCell(client))
+			}
 		}
-		// The findings table is the first block; drop its header row.
-		block, _, _ := strings.Cut(buf.String(), "\n\n")
-		if len(r.Findings) == 0 {
-			return nil
-		}
-		_, rows, _ := strings.Cut(block, "\n")
-		_, err := io.WriteString(w, rows+"\n")
-		return err
+	default:
+		return &report.UnsupportedDocumentError{Doc: doc}
 	}
-	return report.RenderReportStyled(w, r, f, terminalStyle(w))
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
-// terminalStyle styles output for w when it is a terminal: colour unless
-// NO_COLOR (or TERM=dumb), and lines wrapped to its width.
-func terminalStyle(w io.Writer) report.Style {
+// terminalOptions styles output for w when it is a terminal: colour
+// unless NO_COLOR (or TERM=dumb), and list lines wrapped to its width.
+func terminalOptions(w io.Writer) report.Options {
 	fd, isTerm := term.GetFdInfo(w)
 	if !isTerm {
-		return report.Style{}
+		return report.Options{}
 	}
-	st := report.Style{Color: printers.AllowsColorOutput(w)}
+	o := report.Options{Color: printers.AllowsColorOutput(w)}
 	if ws, err := term.GetWinsize(fd); err == nil && ws.Width > 0 {
-		st.Width = int(ws.Width)
+		o.Width = int(ws.Width)
 	}
-	return st
+	return o
 }

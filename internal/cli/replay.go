@@ -61,6 +61,7 @@ type ReplayOptions struct {
 	genericiooptions.IOStreams
 
 	Output       string
+	NoHeaders    bool
 	Columns      []string
 	StallTimeout time.Duration
 	// Transport is a transport profile for every client without its own.
@@ -73,7 +74,7 @@ type ReplayOptions struct {
 	FailOn        string
 	MaxMemory     string
 
-	format   report.Format
+	printer  printer
 	scenario *replay.Scenario
 	columns  map[string]bool
 }
@@ -132,7 +133,7 @@ a bundle. ` + exitCodesHelp,
 			return o.Run(cmd.Context())
 		},
 	}
-	addOutputFlag(cmd, &o.Output)
+	addOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	cmd.Flags().StringSliceVar(&o.Columns, "columns", o.Columns, "columns to replay: any of "+strings.Join(replayColumns, ", "))
 	cmd.Flags().DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "stall timeout of the pr141899 and complete columns (default: the scenario's, 30s)")
 	cmd.Flags().StringVar(&o.Transport, "transport", o.Transport, "model every client without a transport of its own with this measured client stack: "+strings.Join(transportProfiles(), ", ")+" (default: the scenario's)")
@@ -148,11 +149,10 @@ a bundle. ` + exitCodesHelp,
 
 // Complete resolves the output format and the scenario.
 func (o *ReplayOptions) Complete(args []string) error {
-	f, err := parseFormat(o.Output)
-	if err != nil {
+	var err error
+	if o.printer, err = toPrinter(o.Out, o.Output, o.NoHeaders, false); err != nil {
 		return err
 	}
-	o.format = f
 	if o.List {
 		return nil
 	}
@@ -282,16 +282,9 @@ func sanitizeName(s string) string {
 }
 
 // scenarioInfo is one row of --list.
-type scenarioInfo struct {
-	Name        string `json:"name"`
-	Duration    string `json:"duration"`
-	Clients     int    `json:"clients"`
-	Description string `json:"description"`
-}
-
 // list prints the built-in scenarios in the --output format.
 func (o *ReplayOptions) list() error {
-	var rows []scenarioInfo
+	var rows report.ScenarioList
 	for _, n := range replay.BuiltinNames() {
 		sc, err := replay.Builtin(n)
 		if err != nil {
@@ -301,18 +294,9 @@ func (o *ReplayOptions) list() error {
 		for _, c := range sc.Clients {
 			clients += c.Count
 		}
-		rows = append(rows, scenarioInfo{Name: n, Duration: sc.Duration.String(), Clients: clients, Description: sc.Description})
+		rows = append(rows, report.ScenarioInfo{Name: n, Duration: sc.Duration.String(), Clients: clients, Description: sc.Description})
 	}
-	if o.format.Structured() {
-		return report.WriteStructured(o.Out, rows, o.format)
-	}
-	t := report.NewTable(o.Out, "scenario", "duration", "clients", "description")
-	for _, r := range rows {
-		if err := t.Append(r.Name, r.Duration, fmt.Sprint(r.Clients), r.Description); err != nil {
-			return err
-		}
-	}
-	return t.Render()
+	return o.printer.Print(o.Out, rows)
 }
 
 // checkSVG refuses an --svg that cannot be written before the replay runs
@@ -415,12 +399,12 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := report.RenderReplay(o.Out, res, o.format); err != nil {
+	if err := o.printer.Print(o.Out, res); err != nil {
 		return err
 	}
 	if o.SVG != "" {
 		var b bytes.Buffer
-		if err := report.RenderReplaySVG(&b, res); err != nil {
+		if err := report.WriteReplaySVG(&b, res); err != nil {
 			if errors.Is(err, report.ErrNoTimeline) {
 				return fmt.Errorf("%w: run the replay with --timeline", err)
 			}

@@ -88,7 +88,7 @@ func (o *VersionOptions) Run() error {
 		_, err := fmt.Fprintln(o.Out, versionLine(v))
 		return err
 	case "json", "yaml":
-		return report.WriteStructured(o.Out, v, report.Format(o.Output))
+		return report.Print(o.Out, v, report.Options{Format: report.Format(o.Output)})
 	}
 	return fmt.Errorf("unsupported --output %q: use one of json, yaml, or none for one line", o.Output)
 }

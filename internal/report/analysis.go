@@ -13,19 +13,6 @@ import (
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-// RenderReport writes a diagnosis in format f.
-func RenderReport(w io.Writer, r *api.Report, f Format) error {
-	switch f {
-	case FormatJSON:
-		return writeReportJSON(w, r)
-	case FormatYAML:
-		return writeStructured(w, r, f)
-	case FormatTable, FormatWide:
-		return renderReportTable(escapeWriter{w}, r, f == FormatWide)
-	}
-	return fmt.Errorf("unsupported format %q: use one of table, wide, json, yaml", f)
-}
-
 // writeReportJSON writes what writeStructured writes for a report, byte for
 // byte, without holding the whole document in memory: the findings (tens
 // of thousands on a big server) are encoded one at a time.
@@ -48,13 +35,20 @@ func writeReportJSON(w io.Writer, r *api.Report) error {
 		bw.WriteString("[]")
 	} else {
 		bw.WriteString("[\n")
+		// One encoder and one buffer for all findings: MarshalIndent
+		// allocates both per finding, which a relist storm (50,000
+		// findings, 128 MB) paid for in garbage collection. The bytes are
+		// the same (both escape HTML, both indent after the first line).
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("    ", "  ")
 		for i := range r.Findings {
-			b, err := json.MarshalIndent(&r.Findings[i], "    ", "  ")
-			if err != nil {
+			buf.Reset()
+			if err := enc.Encode(&r.Findings[i]); err != nil {
 				return err
 			}
 			bw.WriteString("    ")
-			bw.Write(b)
+			bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 			if i < len(r.Findings)-1 {
 				bw.WriteByte(',')
 			}
@@ -67,111 +61,167 @@ func writeReportJSON(w io.Writer, r *api.Report) error {
 	return bw.Flush()
 }
 
-func renderReportTable(w io.Writer, r *api.Report, wide bool) error {
-	ew := &errWriter{w: w}
+// printReport writes a diagnosis as a table (wide: with the details of
+// each finding). Under NoHeaders it is the findings' rows alone.
+func printReport(t *text, r *api.Report) error {
 	multi := len(r.APIServers) > 1
+	if t.opts.NoHeaders {
+		return findingsTable(t, r.Findings, nil, multi)
+	}
 	if len(r.Findings) > 0 {
-		t := NewTable(ew, findingHeaders(multi, wide)...)
-		for _, f := range r.Findings {
-			if err := t.Append(findingRow(f, multi, wide)...); err != nil {
+		if err := findingsTable(t, r.Findings, nil, multi); err != nil {
+			return err
+		}
+		t.println()
+	}
+	if err := phaseTables(t, r); err != nil {
+		return err
+	}
+	t.println(summaryLine(r))
+	for _, line := range contextLines(r) {
+		t.println("  " + line)
+	}
+	candidateLines(t, r.Findings)
+	if err := levelsTable(t, r, multi); err != nil {
+		return err
+	}
+	if t.opts.wide() {
+		wideDetails(t, r)
+	}
+	lists(t, "\nAdvice:", r.Advice)
+	lists(t, "\nWarnings:", r.Warnings)
+	lists(t, "\nIncomplete (not decided, not healthy):", r.Incomplete)
+	return nil
+}
+
+// findingsTable writes the findings table; cluster, when set, is the
+// CLUSTER cell of each finding (a fleet report). In table format, without
+// NoHeaders, identical rows are one row with a COUNT (a relist storm
+// reads as one line; see groupRows).
+func findingsTable(t *text, findings []api.Finding, cluster []string, multi bool) error {
+	if len(findings) == 0 {
+		return nil
+	}
+	wide := t.opts.wide()
+	headers := findingHeaders(multi, wide)
+	if cluster != nil {
+		headers = append([]string{"cluster"}, headers...)
+	}
+	rows := make([][]string, len(findings))
+	for i, f := range findings {
+		rows[i] = findingRow(f, multi, wide)
+		if cluster != nil {
+			rows[i] = append([]string{cluster[i]}, rows[i]...)
+		}
+	}
+	var counts []int
+	if !wide && !t.opts.NoHeaders {
+		rows, counts = groupRows(rows)
+	}
+	if counts != nil {
+		headers = append([]string{"count"}, headers...)
+	}
+	tb := t.table(t.opts.NoHeaders, headers...)
+	for i, row := range rows {
+		if counts != nil {
+			row = append([]string{strconv.Itoa(counts[i])}, row...)
+		}
+		if err := tb.append(row...); err != nil {
+			return err
+		}
+	}
+	if err := tb.render(); err != nil {
+		return err
+	}
+	if counts != nil {
+		t.printf("(%d findings in %s: COUNT says how many are identical; -o wide or -o json lists each)\n", len(findings), english.Count(len(rows), "row", "rows"))
+	}
+	return nil
+}
+
+// phaseTables writes, per API server decided without a debug=2 dump, its
+// watchers by phase.
+func phaseTables(t *text, r *api.Report) error {
+	for _, a := range r.APIServers {
+		if len(a.PhaseCounts) == 0 {
+			continue
+		}
+		t.printf("%s: watchers by phase (a %s dump cannot tell stuck from slow)\n", a.Name, a.DumpFormat)
+		tb := t.table(false, "phase", "in sendWatchCacheEvent", "goroutines")
+		for _, pc := range a.PhaseCounts {
+			if err := tb.append(string(pc.Phase), strconv.FormatBool(pc.InSend), strconv.Itoa(pc.Count)); err != nil {
 				return err
 			}
 		}
-		if err := t.Render(); err != nil {
+		if err := tb.render(); err != nil {
 			return err
 		}
-		fmt.Fprintln(ew)
+		t.println()
+	}
+	return nil
+}
+
+// levelsTable writes the priority levels holding seats.
+func levelsTable(t *text, r *api.Report, multi bool) error {
+	levels := levelsWithSeats(r.PriorityLevels)
+	if len(levels) == 0 {
+		return nil
+	}
+	t.println()
+	headers := []string{"priority level", "seats held by stuck watches", "executing seats", "seat limit"}
+	if multi {
+		headers = append([]string{"apiserver"}, headers...)
+	}
+	tb := t.table(false, headers...)
+	for _, p := range levels {
+		row := []string{p.Name, strconv.Itoa(p.StuckSeats), floatText(p.ExecutingSeats), floatText(p.LimitSeats)}
+		if multi {
+			row = append([]string{p.APIServer}, row...)
+		}
+		if err := tb.append(row...); err != nil {
+			return err
+		}
+	}
+	return tb.render()
+}
+
+// wideDetails writes what -o wide adds below the tables: each finding's
+// message and evidence, the unmatched requests, the servers' notes.
+func wideDetails(t *text, r *api.Report) {
+	for _, f := range r.Findings {
+		switch {
+		case f.Watcher.GoroutineID == 0 && f.Client != nil:
+			t.printf("\n%s (%s %s on %s): %s\n", f.Type, EscapeCell(clientName(f)), EscapeCell(strings.TrimSpace(f.Client.Verb+" "+f.Client.Path)), EscapeCell(f.APIServer), f.Message)
+		default:
+			t.printf("\n%s (goroutine %d on %s): %s\n", f.Type, f.Watcher.GoroutineID, EscapeCell(f.APIServer), f.Message)
+		}
+		for _, e := range f.Evidence {
+			t.item("%s", e)
+		}
+	}
+	if len(r.UnmatchedRequests) > 0 {
+		t.println("\nExecuting watch requests with no initial-phase watcher:")
+		for _, q := range r.UnmatchedRequests {
+			t.item("%s: %s %s %s (%s, %d seat(s), started %s)", EscapeCell(q.APIServer), EscapeCell(q.User), EscapeCell(q.Verb), EscapeCell(q.Path), EscapeCell(q.PriorityLevel), q.Seats, q.StartTime.Format("2006-01-02T15:04:05Z"))
+		}
 	}
 	for _, a := range r.APIServers {
-		if len(a.PhaseCounts) > 0 {
-			fmt.Fprintf(ew, "%s: watchers by phase (a %s dump cannot tell stuck from slow)\n", a.Name, a.DumpFormat)
-			t := NewTable(ew, "phase", "in sendWatchCacheEvent", "goroutines")
-			for _, pc := range a.PhaseCounts {
-				if err := t.Append(string(pc.Phase), strconv.FormatBool(pc.InSend), strconv.Itoa(pc.Count)); err != nil {
-					return err
-				}
-			}
-			if err := t.Render(); err != nil {
-				return err
-			}
-			fmt.Fprintln(ew)
+		for _, n := range a.Notes {
+			t.printf("\nnote: %s: %s", EscapeCell(a.Name), n)
 		}
 	}
-	fmt.Fprintln(ew, summaryLine(r))
-	for _, line := range contextLines(r) {
-		fmt.Fprintln(ew, "  "+line)
+	t.println()
+}
+
+// lists writes a titled list, when it has items.
+func lists(t *text, title string, items []string) {
+	if len(items) == 0 {
+		return
 	}
-	for _, f := range r.Findings {
-		if f.Client != nil && f.Client.Match == api.MatchAmbiguous {
-			if len(f.Candidates) > 0 {
-				fmt.Fprintf(ew, "  %s goroutine %d: one of these is its request: %s\n", f.Type, f.Watcher.GoroutineID, candidateList(f))
-			}
-		}
+	t.println(title)
+	for _, it := range items {
+		t.item("%s", it)
 	}
-	if levels := levelsWithSeats(r.PriorityLevels); len(levels) > 0 {
-		fmt.Fprintln(ew)
-		headers := []string{"priority level", "seats held by stuck watches", "executing seats", "seat limit"}
-		if multi {
-			headers = append([]string{"apiserver"}, headers...)
-		}
-		t := NewTable(ew, headers...)
-		for _, p := range levels {
-			row := []string{p.Name, strconv.Itoa(p.StuckSeats), floatText(p.ExecutingSeats), floatText(p.LimitSeats)}
-			if multi {
-				row = append([]string{p.APIServer}, row...)
-			}
-			if err := t.Append(row...); err != nil {
-				return err
-			}
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-	}
-	if wide {
-		for _, f := range r.Findings {
-			switch {
-			case f.Watcher.GoroutineID == 0 && f.Client != nil:
-				fmt.Fprintf(ew, "\n%s (%s %s on %s): %s\n", f.Type, clientName(f), strings.TrimSpace(f.Client.Verb+" "+f.Client.Path), f.APIServer, f.Message)
-			default:
-				fmt.Fprintf(ew, "\n%s (goroutine %d on %s): %s\n", f.Type, f.Watcher.GoroutineID, f.APIServer, f.Message)
-			}
-			for _, e := range f.Evidence {
-				fmt.Fprintf(ew, "  - %s\n", e)
-			}
-		}
-		if len(r.UnmatchedRequests) > 0 {
-			fmt.Fprintln(ew, "\nExecuting watch requests with no initial-phase watcher:")
-			for _, q := range r.UnmatchedRequests {
-				fmt.Fprintf(ew, "  - %s: %s %s %s (%s, %d seat(s), started %s)\n", q.APIServer, q.User, q.Verb, q.Path, q.PriorityLevel, q.Seats, q.StartTime.Format("2006-01-02T15:04:05Z"))
-			}
-		}
-		for _, a := range r.APIServers {
-			for _, n := range a.Notes {
-				fmt.Fprintf(ew, "\nnote: %s: %s", a.Name, n)
-			}
-		}
-		fmt.Fprintln(ew)
-	}
-	if len(r.Advice) > 0 {
-		fmt.Fprintln(ew, "\nAdvice:")
-		for _, a := range r.Advice {
-			fmt.Fprintf(ew, "  - %s\n", a)
-		}
-	}
-	if len(r.Warnings) > 0 {
-		fmt.Fprintln(ew, "\nWarnings:")
-		for _, wn := range r.Warnings {
-			fmt.Fprintf(ew, "  - %s\n", wn)
-		}
-	}
-	if len(r.Incomplete) > 0 {
-		fmt.Fprintln(ew, "\nIncomplete (not decided, not healthy):")
-		for _, wn := range r.Incomplete {
-			fmt.Fprintf(ew, "  - %s\n", wn)
-		}
-	}
-	return ew.err
 }
 
 // findingHeaders are the columns of the findings table; multi adds the
@@ -326,10 +376,55 @@ func clientName(f api.Finding) string {
 	return orDash(c.User)
 }
 
+// candidateLines names, under the summary, the candidate requests of each
+// ambiguous finding, in the order of the findings. In table format at
+// least groupAtLeast findings of one type with the same candidates share
+// one line, where the first of them was, naming a few of their goroutines
+// and counting the rest; -o wide keeps a line per finding.
+func candidateLines(t *text, findings []api.Finding) {
+	type group struct {
+		ids     []int64
+		printed bool
+	}
+	keys := make([]string, len(findings))
+	groups := map[string]*group{}
+	for i, f := range findings {
+		if f.Client == nil || f.Client.Match != api.MatchAmbiguous || len(f.Candidates) == 0 {
+			continue
+		}
+		keys[i] = string(f.Type) + "\x00" + candidateList(f)
+		g := groups[keys[i]]
+		if g == nil {
+			g = &group{}
+			groups[keys[i]] = g
+		}
+		g.ids = append(g.ids, f.Watcher.GoroutineID)
+	}
+	for i, f := range findings {
+		g := groups[keys[i]]
+		switch {
+		case keys[i] == "":
+		case len(g.ids) < groupAtLeast || t.opts.wide():
+			t.printf("  %s goroutine %d: one of these is its request: %s\n", f.Type, f.Watcher.GoroutineID, candidateList(f))
+		case !g.printed:
+			g.printed = true
+			t.printf("  %s goroutines %s: one of these is each one's request: %s\n", f.Type, idsAbbrev(g.ids, 3), candidateList(f))
+		}
+	}
+}
+
+// idsAbbrev lists the first n ids and counts the others.
+func idsAbbrev(ids []int64, n int) string {
+	if len(ids) <= n {
+		return joinIDs(ids)
+	}
+	return fmt.Sprintf("%s and %d more", joinIDs(ids[:n]), len(ids)-n)
+}
+
 func candidateList(f api.Finding) string {
 	var cs []string
 	for _, c := range f.Candidates {
-		cs = append(cs, fmt.Sprintf("%s (%s %s, started %s)", c.User, c.Verb, c.Path, c.StartTime.Format("15:04:05.000")))
+		cs = append(cs, fmt.Sprintf("%s (%s %s, started %s)", EscapeCell(c.User), EscapeCell(c.Verb), EscapeCell(c.Path), c.StartTime.Format("15:04:05.000")))
 	}
 	return strings.Join(cs, "; ")
 }

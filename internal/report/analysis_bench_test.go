@@ -13,9 +13,10 @@ import (
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-// BenchmarkRenderReport measures rendering, the last stage of analyze: the
+// BenchmarkRenderReport measures printing, the last stage of analyze: the
 // report of the real t1+t2 captures (2 findings, APF, metrics) and of a
-// generated dump with 500 stuck watches, in every format.
+// generated dump with 500 stuck watches, in every format, and of a relist
+// storm of 50,000 alike, as a table and as JSON.
 func BenchmarkRenderReport(b *testing.B) {
 	const seed = "../../testdata/kube-apiserver-v1.37.2/seed-repro/"
 	loaded, err := bundle.Load([]string{seed + "t1", seed + "t2"}, bundle.Options{})
@@ -37,17 +38,33 @@ func BenchmarkRenderReport(b *testing.B) {
 		b.Fatalf("%d stuck watches, want the %d planted", many.Summary.StuckWatches, len(res.Planted))
 	}
 
+	// A relist storm: 50,000 findings alike but for their goroutines, whose
+	// table is one row with a COUNT. Not wide: tablewriter lays out 50,000
+	// wide rows in seconds.
+	storm := *many
+	storm.Findings = nil
+	for i := range 50_000 {
+		f := many.Findings[0]
+		f.Watcher.GoroutineID = int64(4 * i)
+		storm.Findings = append(storm.Findings, f)
+	}
+
 	for _, in := range []struct {
-		name string
-		r    *api.Report
-	}{{"real-t1-t2", real}, {"stuck=" + benchmetrics.SizeName(len(res.Planted)), many}} {
-		for _, f := range report.Formats() {
+		name    string
+		r       *api.Report
+		formats []report.Format
+	}{
+		{"real-t1-t2", real, report.Formats()},
+		{"stuck=" + benchmetrics.SizeName(len(res.Planted)), many, report.Formats()},
+		{"storm=50k", &storm, []report.Format{report.FormatTable, report.FormatJSON}},
+	} {
+		for _, f := range in.formats {
 			b.Run(in.name+"/"+string(f), func(b *testing.B) {
 				var out countWriter
 				b.ReportAllocs()
 				t := benchmetrics.Start()
 				for b.Loop() {
-					if err := report.RenderReport(&out, in.r, f); err != nil {
+					if err := report.Print(&out, in.r, report.Options{Format: f}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -9,11 +9,33 @@ import (
 )
 
 // Escape makes s safe for a terminal: control characters other than
-// newline and tab (ESC, BEL, C1 controls, DEL) and invalid UTF-8 become
-// visible escapes (\x1b, \u009b), as kubectl does before printing text a
+// newline and tab (ESC, BEL, C1 controls, DEL), the bidirectional
+// formatting characters that reorder what follows them (U+202A..U+202E,
+// U+2066..U+2069, U+200E, U+200F, U+061C) and invalid UTF-8 become visible
+// escapes (\x1b, \u009b, \u202e), as kubectl does before printing text a
 // server chose. Function and user names in dumps come from the server.
-func Escape(s string) string {
-	if !needsEscape(s) {
+// It is for messages (stderr); what the printer writes is escaped by
+// EscapeCell and, in its prose, with tabs escaped too.
+func Escape(s string) string { return escape(s, keepNewline|keepTab) }
+
+// EscapeCell is Escape for one table cell or one field of a line: a
+// newline and a tab are escaped too (\n, \t), so a value can neither start
+// a row of its own nor shift the columns after it.
+func EscapeCell(s string) string { return escape(s, 0) }
+
+// escapeText is what the printer applies to its prose: EscapeCell keeping
+// newlines.
+func escapeText(s string) string { return escape(s, keepNewline) }
+
+type keep int
+
+const (
+	keepNewline keep = 1 << iota
+	keepTab
+)
+
+func escape(s string, k keep) string {
+	if !needsEscape(s, k) {
 		return s
 	}
 	var b strings.Builder
@@ -22,11 +44,15 @@ func Escape(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n' || r == '\t':
+		case r == '\n' && k&keepNewline != 0, r == '\t' && k&keepTab != 0:
 			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
 		case r < 0x80 && unicode.IsControl(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.IsControl(r):
+		case unicode.IsControl(r) || isBidi(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -36,36 +62,48 @@ func Escape(s string) string {
 	return b.String()
 }
 
-func needsEscape(s string) bool {
+// isBidi reports the characters that change the display order of the
+// text around them (Unicode's explicit directional formatting characters
+// and marks, UAX #9 table 1), so that a name can look like another.
+func isBidi(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+func needsEscape(s string, k keep) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f || c >= 0x80 {
-			if c >= 0x80 {
-				// Valid non-control UTF-8 is fine; check the slow way.
-				for _, r := range s[i:] {
-					if r == utf8.RuneError || unicode.IsControl(r) && r != '\n' && r != '\t' {
-						return true
-					}
+		switch {
+		case c >= 0x80:
+			// Valid non-control UTF-8 is fine; check the slow way.
+			for _, r := range s[i:] {
+				if r == utf8.RuneError || isBidi(r) || unicode.IsControl(r) && !kept(r, k) {
+					return true
 				}
-				return false
 			}
+			return false
+		case kept(rune(c), k):
+		case c < 0x20 || c == 0x7f:
 			return true
 		}
 	}
 	return false
 }
 
-// escapeWriter escapes what is written through it (text output only:
-// JSON and YAML escape by themselves). Writes must not split a rune,
-// which holds for the line-at-a-time writes of the renderers.
+func kept(r rune, k keep) bool {
+	return r == '\n' && k&keepNewline != 0 || r == '\t' && k&keepTab != 0
+}
+
+// escapeWriter escapes what is written through it with escapeText (text
+// output only: JSON and YAML escape by themselves). Writes must not split
+// a rune, which holds for the line-at-a-time writes of the printer.
 type escapeWriter struct{ w io.Writer }
 
 func (e escapeWriter) Write(p []byte) (int, error) {
 	s := string(p)
-	if !needsEscape(s) {
+	if !needsEscape(s, keepNewline) {
 		return e.w.Write(p)
 	}
-	if _, err := io.WriteString(e.w, Escape(s)); err != nil {
+	if _, err := io.WriteString(e.w, escapeText(s)); err != nil {
 		return 0, err
 	}
 	return len(p), nil

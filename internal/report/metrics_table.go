@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -10,24 +9,51 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
-func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
-	ew := &errWriter{w: w}
-	multi := len(r.APIServers) > 1
-	withServer := func(name string, cells ...string) []string {
-		if multi {
-			return append([]string{name}, cells...)
-		}
-		return cells
+// printMetrics writes the watch metrics of one or more API servers: per
+// server a summary line, the resources that have watchers or watch-cache
+// activity (wide: all resources, more columns), the priority levels, and
+// below them the blind spots of the columns, the missing and unknown
+// metrics, and notes. With two samples the counter columns become rates
+// per second. Under NoHeaders it is the resources' rows alone.
+func printMetrics(t *text, r metrics.Report) error {
+	if t.opts.NoHeaders {
+		return metricsResources(t, r)
 	}
-	headers := func(h ...string) []string {
-		if multi {
-			return append([]string{"apiserver"}, h...)
-		}
-		return h
+	if err := metricsSummary(t, r); err != nil {
+		return err
 	}
+	t.println()
+	if err := metricsResources(t, r); err != nil {
+		return err
+	}
+	if err := metricsLevels(t, r); err != nil {
+		return err
+	}
+	metricsFootnotes(t, r)
+	return nil
+}
 
-	// Summary: one line per server.
-	sum := NewTable(ew, "apiserver", "release", "goroutines", "memory", "started", "sampling")
+// metricsColumns prefixes cells with the server's name when there are
+// several servers.
+type metricsColumns bool
+
+func (multi metricsColumns) row(name string, cells ...string) []string {
+	if multi {
+		return append([]string{name}, cells...)
+	}
+	return cells
+}
+
+func (multi metricsColumns) headers(h ...string) []string {
+	if multi {
+		return append([]string{"apiserver"}, h...)
+	}
+	return h
+}
+
+// metricsSummary is one line per server.
+func metricsSummary(t *text, r metrics.Report) error {
+	sum := t.table(false, "apiserver", "release", "goroutines", "memory", "started", "sampling")
 	for _, a := range r.APIServers {
 		snap := a.Current()
 		if snap == nil {
@@ -35,7 +61,7 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 			if a.Err != nil {
 				msg = a.Err.Error()
 			}
-			if err := sum.Append(a.Name, "error: "+msg); err != nil {
+			if err := sum.append(a.Name, "error: "+msg); err != nil {
 				return err
 			}
 			continue
@@ -47,16 +73,17 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 				sampling += " (restarted)"
 			}
 		}
-		if err := sum.Append(a.Name, snap.Version.String(), count(snap.Goroutines), byteSize(snap.ResidentMemoryBytes),
+		if err := sum.append(a.Name, snap.Version.String(), count(snap.Goroutines), byteSize(snap.ResidentMemoryBytes),
 			started(snap.ProcessStartTime, snap.CapturedAt), sampling); err != nil {
 			return err
 		}
 	}
-	if err := sum.Render(); err != nil {
-		return err
-	}
+	return sum.render()
+}
 
-	// Resources.
+// metricsResources is the resources table (and how many were left out).
+func metricsResources(t *text, r metrics.Report) error {
+	wide, multi := t.opts.wide(), metricsColumns(len(r.APIServers) > 1)
 	anyRates := false
 	for _, a := range r.APIServers {
 		if a.Rates != nil {
@@ -75,7 +102,7 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 			cols = append(cols, "events received", "watch events", "watch bytes", "watch lists", "cache inits", "cache rv")
 		}
 	}
-	rt := NewTable(ew, headers(cols...)...)
+	rt := t.table(t.opts.NoHeaders, multi.headers(cols...)...)
 	shown, hidden := 0, 0
 	for _, a := range r.APIServers {
 		snap := a.Current()
@@ -115,28 +142,31 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 						count(res.WatchLists), count(res.CacheInitializations), count(res.CacheResourceVersion))
 				}
 			}
-			if err := rt.Append(withServer(a.Name, row...)...); err != nil {
+			if err := rt.append(multi.row(a.Name, row...)...); err != nil {
 				return err
 			}
 		}
 	}
-	fmt.Fprintln(ew)
 	if shown > 0 {
-		if err := rt.Render(); err != nil {
+		if err := rt.render(); err != nil {
 			return err
 		}
 	}
-	if hidden > 0 {
-		fmt.Fprintf(ew, "(%d more %s without watchers or watch cache activity: -o wide shows all)\n", hidden, english.Plural(hidden, "resource", "resources"))
+	if hidden > 0 && !t.opts.NoHeaders {
+		t.printf("(%d more %s without watchers or watch cache activity: -o wide shows all)\n", hidden, english.Plural(hidden, "resource", "resources"))
 	}
+	return nil
+}
 
-	// Priority levels.
+// metricsLevels is the priority levels table.
+func metricsLevels(t *text, r metrics.Report) error {
+	wide, multi := t.opts.wide(), metricsColumns(len(r.APIServers) > 1)
 	var plCols []string
 	plCols = []string{"priority level", "executing seats[3]", "limit seats", "used", "executing requests"}
 	if wide {
 		plCols = append(plCols, "flow schemas (seats/requests)")
 	}
-	pt := NewTable(ew, headers(plCols...)...)
+	pt := t.table(false, multi.headers(plCols...)...)
 	levels := 0
 	for _, a := range r.APIServers {
 		snap := a.Current()
@@ -153,20 +183,22 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 				}
 				row = append(row, orDash(strings.Join(fs, ",")))
 			}
-			if err := pt.Append(withServer(a.Name, row...)...); err != nil {
+			if err := pt.append(multi.row(a.Name, row...)...); err != nil {
 				return err
 			}
 		}
 	}
-	if levels > 0 {
-		fmt.Fprintln(ew)
-		if err := pt.Render(); err != nil {
-			return err
-		}
+	if levels == 0 {
+		return nil
 	}
+	t.println()
+	return pt.render()
+}
 
-	// Footnotes: blind spots (once), then per-server missing, unknown,
-	// notes.
+// metricsFootnotes: blind spots (once), then per-server missing, unknown,
+// notes.
+func metricsFootnotes(t *text, r metrics.Report) {
+	wide, multi := t.opts.wide(), len(r.APIServers) > 1
 	marks := map[metrics.MetricID]string{metrics.InitEvents: "[1]", metrics.TerminatedWatchers: "[2]", metrics.ExecutingSeats: "[3]"}
 	seen := map[metrics.MetricID]bool{}
 	var blind []string
@@ -181,10 +213,10 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 		}
 	}
 	if len(blind) > 0 {
-		fmt.Fprintln(ew)
-		fmt.Fprintln(ew, "Blind spots:")
+		t.println()
+		t.println("Blind spots:")
 		for _, b := range blind {
-			fmt.Fprintf(ew, "  %s\n", b)
+			t.printf("  %s\n", b)
 		}
 	}
 	for _, a := range r.APIServers {
@@ -197,17 +229,17 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 			prefix = a.Name + ": "
 		}
 		if len(snap.Missing) > 0 {
-			fmt.Fprintln(ew)
-			fmt.Fprintf(ew, "%sMissing metrics:\n", prefix)
+			t.println()
+			t.printf("%sMissing metrics:\n", prefix)
 			for _, m := range snap.Missing {
-				fmt.Fprintf(ew, "  %s: %s\n", strings.Join(m.Names, ", "), m.Reason)
+				t.printf("  %s: %s\n", strings.Join(m.Names, ", "), m.Reason)
 			}
 		}
 		if len(snap.Unknown) > 0 {
-			fmt.Fprintln(ew)
-			fmt.Fprintf(ew, "%sUnknown metrics (not used):\n", prefix)
+			t.println()
+			t.printf("%sUnknown metrics (not used):\n", prefix)
 			for _, u := range snap.Unknown {
-				fmt.Fprintf(ew, "  %s{%s}: %s\n", u.Name, strings.Join(u.Labels, ","), u.Reason)
+				t.printf("  %s{%s}: %s\n", u.Name, strings.Join(u.Labels, ","), u.Reason)
 			}
 		}
 		notes := append([]string(nil), snap.Notes...)
@@ -215,21 +247,20 @@ func renderMetricsTable(w io.Writer, r metrics.Report, wide bool) error {
 			notes = append(notes, a.Rates.Notes...)
 		}
 		if len(notes) > 0 {
-			fmt.Fprintln(ew)
-			fmt.Fprintf(ew, "%sNotes:\n", prefix)
+			t.println()
+			t.printf("%sNotes:\n", prefix)
 			for _, n := range notes {
-				fmt.Fprintf(ew, "  %s\n", n)
+				t.printf("  %s\n", n)
 			}
 		}
 		if wide && len(snap.Version.Evidence) > 0 {
-			fmt.Fprintln(ew)
-			fmt.Fprintf(ew, "%sVersion evidence:\n", prefix)
+			t.println()
+			t.printf("%sVersion evidence:\n", prefix)
 			for _, e := range snap.Version.Evidence {
-				fmt.Fprintf(ew, "  %s\n", e)
+				t.printf("  %s\n", e)
 			}
 		}
 	}
-	return ew.err
 }
 
 // active reports whether a resource belongs in the narrow table: it has

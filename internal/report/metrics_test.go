@@ -110,7 +110,7 @@ func TestRenderMetrics(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name+"-"+string(tt.format), func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := RenderMetrics(&buf, tt.report, tt.format); err != nil {
+			if err := Print(&buf, tt.report, Options{Format: tt.format}); err != nil {
 				t.Fatal(err)
 			}
 			ext := map[Format]string{FormatTable: "txt", FormatWide: "wide.txt", FormatJSON: "json", FormatYAML: "yaml"}[tt.format]
@@ -130,7 +130,7 @@ func TestRenderMetricsContract(t *testing.T) {
 		t.Run(string(f), func(t *testing.T) {
 			var buf bytes.Buffer
 			r := metrics.Report{APIServers: []metrics.APIServer{{Name: "a", Snapshot: t2, Rates: rates}}}
-			if err := RenderMetrics(&buf, r, f); err != nil {
+			if err := Print(&buf, r, Options{Format: f}); err != nil {
 				t.Fatal(err)
 			}
 			b := buf.Bytes()
@@ -180,7 +180,7 @@ func TestRenderMetricsContract(t *testing.T) {
 func TestRenderMetricsAbsentIsNull(t *testing.T) {
 	snap := metricsFixture(t)
 	var buf bytes.Buffer
-	if err := RenderMetrics(&buf, metrics.Report{APIServers: []metrics.APIServer{{Name: "x", Snapshot: snap}}}, FormatJSON); err != nil {
+	if err := Print(&buf, metrics.Report{APIServers: []metrics.APIServer{{Name: "x", Snapshot: snap}}}, Options{Format: FormatJSON}); err != nil {
 		t.Fatal(err)
 	}
 	var doc api.WatchMetrics
@@ -200,8 +200,8 @@ func TestRenderMetricsAbsentIsNull(t *testing.T) {
 }
 
 func TestRenderMetricsBadFormat(t *testing.T) {
-	err := RenderMetrics(&bytes.Buffer{}, metrics.Report{}, Format("xml"))
-	if want := `unsupported format "xml": use one of table, wide, json, yaml`; err == nil || err.Error() != want {
+	err := Print(&bytes.Buffer{}, metrics.Report{}, Options{Format: Format("xml")})
+	if want := `unsupported output format "xml": use one of table, wide, json, yaml`; err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
 	}
 }

@@ -11,11 +11,6 @@ import (
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-// RenderReplay writes a replay result. Table and wide show one row per
-// client with one cell per column (completed / stopped at t=... / blocked
-// at end), then one row per column with what it left behind, then the
-// verdict; wide adds the events each client received. JSON and YAML write
-// the result itself (kind: Replay).
 // transportText describes a scenario's transport: its profile, if any,
 // then its window and refresh.
 func transportText(t api.Transport) string {
@@ -40,24 +35,57 @@ func clientTransportText(t api.Transport) string {
 	return fmt.Sprintf("%s, %s window", t.Refresh, byteSize(float64(t.Window)))
 }
 
-func RenderReplay(w io.Writer, r *api.Replay, f Format) error {
-	if f.Structured() {
-		return writeStructured(w, r, f)
+// printReplay writes a replay result: one row per client with one cell
+// per column (completed / stopped at t=... / blocked at end), then one row
+// per column with what it left behind, then the verdict; wide adds the
+// events each client received. Under NoHeaders it is the clients' rows
+// alone.
+func printReplay(t *text, r *api.Replay) error {
+	if t.opts.NoHeaders {
+		return replayClients(t, r)
 	}
-	wide := f == FormatWide
-	w = escapeWriter{w}
-	fmt.Fprintf(w, "SCENARIO %s: %s virtual, stall timeout %s, %s unless a client says otherwise\n",
-		r.Scenario, seconds(r.DurationSeconds), seconds(r.StallTimeoutSeconds), transportText(r.Transport))
+	t.printf("SCENARIO %s: %s virtual, stall timeout %s, %s unless a client says otherwise\n",
+		EscapeCell(r.Scenario), seconds(r.DurationSeconds), seconds(r.StallTimeoutSeconds), transportText(r.Transport))
 	if r.Description != "" {
-		fmt.Fprintf(w, "%s\n", r.Description)
+		t.printf("%s\n", r.Description)
 	}
-	fmt.Fprintln(w)
+	t.println()
+	if err := replayClients(t, r); err != nil {
+		return err
+	}
+	t.println()
+	if err := replayColumns(t, r); err != nil {
+		return err
+	}
+	if r.Timeline != nil {
+		t.printf("\nTIMELINE watcher goroutines parked in sendWatchCacheEvent, %s per character:\n", seconds(r.TickSeconds*float64(sparkStride(len(r.Timeline.Seconds)))))
+		width := 0
+		for _, s := range r.Timeline.Series {
+			width = max(width, len(s.Column))
+		}
+		for _, s := range r.Timeline.Series {
+			lo, hi := minMax(s.Blocked)
+			t.printf("  %-*s  %s  (min %d, max %d)\n", width, s.Column, sparkline(s.Blocked), lo, hi)
+		}
+	}
+	t.printf("\nVERDICT %s\n", r.Verdict.Summary)
+	if r.Verdict.Fidelity != "" {
+		t.printf("FIDELITY upstream vs unpatched: %s\n", r.Verdict.Fidelity)
+	}
+	for _, n := range r.Verdict.Notes {
+		t.printf("NOTE %s\n", n)
+	}
+	return nil
+}
 
+// replayClients is one row per client, one cell per column.
+func replayClients(t *text, r *api.Replay) error {
+	wide := t.opts.wide()
 	headers := []string{"client", "model", "scope"}
 	for _, c := range r.Columns {
 		headers = append(headers, c.Name)
 	}
-	t := NewTable(w, headers...)
+	tb := t.table(t.opts.NoHeaders, headers...)
 	if len(r.Columns) > 0 {
 		for i, cl := range r.Columns[0].Clients {
 			model := cl.Model
@@ -70,17 +98,17 @@ func RenderReplay(w io.Writer, r *api.Replay, f Format) error {
 					row = append(row, cell(c.Clients[i], r.DurationSeconds, r.StallTimeoutSeconds, wide))
 				}
 			}
-			if err := t.Append(row...); err != nil {
+			if err := tb.append(row...); err != nil {
 				return err
 			}
 		}
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
+	return tb.render()
+}
 
-	ct := NewTable(w, "column", "blocked goroutines", "watchers alive", "handlers blocked in write", "held objects", "held bytes", "apf seat-seconds", "closed by dispatcher", "stopped by stall timeout")
+// replayColumns is one row per column: what it left behind.
+func replayColumns(t *text, r *api.Replay) error {
+	ct := t.table(false, "column", "blocked goroutines", "watchers alive", "handlers blocked in write", "held objects", "held bytes", "apf seat-seconds", "closed by dispatcher", "stopped by stall timeout")
 	for _, c := range r.Columns {
 		var term, stall int64
 		for _, x := range c.Counters {
@@ -91,35 +119,12 @@ func RenderReplay(w io.Writer, r *api.Replay, f Format) error {
 		if c.Name != api.ColumnPR141899 && c.Name != api.ColumnComplete {
 			stalled = "-"
 		}
-		if err := ct.Append(c.Name, fmt.Sprint(c.BlockedGoroutines), fmt.Sprint(c.WatcherGoroutines), fmt.Sprint(c.HandlersBlockedInWrite),
+		if err := ct.append(c.Name, fmt.Sprint(c.BlockedGoroutines), fmt.Sprint(c.WatcherGoroutines), fmt.Sprint(c.HandlersBlockedInWrite),
 			fmt.Sprint(c.HeldObjects), byteSize(float64(c.HeldBytes)), english.Number(c.APFSeatSeconds), fmt.Sprint(term), stalled); err != nil {
 			return err
 		}
 	}
-	if err := ct.Render(); err != nil {
-		return err
-	}
-
-	if r.Timeline != nil {
-		fmt.Fprintf(w, "\nTIMELINE watcher goroutines parked in sendWatchCacheEvent, %s per character:\n", seconds(r.TickSeconds*float64(sparkStride(len(r.Timeline.Seconds)))))
-		width := 0
-		for _, s := range r.Timeline.Series {
-			width = max(width, len(s.Column))
-		}
-		for _, s := range r.Timeline.Series {
-			lo, hi := minMax(s.Blocked)
-			fmt.Fprintf(w, "  %-*s  %s  (min %d, max %d)\n", width, s.Column, sparkline(s.Blocked), lo, hi)
-		}
-	}
-
-	fmt.Fprintf(w, "\nVERDICT %s\n", r.Verdict.Summary)
-	if r.Verdict.Fidelity != "" {
-		fmt.Fprintf(w, "FIDELITY upstream vs unpatched: %s\n", r.Verdict.Fidelity)
-	}
-	for _, n := range r.Verdict.Notes {
-		fmt.Fprintf(w, "NOTE %s\n", n)
-	}
-	return nil
+	return ct.render()
 }
 
 func scope(s string) string { return strings.TrimPrefix(s, "namespace ") }
@@ -215,13 +220,14 @@ var seriesColors = map[string]string{
 	api.ColumnComplete:  "#9467bd",
 }
 
-// ErrNoTimeline is RenderReplaySVG's refusal of a result recorded without
+// ErrNoTimeline is WriteReplaySVG's refusal of a result recorded without
 // a timeline. The CLI says which flag records one.
 var ErrNoTimeline = errors.New("the result has no timeline")
 
-// RenderReplaySVG draws the result's timeline, blocked watcher goroutines
-// per column over virtual time, as a standalone SVG chart.
-func RenderReplaySVG(w io.Writer, r *api.Replay) error {
+// WriteReplaySVG draws the result's timeline, blocked watcher goroutines
+// per column over virtual time, as a standalone SVG chart (the file of
+// replay --svg, beside the printed document).
+func WriteReplaySVG(w io.Writer, r *api.Replay) error {
 	if r.Timeline == nil || len(r.Timeline.Seconds) == 0 {
 		return ErrNoTimeline
 	}

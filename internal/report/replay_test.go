@@ -40,7 +40,7 @@ func TestRenderReplay(t *testing.T) {
 			t.Run(name+"/"+string(f), func(t *testing.T) {
 				r := loadReplay(t, name)
 				var b bytes.Buffer
-				if err := RenderReplay(&b, r, f); err != nil {
+				if err := Print(&b, r, Options{Format: f}); err != nil {
 					t.Fatal(err)
 				}
 				ext := map[Format]string{FormatTable: ".txt", FormatWide: ".wide.txt", FormatJSON: ".json", FormatYAML: ".yaml"}[f]
@@ -49,7 +49,7 @@ func TestRenderReplay(t *testing.T) {
 		}
 		t.Run(name+"/svg", func(t *testing.T) {
 			var b bytes.Buffer
-			if err := RenderReplaySVG(&b, loadReplay(t, name)); err != nil {
+			if err := WriteReplaySVG(&b, loadReplay(t, name)); err != nil {
 				t.Fatal(err)
 			}
 			replayGolden(t, "replay-"+name+".svg", b.Bytes())
@@ -60,7 +60,7 @@ func TestRenderReplay(t *testing.T) {
 // TestRenderReplayContract checks the JSON fields scripts rely on.
 func TestRenderReplayContract(t *testing.T) {
 	var b bytes.Buffer
-	if err := RenderReplay(&b, loadReplay(t, "issue-131721"), FormatJSON); err != nil {
+	if err := Print(&b, loadReplay(t, "issue-131721"), Options{Format: FormatJSON}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -115,7 +115,7 @@ func jsonNumber(f float64) string { b, _ := json.Marshal(f); return string(b) + 
 func TestRenderReplaySVGNeedsTimeline(t *testing.T) {
 	r := loadReplay(t, "issue-131721")
 	r.Timeline = nil
-	err := RenderReplaySVG(&bytes.Buffer{}, r)
+	err := WriteReplaySVG(&bytes.Buffer{}, r)
 	if !errors.Is(err, ErrNoTimeline) {
 		t.Errorf("error %v, want ErrNoTimeline", err)
 	}

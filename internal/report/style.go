@@ -1,21 +1,14 @@
 package report
 
 import (
-	"bytes"
+	"fmt"
 	"io"
 	"strings"
 
+	"github.com/mattn/go-runewidth"
+
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
-
-// Style is how text output is laid out for a terminal: Color puts the
-// severity of each finding in colour (red critical, yellow warning); Width,
-// when positive, wraps advice and warning lines to that many columns.
-// The zero Style is plain text, as for a pipe or a file.
-type Style struct {
-	Color bool
-	Width int
-}
 
 const (
 	ansiRed    = "\x1b[31m"
@@ -23,61 +16,74 @@ const (
 	ansiReset  = "\x1b[0m"
 )
 
-// RenderReportStyled is RenderReport with st applied to table and wide
-// output (JSON and YAML are never styled).
-func RenderReportStyled(w io.Writer, r *api.Report, f Format, st Style) error {
-	if f.Structured() || st == (Style{}) {
-		return RenderReport(w, r, f)
-	}
-	var buf bytes.Buffer
-	if err := RenderReport(&buf, r, f); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, st.apply(buf.String()))
-	return err
+// severityColors are the colours of Options.Color: red critical, yellow
+// warning; info stays plain.
+var severityColors = map[string]string{
+	string(api.SeverityCritical): ansiRed,
+	string(api.SeverityWarning):  ansiYellow,
 }
 
-// apply colours the severity cells of the findings table (after layout,
-// so alignment holds: escapes take no columns) and wraps list lines.
-func (st Style) apply(text string) string {
-	lines := strings.Split(text, "\n")
-	var out []string
-	inFindings := len(lines) > 0 && (strings.HasPrefix(lines[0], "FINDING ") || strings.HasPrefix(lines[0], "APISERVER ") || strings.HasPrefix(lines[0], "CLUSTER "))
-	for i, l := range lines {
-		if l == "" {
-			inFindings = false
-		}
-		if inFindings && i > 0 && st.Color {
-			l = colorSeverity(l)
-		}
-		if st.Width > 0 && strings.HasPrefix(l, "  - ") && len(l) > st.Width {
-			out = append(out, wrap(l, st.Width, "    ")...)
+// colorSeverity is the styler of a SEVERITY column.
+func colorSeverity(cell string) string {
+	if c, ok := severityColors[cell]; ok {
+		return c + cell + ansiReset
+	}
+	return cell
+}
+
+// text is where a table or wide document is written. Prose goes through
+// escapeText (tabs escaped, newlines kept); tables write their own escaped and styled cells; list items are
+// wrapped to Options.Width by display width. The first write error is
+// kept (err) so a printer checks once.
+//
+// A text is used by one goroutine.
+type text struct {
+	raw  *errWriter
+	opts Options
+}
+
+func newText(w io.Writer, o Options) *text { return &text{raw: &errWriter{w: w}, opts: o} }
+
+// Write escapes p (it must not split a rune: the printer writes whole
+// lines and fields).
+func (t *text) Write(p []byte) (int, error) { return escapeWriter{t.raw}.Write(p) }
+
+func (t *text) printf(format string, args ...any) { fmt.Fprintf(t, format, args...) }
+
+func (t *text) println(args ...any) { fmt.Fprintln(t, args...) }
+
+// item writes one list line "  - s" (s escaped), wrapped at spaces to
+// the width with a hanging indent when a width is set.
+func (t *text) item(format string, args ...any) {
+	s := escapeText(fmt.Sprintf("  - "+format, args...))
+	for _, line := range strings.Split(s, "\n") {
+		if t.opts.Width > 0 && strings.HasPrefix(line, "  - ") && runewidth.StringWidth(line) > t.opts.Width {
+			io.WriteString(t.raw, strings.Join(wrap(line, t.opts.Width, "    "), "\n")+"\n")
 			continue
 		}
-		out = append(out, l)
+		io.WriteString(t.raw, line+"\n")
 	}
-	return strings.Join(out, "\n")
 }
 
-func colorSeverity(row string) string {
-	for s, color := range map[api.Severity]string{api.SeverityCritical: ansiRed, api.SeverityWarning: ansiYellow} {
-		sev := string(s)
-		token := "   " + sev + "   "
-		if i := strings.Index(row, token); i >= 0 {
-			return row[:i+3] + color + sev + ansiReset + row[i+3+len(sev):]
-		}
+// table starts a table written to t: its severity column coloured under
+// Options.Color, its header row left out under noHeaders.
+func (t *text) table(noHeaders bool, headers ...string) *table {
+	tb := newTable(t.raw, noHeaders, headers...)
+	if t.opts.Color {
+		tb.style("severity", colorSeverity)
 	}
-	return row
+	return tb
 }
 
-// wrap breaks line at spaces so that no piece exceeds width (a word
-// longer than width stays whole); continuation lines get indent.
+// wrap breaks a list line "  - ..." at spaces so that no piece is wider
+// than width columns on a terminal (a word wider than width stays whole);
+// continuation lines get indent.
 func wrap(line string, width int, indent string) []string {
 	words := strings.Fields(line[len("  - "):])
 	var out []string
 	cur := "  -"
 	for _, w := range words {
-		if len(cur)+1+len(w) > width && strings.TrimSpace(cur) != "-" && strings.TrimSpace(cur) != "" {
+		if runewidth.StringWidth(cur)+1+runewidth.StringWidth(w) > width && strings.TrimSpace(cur) != "-" && strings.TrimSpace(cur) != "" {
 			out = append(out, cur)
 			cur = indent + w
 			continue

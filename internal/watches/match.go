@@ -136,13 +136,16 @@ type matcher struct {
 	dropped string
 	// texts shares the explanations many watchers get word for word.
 	texts interner
+	// whys are the explanations of ambiguous watchers, formatted once
+	// per ambiguousKey.
+	whys map[ambiguousKey]string
 }
 
 // wild is the class of watchers whose object type is unknown.
 const wild = -1
 
 func newMatcher(in matchInput, trusted bool) *matcher {
-	m := &matcher{in: in, trusted: trusted, texts: interner{}}
+	m := &matcher{in: in, trusted: trusted, texts: interner{}, whys: map[ambiguousKey]string{}}
 	m.need = make([]time.Duration, len(in.watchers))
 	for i, w := range in.watchers {
 		m.need[i] = m.needOf(w)
@@ -617,25 +620,49 @@ func (m *matcher) ambiguousN(res *matchResult, i int, cands []int, n int, sameUs
 	if sameUser && n > 0 {
 		res.pairs[i].sameUser = userOf(m.in.reqs[cands[0]])
 	}
-	switch {
-	case n == 0:
+	if n == 0 {
 		res.pairs[i].conf = ""
+	}
+	key := ambiguousKey{n: n, watchers: watchers, reqs: reqs, infeasible: infeasible, old: m.need[i] > 0, class: m.wclass[i], sameUser: res.pairs[i].sameUser}
+	why, ok := m.whys[key]
+	if !ok {
+		why = m.ambiguousWhy(i, key)
+		m.whys[key] = why
+	}
+	res.pairs[i].why = why
+}
+
+// ambiguousKey is all the explanation of an ambiguous watcher depends on
+// besides the matcher itself: the watchers of a relist storm share it, so
+// it is formatted once for all of them, not 50,000 times.
+type ambiguousKey struct {
+	n, watchers, reqs int
+	infeasible, old   bool
+	class             int
+	sameUser          string
+}
+
+// ambiguousWhy explains the ambiguous match of watcher i (of key).
+func (m *matcher) ambiguousWhy(i int, k ambiguousKey) string {
+	var why string
+	switch {
+	case k.n == 0:
 	case m.in.mixed != "":
-		res.pairs[i].why = fmt.Sprintf("the goroutine dump and the APF dump may come from different API server processes: %d executing watch requests could be this watch's", n)
+		why = fmt.Sprintf("the goroutine dump and the APF dump may come from different API server processes: %d executing watch requests could be this watch's", k.n)
 	case !m.in.details:
-		res.pairs[i].why = fmt.Sprintf("the APF dump was taken without includeRequestDetails=1: %d executing requests could be this watch's", n)
-	case infeasible:
-		res.pairs[i].why = fmt.Sprintf("%d executing watch requests could be this watch's; the ages do not allow one request per watcher (the APF dump was taken later, or the clock is off), so none is forced", n)
+		why = fmt.Sprintf("the APF dump was taken without includeRequestDetails=1: %d executing requests could be this watch's", k.n)
+	case k.infeasible:
+		why = fmt.Sprintf("%d executing watch requests could be this watch's; the ages do not allow one request per watcher (the APF dump was taken later, or the clock is off), so none is forced", k.n)
 	default:
-		res.pairs[i].why = fmt.Sprintf("%d executing watch requests could be this watch's: %s; nothing in the dumps separates them (goroutine ids do not follow arrival order)", n, m.separation(i, watchers, reqs))
+		why = fmt.Sprintf("%d executing watch requests could be this watch's: %s; nothing in the dumps separates them (goroutine ids do not follow arrival order)", k.n, m.separation(i, k.watchers, k.reqs))
 	}
-	if m.dropped != "" && res.pairs[i].conf != "" {
-		res.pairs[i].why += "; the handlers' object types were not used: " + m.dropped
+	if m.dropped != "" && k.n > 0 {
+		why += "; the handlers' object types were not used: " + m.dropped
 	}
-	if res.pairs[i].sameUser != "" && n > 1 && res.pairs[i].conf != "" {
-		res.pairs[i].why += fmt.Sprintf("; every candidate has user %q, so the user is known exactly", res.pairs[i].sameUser)
+	if k.sameUser != "" && k.n > 1 {
+		why += fmt.Sprintf("; every candidate has user %q, so the user is known exactly", k.sameUser)
 	}
-	res.pairs[i].why = m.texts.intern(res.pairs[i].why)
+	return m.texts.intern(why)
 }
 
 // separation says what the candidates of watcher i were narrowed by.
@@ -702,6 +729,9 @@ func applyMatches(findings []*api.Finding, in matchInput, res matchResult) {
 	for _, f := range findings {
 		byID[f.Watcher.GoroutineID] = f
 	}
+	// The watchers of a storm share their ambiguous evidence word for word:
+	// formatted once, held once.
+	shared := formatted{}
 	for i, w := range in.watchers {
 		f := byID[w.GoroutineID]
 		if f == nil {
@@ -725,16 +755,41 @@ func applyMatches(findings []*api.Finding, in matchInput, res matchResult) {
 				f.Client = commonClient(cs)
 			} else {
 				f.Client = &api.Client{Match: api.MatchAmbiguous}
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%d candidates, too many to list", res.pairs[i].nCand))
+				f.Evidence = append(f.Evidence, shared.get("%d candidates, too many to list", res.pairs[i].nCand))
 			}
 			f.Client.User = res.pairs[i].sameUser
-			f.Evidence = append(f.Evidence, "client match ambiguous: "+res.pairs[i].why)
+			f.Evidence = append(f.Evidence, shared.get("client match ambiguous: %s", res.pairs[i].why))
 			if j := res.pairs[i].hint; j >= 0 && res.pairs[i].sameUser == "" {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("a lead, not a match: by handler goroutine id against arrival order this would be %s's request; ids followed arrival order in 60 of 60 runs measured on a 2-CPU server, but not in a capture from that server of two requests 4 ms apart: they are handed out per P in batches, so a later request can get a smaller id", userOf(in.reqs[j])))
+				// Concatenated, not formatted: a storm has one per watcher.
+				f.Evidence = append(f.Evidence, leadPrefix+userOf(in.reqs[j])+leadSuffix)
 			}
 		}
 	}
 }
+
+// formatted memoizes texts formatted from one format and one argument.
+type formatted map[formattedKey]string
+
+type formattedKey struct {
+	format string
+	arg    any
+}
+
+func (f formatted) get(format string, arg any) string {
+	k := formattedKey{format, arg}
+	s, ok := f[k]
+	if !ok {
+		s = fmt.Sprintf(format, arg)
+		f[k] = s
+	}
+	return s
+}
+
+// The evidence of a lead by goroutine id: leadPrefix USER leadSuffix.
+const (
+	leadPrefix = "a lead, not a match: by handler goroutine id against arrival order this would be "
+	leadSuffix = "'s request; ids followed arrival order in 60 of 60 runs measured on a 2-CPU server, but not in a capture from that server of two requests 4 ms apart: they are handed out per P in batches, so a later request can get a smaller id"
+)
 
 func clientFrom(r apf.Request, match api.Match) *api.Client {
 	st := r.StartTime.UTC()

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -79,6 +79,9 @@ func matchBench(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "  wall %.2f s (target < %s: %s), cpu %.2f s, peak RSS %.1f MiB (target < %d MiB: %s)\n",
 		best.wall.Seconds(), targetMatchWall, verdict(best.wall < targetMatchWall), cpu.Seconds(),
 		float64(best.maxRSS)/(1<<20), targetMatchRSS>>20, verdict(best.maxRSS < targetMatchRSS))
+	if err := stormTable(out, *wd, bundle, *runs); err != nil {
+		return err
+	}
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		// Wall time is only as good as the machine is idle.
 		fmt.Fprintf(out, "  load average during the run: %s", load)
@@ -86,22 +89,43 @@ func matchBench(args []string, out io.Writer) error {
 	return nil
 }
 
-// writeAPFRows writes a dump_requests table with details (the columns of
-// apf_controller_debug.go) holding n executing pod watches, one user
-// each, the oldest started at first and one a millisecond apart.
+// Targets of issue 21 item 6: a relist storm reads as one.
+const (
+	targetStormWall  = 3 * time.Second
+	targetStormLines = 36
+)
+
+// stormTable measures `analyze DIR` (the table) on the same bundle: the
+// storm's identical rows are one row with a COUNT.
+func stormTable(out io.Writer, wd, bundle string, runs int) error {
+	var best measurement
+	for i := range runs {
+		m, err := measure(2*time.Minute, wd, "analyze", bundle)
+		if err != nil {
+			return err
+		}
+		if m.timedOut || m.exit != 1 {
+			return fmt.Errorf("analyze (table) exited %d (timed out: %v), want 1: %s", m.exit, m.timedOut, firstLine(m.stderr))
+		}
+		if i == 0 || m.wall < best.wall {
+			best = m
+		}
+	}
+	lines := bytes.Count(best.stdout, []byte("\n"))
+	verdict := func(ok bool) string { return map[bool]string{true: "PASS", false: "FAIL"}[ok] }
+	fmt.Fprintf(out, "  table: %d lines (target <= %d: %s), %d bytes, wall %.2f s (target < %s: %s), cpu %.2f s, peak RSS %.1f MiB\n",
+		lines, targetStormLines, verdict(lines <= targetStormLines), len(best.stdout), best.wall.Seconds(), targetStormWall,
+		verdict(best.wall < targetStormWall), (best.user + best.sys).Seconds(), float64(best.maxRSS)/(1<<20))
+	return nil
+}
+
+// writeAPFRows writes dumpgen.WriteAPFRequests to path.
 func writeAPFRows(path string, n int, first time.Time) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, "PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime, InitialSeats, FinalSeats, AdditionalLatency, StartTime, UserName, Verb, APIPath, Namespace, Name, APIVersion, Resource, SubResource")
-	for i := range n {
-		t := first.Add(time.Duration(i) * time.Millisecond).Format(time.RFC3339Nano)
-		user := fmt.Sprintf("client-%d", i)
-		fmt.Fprintf(w, "global-default, global-default, %d, -1, %s, %s, 1, 0, 0s, %s, %s, watch, /api/v1/namespaces/ns-%d/pods, ns-%d, , v1, pods, \n", i%128, user, t, t, user, i, i)
-	}
-	if err := w.Flush(); err != nil {
+	if err := dumpgen.WriteAPFRequests(f, n, first); err != nil {
 		f.Close()
 		return err
 	}
