@@ -69,3 +69,13 @@ func Bytes(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// Exceeded returns the *TooLargeError once a read went past the bound, nil
+// before: a parser that turned the failed read into an error of its own
+// (or stopped there) still did not read the whole input.
+func (b *Reader) Exceeded() error {
+	if b.left < 0 {
+		return b.err
+	}
+	return nil
+}
