@@ -86,7 +86,8 @@ func (d *Dir) Claim() error {
 		}
 		return fmt.Errorf("%s cannot be written: %w", d.Root, err)
 	}
-	return nil
+	// Mkdir applied the umask; an existing directory kept its mode.
+	return os.Chmod(d.Root, DirPerm)
 }
 
 // Store writes body as the file of kind in the instance's sample
