@@ -105,36 +105,6 @@ func (ld *loader) warn(kind, msg string) {
 	ld.skips.Add(kind, "skipped: "+kind, msg)
 }
 
-// inside resolves the walked entry path under root: the file to read,
-// or why it is skipped (and that reason's kind). Only regular files, and
-// links to regular files under root, are read.
-func inside(root, path string, d fs.DirEntry) (target, kind, why string) {
-	if d.Type()&fs.ModeSymlink == 0 {
-		if !d.Type().IsRegular() {
-			return "", skipIrregular, "not a regular file"
-		}
-		return path, "", ""
-	}
-	resolved, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return "", skipUnreadable, fmt.Sprintf("a link that cannot be followed: %v", unwrapPathErr(err))
-	}
-	if rel, err := filepath.Rel(root, resolved); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", skipLinkOut, "a link to a file outside the directory is not read"
-	}
-	st, err := os.Stat(resolved)
-	switch {
-	case err != nil:
-		return "", skipUnreadable, unwrapPathErr(err).Error()
-	case st.IsDir():
-		// Linked directories are not followed (no loops).
-		return "", skipLinkDir, "a link to a directory is not followed; name it on the command line"
-	case !st.Mode().IsRegular():
-		return "", skipIrregular, "a link to something other than a regular file"
-	}
-	return resolved, "", ""
-}
-
 // mergeName names the capture of the files given on the command line: their
 // directory when they share one.
 func mergeName(cur, dir string) string {

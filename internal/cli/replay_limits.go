@@ -1,14 +1,22 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/watch-doctor/watch-doctor/internal/bounded"
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/replay"
+	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -88,4 +96,67 @@ func bytesText(b int64) string {
 		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
 	}
 	return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+}
+
+// maxReportBytes bounds an analyze -o json report read by replay --from:
+// a report of 10,000 findings is about 20 MiB.
+const maxReportBytes = 64 << 20
+
+// reportIn returns the analyze -o json report at the top of dir, if one
+// is there. Files are opened by the rules analyze walks by
+// (bundle.OpenIn: regular files, links to regular files inside dir; the
+// rest is skipped with a warning naming it), and read only when they
+// start like JSON, bounded: a larger one is an error naming it.
+func reportIn(dir string, progress io.Writer) (*api.Report, error) {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading --from %q: %w", dir, unwrapPathError(err))
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("reading --from %q: %w", dir, unwrapPathError(err))
+	}
+	var found *api.Report
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		shown := filepath.Join(dir, e.Name())
+		f, skip, err := bundle.OpenIn(root, filepath.Join(root, e.Name()), e)
+		if err != nil {
+			return nil, err
+		}
+		if skip != "" {
+			fmt.Fprintf(progress, "replay --from %s: skipped %s: %s\n", dir, report.Escape(shown), skip)
+			continue
+		}
+		r, err := readReport(f, shown)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			found = r
+		}
+	}
+	return found, nil
+}
+
+// readReport reads f as an analyze -o json report, when it starts like
+// one; nil when it does not.
+func readReport(f io.Reader, name string) (*api.Report, error) {
+	br := bufio.NewReader(f)
+	head, _ := br.Peek(512)
+	if !bytes.HasPrefix(bytes.TrimSpace(head), []byte("{")) {
+		return nil, nil
+	}
+	data, err := bounded.ReadAll(br, maxReportBytes, name, "an analyze -o json report")
+	if err != nil {
+		return nil, fmt.Errorf("reading --from: %w", err)
+	}
+	var r api.Report
+	if json.Unmarshal(data, &r) != nil || r.Kind != api.KindReport {
+		return nil, nil
+	}
+	return &r, nil
 }
