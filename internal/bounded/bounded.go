@@ -19,7 +19,7 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s holds more than %s, the most %s may hold (counted after decompression)", e.Name, Bytes(e.Limit), e.What)
+	return fmt.Sprintf("%s holds more than %s, the most %s may hold", e.Name, Bytes(e.Limit), e.What)
 }
 
 // Reader reads r up to limit bytes; one byte more fails the read with a

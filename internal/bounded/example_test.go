@@ -11,5 +11,5 @@ func Example() {
 	_, err := bounded.ReadAll(strings.NewReader("0123456789"), 8, "scenario.yaml", "a scenario")
 	fmt.Println(err)
 	// Output:
-	// scenario.yaml holds more than 8 B, the most a scenario may hold (counted after decompression)
+	// scenario.yaml holds more than 8 B, the most a scenario may hold
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/replay"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // copyCapture copies the real capture t2 (metrics, dumps) into a new
@@ -66,5 +68,24 @@ func TestReplayFromReadsOnlyBoundedRegularFilesInside(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, p+" "+tc.want)
 			}
 		})
+	}
+}
+
+func TestReplayMemoryEstimateCountsUpdates(t *testing.T) {
+	// 100 objects, 10,000 updates/s for 10 minutes: 6 million object
+	// versions, once estimated as 64 MiB and OOM-killed.
+	sc, err := replay.Parse(strings.NewReader("name: updates\nduration: 10m\nresources:\n- name: pods\n  objects:\n  - {count: 100, bytes: 1000}\n  updates: [{perSecond: 10000}]\nclients:\n- name: c\n  model: healthy\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkReplayMemory(nil, sc, map[string]bool{api.ColumnUpstream: true, api.ColumnUnpatched: true}, "4Gi")
+	for _, want := range []string{"6000000 updates", "~4 KiB per update", "above --max-memory 4Gi", "perSecond"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to say %q", err, want)
+		}
+	}
+	// Without the upstream column, the same fits.
+	if err := checkReplayMemory(nil, sc, map[string]bool{api.ColumnUnpatched: true}, "4Gi"); err != nil {
+		t.Errorf("unpatched alone: %v", err)
 	}
 }
