@@ -102,7 +102,7 @@ const (
 
 // warn records a warning of the walk, summarised per kind (english.Summary).
 func (ld *loader) warn(kind, msg string) {
-	ld.skips.Add(kind, "skipped: "+kind, msg)
+	ld.skips.Add(kind, msg)
 }
 
 // mergeName names the capture of the files given on the command line: their

@@ -7,9 +7,9 @@ import "fmt"
 const PerKind = 3
 
 // Summary gathers warnings and keeps the first PerKind of each kind, in
-// the order added; the others of a kind become one line. 100,000 stray
-// files make 4 lines, not 100,000. The zero value is ready to use; not
-// safe for concurrent use.
+// the order added; the others of a kind become one line after the last one
+// kept, "and N more like it". 100,000 stray files make 4 lines, not
+// 100,000. The zero value is ready to use; not safe for concurrent use.
 type Summary struct {
 	lines []entry
 	kinds map[string]*kindCount
@@ -18,41 +18,31 @@ type Summary struct {
 type entry struct {
 	text string
 	kind *kindCount
-	// last marks the line after which the kind's count is written.
-	last bool
 }
 
 type kindCount struct {
 	kept, more int
-	// like names the kind in the count line ("skipped files").
-	like string
+	// last is the index in lines of the kind's last kept line.
+	last int
 }
 
-// Add records msg, a warning of kind; like names the kind in its count
-// line ("and 99997 more like it: skipped files").
-func (s *Summary) Add(kind, like, msg string) {
+// Add records msg, a warning of kind.
+func (s *Summary) Add(kind, msg string) {
 	if s.kinds == nil {
 		s.kinds = map[string]*kindCount{}
 	}
 	k, ok := s.kinds[kind]
 	if !ok {
-		k = &kindCount{like: like}
+		k = &kindCount{}
 		s.kinds[kind] = k
 	}
 	if k.kept == PerKind {
 		k.more++
 		return
 	}
-	if k.kept > 0 {
-		for i := len(s.lines) - 1; i >= 0; i-- {
-			if s.lines[i].kind == k {
-				s.lines[i].last = false
-				break
-			}
-		}
-	}
 	k.kept++
-	s.lines = append(s.lines, entry{text: msg, kind: k, last: true})
+	k.last = len(s.lines)
+	s.lines = append(s.lines, entry{text: msg, kind: k})
 }
 
 // Len is the number of warnings added.
@@ -68,11 +58,20 @@ func (s *Summary) Len() int {
 // last kept one.
 func (s *Summary) Lines() []string {
 	var out []string
-	for _, e := range s.lines {
+	for i, e := range s.lines {
 		out = append(out, e.text)
-		if e.last && e.kind.more > 0 {
-			out = append(out, fmt.Sprintf("and %d more like it (%s)", e.kind.more, e.kind.like))
+		if e.kind.last == i && e.kind.more > 0 {
+			out = append(out, fmt.Sprintf("and %d more like it", e.kind.more))
 		}
 	}
 	return out
+}
+
+// Summarize is Summary over lines, each of the kind kindOf gives it.
+func Summarize(lines []string, kindOf func(string) string) []string {
+	var s Summary
+	for _, l := range lines {
+		s.Add(kindOf(l), l)
+	}
+	return s.Lines()
 }

@@ -2,6 +2,7 @@ package english
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,11 +10,11 @@ import (
 
 func TestWarningsAreSummarisedAfterAFewOfAKind(t *testing.T) {
 	var s Summary
-	s.Add("other", "notes", "first note")
+	s.Add("other", "first note")
 	for i := 1; i <= 100000; i++ {
-		s.Add("stray", "skipped files", fmt.Sprintf("skipped f%d: unrecognized content", i))
+		s.Add("stray", fmt.Sprintf("skipped f%d: unrecognized content", i))
 		if i == 2 {
-			s.Add("other", "notes", "second note")
+			s.Add("other", "second note")
 		}
 	}
 	want := []string{
@@ -22,7 +23,7 @@ func TestWarningsAreSummarisedAfterAFewOfAKind(t *testing.T) {
 		"skipped f2: unrecognized content",
 		"second note",
 		"skipped f3: unrecognized content",
-		"and 99997 more like it (skipped files)",
+		"and 99997 more like it",
 	}
 	if diff := cmp.Diff(want, s.Lines()); diff != "" {
 		t.Errorf("Lines (-want +got):\n%s", diff)
@@ -33,5 +34,14 @@ func TestWarningsAreSummarisedAfterAFewOfAKind(t *testing.T) {
 	var empty Summary
 	if got := empty.Lines(); len(got) != 0 {
 		t.Errorf("empty summary: %q", got)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	lines := []string{"a 1", "b", "a 2", "a 3", "a 4", "a 5"}
+	got := Summarize(lines, func(l string) string { return strings.Fields(l)[0] })
+	want := []string{"a 1", "b", "a 2", "a 3", "and 2 more like it"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Summarize (-want +got):\n%s", diff)
 	}
 }
