@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/watch-doctor/watch-doctor/internal/english"
 )
 
 // Load's steps: walk.go reads the inputs into captures (one per
@@ -102,6 +104,8 @@ type loader struct {
 	stdinUsed bool
 	// given are the paths given, cleaned, to read each once.
 	given map[string]bool
+	// skips are the warnings of reading the paths, summarised per kind.
+	skips english.Summary
 }
 
 // explicitKey keys the capture of the files named on the command line,
@@ -132,11 +136,12 @@ func (ld *loader) keepCaptures() {
 		}
 		if c.Dump == nil && c.Requests == nil && c.Metrics == nil && c.Levels == nil {
 			// Only version or capture time: not a capture of its own.
-			ld.l.Warnings = append(ld.l.Warnings, fmt.Sprintf("skipped %s: no goroutine dump, APF dump or metrics", dir))
+			ld.warn(skipNoCapture, fmt.Sprintf("skipped %s: no goroutine dump, APF dump or metrics", dir))
 			continue
 		}
 		ld.l.Captures = append(ld.l.Captures, c)
 	}
+	ld.l.Warnings = append(ld.l.Warnings, ld.skips.Lines()...)
 }
 
 // applyManifests gives the captures of collect bundles their instance,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/watch-doctor/watch-doctor/internal/bounded"
+
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -14,8 +16,11 @@ const ManifestName = "manifest.json"
 // ReadManifest decodes a manifest, rejecting unknown kinds and versions.
 func ReadManifest(r io.Reader) (*api.Manifest, error) {
 	var m api.Manifest
-	dec := json.NewDecoder(io.LimitReader(r, 16<<20))
-	if err := dec.Decode(&m); err != nil {
+	br := bounded.NewReader(r, MaxManifestBytes, "the manifest", "a manifest")
+	if err := json.NewDecoder(br).Decode(&m); err != nil {
+		if tl := br.Exceeded(); tl != nil {
+			return nil, tl
+		}
 		return nil, fmt.Errorf("decoding manifest: %w", err)
 	}
 	if m.Kind != api.KindManifest {

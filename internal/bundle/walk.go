@@ -15,11 +15,11 @@ import (
 // readPath reads one path given to Load: stdin ("-"), a file (into the
 // command line's capture) or a directory (walked).
 func (ld *loader) readPath(p string) error {
-	l, opts := ld.l, ld.opts
+	opts := ld.opts
 	if p != "-" {
 		clean := filepath.Clean(p)
 		if ld.given[clean] {
-			l.Warnings = append(l.Warnings, fmt.Sprintf("%q given twice: read once", p))
+			ld.warn(skipTwice, fmt.Sprintf("%q given twice: read once", p))
 			return nil
 		}
 		ld.given[clean] = true
@@ -41,15 +41,17 @@ func (ld *loader) readPath(p string) error {
 	}
 	if !st.IsDir() {
 		ld.explicitName = mergeName(ld.explicitName, filepath.Dir(p))
-		return loadFile(ld.capture(explicitKey, ""), p, &ld.manifests)
+		return loadFile(ld.capture(explicitKey, ""), p, p, &ld.manifests)
 	}
 	return ld.walkDir(p)
 }
 
 // walkDir reads every regular file under the directory p into the capture
-// of its directory; what cannot be read is skipped with a warning.
+// of its directory; what cannot be read is skipped with a warning. A link
+// is read only when it names a regular file inside the directory: a link
+// out of it (a token file, /etc/shadow) is never opened, and its warning
+// names the link alone.
 func (ld *loader) walkDir(p string) error {
-	l := ld.l
 	// A symlink to a directory is read as the directory it names.
 	root, err := filepath.EvalSymlinks(p)
 	if err != nil {
@@ -58,7 +60,7 @@ func (ld *loader) walkDir(p string) error {
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		shown := filepath.Join(p, strings.TrimPrefix(path, root))
 		if err != nil {
-			l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", shown, unwrapPathErr(err)))
+			ld.warn(skipUnreadable, fmt.Sprintf("skipped %s: %v", shown, unwrapPathErr(err)))
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -67,33 +69,40 @@ func (ld *loader) walkDir(p string) error {
 		if d.IsDir() {
 			return nil
 		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			// Files behind links are read; linked directories are not
-			// followed (no loops).
-			st, err := os.Stat(path)
-			switch {
-			case err != nil:
-				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", shown, unwrapPathErr(err)))
-				return nil
-			case st.IsDir():
-				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: a link to a directory is not followed; name it on the command line", shown))
-				return nil
-			case !st.Mode().IsRegular():
-				l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: not a regular file", shown))
-				return nil
-			}
-		} else if !d.Type().IsRegular() {
-			l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: not a regular file", shown))
+		if d.Name() == LockName {
+			ld.warn(skipLock, fmt.Sprintf("skipped %s: collect's lock: the bundle is still being written, or collect was interrupted before it finished", shown))
+			return nil
+		}
+		target, kind, why := inside(root, path, d)
+		if why != "" {
+			ld.warn(kind, fmt.Sprintf("skipped %s: %s", shown, why))
 			return nil
 		}
 		dir := filepath.Dir(shown)
-		err = loadFile(ld.capture(dir, dir), path, &ld.manifests)
+		err = loadFile(ld.capture(dir, dir), target, shown, &ld.manifests)
 		if errors.Is(err, ErrUnknownKind) {
-			l.Warnings = append(l.Warnings, fmt.Sprintf("skipped %s: %v", shown, errors.Unwrap(err)))
+			ld.warn(skipUnknown, fmt.Sprintf("skipped %s: %v", shown, errors.Unwrap(err)))
 			return nil
 		}
 		return err
 	})
+}
+
+// Kinds of skipped inputs, for warnings summarised per kind.
+const (
+	skipUnreadable = "unreadable"
+	skipUnknown    = "unrecognized content"
+	skipIrregular  = "not a regular file"
+	skipLinkDir    = "a link to a directory"
+	skipLinkOut    = "a link out of the directory"
+	skipLock       = "collect's lock"
+	skipTwice      = "given twice"
+	skipNoCapture  = "no goroutine dump, APF dump or metrics"
+)
+
+// warn records a warning of the walk, summarised per kind (english.Summary).
+func (ld *loader) warn(kind, msg string) {
+	ld.skips.Add(kind, msg)
 }
 
 // mergeName names the capture of the files given on the command line: their
@@ -132,13 +141,14 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-func loadFile(c *Capture, path string, manifests *[]string) error {
+// loadFile reads the file at path, shown as name, into c.
+func loadFile(c *Capture, path, name string, manifests *[]string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("reading %q: %w", path, unwrapPathErr(err))
+		return fmt.Errorf("reading %q: %w", name, unwrapPathErr(err))
 	}
 	defer f.Close()
-	return loadReader(c, path, path, f, manifests)
+	return loadReader(c, path, name, f, manifests)
 }
 
 // loadReader detects and parses one input into c. name is used in errors.
@@ -154,7 +164,15 @@ func loadReader(c *Capture, path, name string, r io.Reader, manifests *[]string)
 		*manifests = append(*manifests, path)
 		return nil
 	}
-	return c.Read(kind, name, br)
+	// Bounded after decompression; past the bound the parser's own error
+	// (or its early stop) is replaced by the one naming the bound.
+	lr := boundedRead(br, kind, name)
+	err = c.Read(kind, name, lr)
+	if tl := lr.Exceeded(); tl != nil {
+		delete(c.files, kind)
+		return tl
+	}
+	return err
 }
 
 func applyManifest(l *Loaded, path string) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -94,29 +95,44 @@ func (o *CollectOptions) Validate() error {
 	return nil
 }
 
-// Run fetches and writes the bundle.
+// createBundleFile is how collect creates the bundle's files; nil is the
+// operating system's (tests inject a full or read-only disk).
+var createBundleFile func(path string) (bundle.File, error)
+
+// Run claims the directory, fetches and writes the bundle.
 func (o *CollectOptions) Run() error {
 	cfg, err := o.config(o.ErrOut)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return fmt.Errorf("creating --dir %q: %w", o.Dir, err)
+	dir := &bundle.Dir{Root: o.Dir, Create: createBundleFile}
+	// The claim is the first write: a directory another collect writes,
+	// or one that cannot be written, fails here, before any fetch.
+	if err := dir.Claim(); err != nil {
+		return fmt.Errorf("invalid --dir: %w", err)
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	target := &bundle.Dir{Root: o.Dir}
+	target := &failFast{t: dir, cancel: cancel}
 	res, runErr := live.Run(ctx, cfg, target)
-	if runErr != nil && (res == nil || ctx.Err() == nil) {
+	writeErr := target.failed()
+	if writeErr == nil && runErr != nil && (res == nil || ctx.Err() == nil) {
 		return runErr
 	}
-	// Interrupted: what was read still makes a valid bundle.
+	if writeErr != nil && res == nil {
+		return fmt.Errorf("writing the bundle: %w", writeErr)
+	}
+	// Interrupted (or a write failed): what was read still makes a valid
+	// bundle.
 	m := api.Manifest{CreatedAt: cfg.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: cfg.REST.Host}
 	if o.ConfigFlags.Context != nil {
 		m.Context = *o.ConfigFlags.Context
 	}
-	if err := target.Finish(res.Manifest(m)); err != nil {
-		return fmt.Errorf("writing the bundle: %w", err)
+	if err := dir.Finish(res.Manifest(m)); err != nil {
+		return fmt.Errorf("writing the bundle: %w", errors.Join(writeErr, err))
+	}
+	if writeErr != nil {
+		return fmt.Errorf("writing the bundle: %w: collect stopped at the first failed write", writeErr)
 	}
 	errs := instanceErrors(res, o.ErrOut)
 	for _, w := range withheldAdvice(res, o.MaxPause) {
@@ -132,6 +148,37 @@ func (o *CollectOptions) Run() error {
 		return runErr
 	}
 	return errIncomplete(errs)
+}
+
+// failFast is collect's target: the first write that fails (a full disk)
+// ends the run at once, so no more is fetched, the stop-the-world debug=2
+// dump included, for a bundle that cannot hold it.
+type failFast struct {
+	t      *bundle.Dir
+	cancel func()
+	mu     sync.Mutex
+	err    error
+}
+
+// Store implements live.Target.
+func (f *failFast) Store(instance string, sample int, kind api.FileKind, body io.Reader) error {
+	if err := f.failed(); err != nil {
+		return err
+	}
+	err := f.t.Store(instance, sample, kind, body)
+	if err != nil {
+		f.mu.Lock()
+		f.err = err
+		f.mu.Unlock()
+		f.cancel()
+	}
+	return err
+}
+
+func (f *failFast) failed() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // printSummary lists what was written, on stdout (the command's output).

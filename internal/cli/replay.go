@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -213,32 +212,20 @@ func loadScenario(name string) (*replay.Scenario, error) {
 // report at its top level or one made from its dumps.
 func scenarioFromDir(dir string, progress io.Writer) (*replay.Scenario, error) {
 	fmt.Fprintf(progress, "replay --from %s: reading the bundle\n", dir)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("reading --from %q: %w", dir, err)
-	}
 	ev := replay.Evidence{Name: "from-" + sanitizeName(filepath.Base(filepath.Clean(dir)))}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("reading %q: %w", path, err)
-		}
-		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-			var r api.Report
-			if json.Unmarshal(data, &r) == nil && r.Kind == api.KindReport {
-				ev.Report = &r
-			}
-		}
+	r, err := reportIn(dir, progress)
+	if err != nil {
+		return nil, err
 	}
+	ev.Report = r
 	loaded, err := bundle.Load([]string{dir}, bundle.Options{})
 	if err != nil && ev.Report == nil {
 		return nil, fmt.Errorf("reading bundle --from %q: %w", dir, err)
 	}
 	if loaded != nil {
+		for _, w := range loaded.Warnings {
+			fmt.Fprintf(progress, "replay --from %s: warning: %s\n", dir, report.Escape(w))
+		}
 		var latest *bundle.Capture
 		for _, c := range loaded.Captures {
 			if c.MetricsSample != nil && (latest == nil || !c.CapturedAt.Before(latest.CapturedAt)) {

@@ -212,16 +212,26 @@ type columnRun struct {
 
 // settle waits until every client's handler is quiescent (see
 // Backend.Settle).
+//
+// A failure names the client whose handler kept it from settling, if any:
+// the backend sees only its own goroutines.
 func (c *columnRun) settle() error {
-	return c.b.Settle(c.ctx, func() bool {
+	busy := ""
+	err := c.b.Settle(c.ctx, func() bool {
 		now := c.clk.Now()
 		for _, r := range c.runs {
 			if r.h != nil && !r.h.quiescent(now, c.b.Alive) {
+				busy = r.name
 				return false
 			}
 		}
+		busy = ""
 		return true
 	})
+	if err != nil && busy != "" && c.ctx.Err() == nil {
+		return fmt.Errorf("%w; the request handler of client %q never became quiescent", err, busy)
+	}
+	return err
 }
 
 // connect starts the clients due at t and disconnects those whose model

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -171,7 +170,7 @@ func (o *Ours) Settle(ctx context.Context, others func() bool) error {
 			return err
 		}
 		if spins%1024 == 1023 && time.Since(start) > settleTimeout {
-			return errors.New("the cache did not settle: a goroutine kept running (this is a bug in the replay)")
+			return fmt.Errorf("the cache did not settle within %v: a goroutine kept running (this is a bug in the replay)", settleTimeout)
 		}
 		runtime.Gosched()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/watch-doctor/watch-doctor/internal/bounded"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -26,6 +27,17 @@ const (
 	MaxClients = 100000
 	// MaxObjects bounds a scenario's object count.
 	MaxObjects = 10000000
+	// MaxUpdates bounds a scenario's update count (UpdateCount): each
+	// update is a new object version every column keeps.
+	MaxUpdates = 50000000
+	// MaxDuration bounds every duration of a scenario (duration, times,
+	// timeouts): 30 days of virtual time. Past it, a deadline would be
+	// no deadline (and, near 292 years, overflow the clock).
+	MaxDuration = 30 * 24 * time.Hour
+	// MaxBytes bounds a scenario file.
+	MaxBytes = 16 << 20
+	// MaxDescriptionBytes bounds a scenario's description.
+	MaxDescriptionBytes = 64 << 10
 )
 
 // Scenario is one replay: the objects of each resource, how they change,
@@ -161,7 +173,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // Parse reads a scenario in YAML (or JSON), rejects unknown fields, fills
 // in defaults and validates it.
 func Parse(r io.Reader) (*Scenario, error) {
-	data, err := io.ReadAll(io.LimitReader(r, 16<<20))
+	data, err := bounded.ReadAll(r, MaxBytes, "the scenario", "a scenario")
 	if err != nil {
 		return nil, fmt.Errorf("reading scenario: %w", err)
 	}
@@ -191,8 +203,14 @@ func (s *Scenario) complete() error {
 	if !nameRE.MatchString(s.Name) {
 		return fmt.Errorf("invalid scenario name %q: use lower-case letters, digits, '-' and '.'", s.Name)
 	}
+	if len(s.Description) > MaxDescriptionBytes {
+		return fmt.Errorf("scenario %q: description is %d bytes, more than %s", s.Name, len(s.Description), bounded.Bytes(MaxDescriptionBytes))
+	}
 	if s.Duration.Duration <= 0 {
 		return fmt.Errorf("scenario %q: duration must be positive", s.Name)
+	}
+	if err := checkDuration("duration", s.Duration); err != nil {
+		return fmt.Errorf("scenario %q: %w", s.Name, err)
 	}
 	if s.Tick.Duration == 0 {
 		s.Tick.Duration = DefaultTick
@@ -208,6 +226,9 @@ func (s *Scenario) complete() error {
 	}
 	if s.StallTimeout.Duration <= 0 {
 		return fmt.Errorf("scenario %q: stallTimeout must be positive (the patched column needs one)", s.Name)
+	}
+	if err := checkDuration("stallTimeout", *s.StallTimeout); err != nil {
+		return fmt.Errorf("scenario %q: %w", s.Name, err)
 	}
 	if err := completeTransport(&s.Transport, nil); err != nil {
 		return fmt.Errorf("scenario %q: transport: %w", s.Name, err)
@@ -241,17 +262,14 @@ func (s *Scenario) complete() error {
 				return fmt.Errorf("scenario %q: more than %d objects", s.Name, MaxObjects)
 			}
 		}
-		for _, u := range r.Updates {
-			if u.PerSecond < 0 || u.PerSecond > 1e5 || math.IsNaN(u.PerSecond) {
-				return fmt.Errorf("scenario %q: resource %q: perSecond %v must be between 0 and 100000", s.Name, r.Name, u.PerSecond)
-			}
-			if u.Until.Duration != 0 && u.Until.Duration < u.From.Duration {
-				return fmt.Errorf("scenario %q: resource %q: update stream ends before it starts", s.Name, r.Name)
-			}
-			if countIn(r.Objects, u.Namespace) == 0 && u.PerSecond > 0 {
-				return fmt.Errorf("scenario %q: resource %q: update stream has no objects to update in namespace %q", s.Name, r.Name, u.Namespace)
+		for j, u := range r.Updates {
+			if err := u.check(j, r.Objects); err != nil {
+				return fmt.Errorf("scenario %q: resource %q: %w", s.Name, r.Name, err)
 			}
 		}
+	}
+	if n := s.UpdateCount(); n > MaxUpdates {
+		return fmt.Errorf("scenario %q: updates: %d updates in all (perSecond times how long each stream runs), more than %d: lower perSecond or bound the streams with from and until", s.Name, n, MaxUpdates)
 	}
 	if len(s.Clients) == 0 {
 		return fmt.Errorf("scenario %q: no clients", s.Name)
@@ -273,6 +291,59 @@ func (s *Scenario) complete() error {
 		}
 	}
 	return nil
+}
+
+// check validates the stream, the resource's updates[i] of objects.
+func (u UpdateStream) check(i int, objects []ObjectGroup) error {
+	field := fmt.Sprintf("updates[%d]", i)
+	if u.PerSecond < 0 || u.PerSecond > 1e5 || math.IsNaN(u.PerSecond) {
+		return fmt.Errorf("%s.perSecond %v must be between 0 and 100000", field, u.PerSecond)
+	}
+	if err := checkDuration(field+".from", u.From); err != nil {
+		return err
+	}
+	if err := checkDuration(field+".until", u.Until); err != nil {
+		return err
+	}
+	if u.Until.Duration != 0 && u.Until.Duration < u.From.Duration {
+		return fmt.Errorf("%s: update stream ends before it starts", field)
+	}
+	if countIn(objects, u.Namespace) == 0 && u.PerSecond > 0 {
+		return fmt.Errorf("%s: update stream has no objects to update in namespace %q", field, u.Namespace)
+	}
+	return nil
+}
+
+// checkDuration refuses a negative duration, or one past MaxDuration.
+func checkDuration(field string, d Duration) error {
+	switch {
+	case d.Duration < 0:
+		return fmt.Errorf("%s %v must not be negative: virtual time starts at 0", field, d.Duration)
+	case d.Duration > MaxDuration:
+		return fmt.Errorf("%s %v is more than %v, the longest a scenario's durations may be", field, d.Duration, MaxDuration)
+	}
+	return nil
+}
+
+// UpdateCount is how many updates the scenario's streams make in all:
+// each stream's rate times how long it runs within the duration.
+func (s *Scenario) UpdateCount() int64 {
+	var n float64
+	for _, r := range s.Resources {
+		for _, u := range r.Updates {
+			end := s.Duration.Duration
+			if u.Until.Duration > 0 && u.Until.Duration < end {
+				end = u.Until.Duration
+			}
+			if end > u.From.Duration {
+				n += math.Floor(u.PerSecond * (end - u.From.Duration).Seconds())
+			}
+		}
+	}
+	if n > math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return int64(n)
 }
 
 func countIn(groups []ObjectGroup, ns string) int {
@@ -383,8 +454,16 @@ func (c *Client) complete(s *Scenario) error {
 		t := true
 		c.Bookmarks = &t
 	}
-	if c.StartAt.Duration < 0 || c.Every.Duration < 0 || c.Timeout.Duration < 0 {
-		return fmt.Errorf("startAt, every and timeout must not be negative")
+	for _, f := range []struct {
+		name string
+		d    Duration
+	}{{"startAt", c.StartAt}, {"every", c.Every}, {"timeout", c.Timeout}} {
+		if err := checkDuration(f.name, f.d); err != nil {
+			return err
+		}
+	}
+	if c.Every.Duration > 0 && time.Duration(c.Count-1) > (MaxDuration-c.StartAt.Duration)/c.Every.Duration {
+		return fmt.Errorf("every %v: replica %d would start after %v, the longest a scenario's durations may be", c.Every.Duration, c.Count, MaxDuration)
 	}
 	if c.Seats == 0 {
 		c.Seats = 1

@@ -435,7 +435,11 @@ func (b *Backend) Settle(ctx context.Context, others func() bool) error {
 		}
 		quiet = 0
 		if time.Since(start) > settleTimeout {
-			return fmt.Errorf("the upstream cacher did not settle within %v: %s", settleTimeout, strings.Join(last, "; "))
+			why := strings.Join(last, "; ")
+			if why == "" {
+				why = "every cacher goroutine is parked, but a client's request handler is not"
+			}
+			return fmt.Errorf("the upstream cacher did not settle within %v: %s", settleTimeout, why)
 		}
 		if spins > 10 {
 			time.Sleep(time.Duration(min(spins, 100)) * 10 * time.Microsecond)
