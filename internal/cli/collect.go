@@ -111,7 +111,7 @@ func (o *CollectOptions) Run() error {
 		return runErr
 	}
 	// Interrupted: what was read still makes a valid bundle.
-	m := api.Manifest{CreatedAt: cfg.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: cfg.REST.Host}
+	m := api.Manifest{CreatedAt: cfg.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: live.RedactServer(cfg.REST.Host)}
 	if o.ConfigFlags.Context != nil {
 		m.Context = *o.ConfigFlags.Context
 	}
@@ -126,7 +126,12 @@ func (o *CollectOptions) Run() error {
 	for _, ir := range res.Instances {
 		samples += len(ir.Samples)
 	}
-	fmt.Fprintf(o.ErrOut, "wrote %s: %d instance(s), %d sample(s), %d failed request(s); read it with: kubectl watch-doctor analyze %s\n", o.Dir, len(res.Instances), samples, len(errs), o.Dir)
+	if sig := wasInterrupted(); sig != nil {
+		failed, cut := res.Counts()
+		fmt.Fprintf(o.ErrOut, "wrote %s, interrupted (%v): %d instance(s), %d sample(s), %d request(s) cut short, %d failed; read it with: kubectl watch-doctor analyze %s\n", o.Dir, sig, len(res.Instances), samples, cut, failed, o.Dir)
+	} else {
+		fmt.Fprintf(o.ErrOut, "wrote %s: %d instance(s), %d sample(s), %d failed request(s); read it with: kubectl watch-doctor analyze %s\n", o.Dir, len(res.Instances), samples, len(errs), o.Dir)
+	}
 	printSummary(o.Out, o.Dir, res)
 	if runErr != nil {
 		return runErr

@@ -501,6 +501,7 @@ func (sp *sampler) readMetrics() {
 		if s, err := metrics.Parse(bytes.NewReader(b), inst.Name+"/metrics"); err == nil {
 			snap := metrics.Extract(s)
 			sp.look.goroutines, sp.look.start = snap.Goroutines, snap.ProcessStartTime
+			sp.look.buildVersion = snap.Version.GitVersion
 		}
 		return sp.store(api.FileMetrics)(bytes.NewReader(b))
 	})
@@ -617,6 +618,9 @@ func (sp *sampler) readVersion() {
 			return fmt.Errorf("%s: decoding /version: %w", sp.c.inst.Name, err)
 		}
 		ir.Version = v.GitVersion
+		if c := versionContradiction(v.GitVersion, sp.look.buildVersion, sp.look.profile); c != "" {
+			ir.Notes = append(ir.Notes, c)
+		}
 		return sp.store(api.FileVersion)(bytes.NewReader(b))
 	})
 }
