@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sync"
 
+	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 
 	"github.com/watch-doctor/watch-doctor/internal/report"
@@ -69,7 +70,8 @@ var silenceKlogOnce sync.Once
 // in our words.
 func silenceKlog() {
 	silenceKlogOnce.Do(func() {
-		klog.LogToStderr(false)
-		klog.SetOutput(io.Discard)
+		// A logger set takes every klog call, contextual ones included,
+		// and the stderr threshold does not apply to it.
+		klog.SetLogger(logr.Discard())
 	})
 }

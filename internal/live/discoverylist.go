@@ -62,7 +62,7 @@ func listRefusal(err error) string {
 		if s, ok := apierrors.SuggestsClientDelay(err); ok {
 			after = fmt.Sprintf(", Retry-After %ds", s)
 		}
-		return fmt.Sprintf("HTTP 429 Too Many Requests%s: API Priority and Fairness is rejecting requests at this priority level, which is what stuck watches holding seats cause (the rest of this report says whether they do); %v", after, err)
+		return fmt.Sprintf("HTTP 429 Too Many Requests%s: %s; %v", after, apfThrottling, err)
 	}
 	return err.Error()
 }

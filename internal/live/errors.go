@@ -128,11 +128,17 @@ func statusError(instance, path string, status int, body []byte) error {
 		return &ProfilingDisabledError{Instance: instance}
 	case status == http.StatusNotFound && strings.HasPrefix(path, "/debug/api_priority_and_fairness"):
 		return &HTTPError{Instance: instance, Path: path, Status: status, Message: "not served: API Priority and Fairness is disabled on this API server (--enable-priority-and-fairness=false)"}
+	case status == http.StatusTooManyRequests:
+		return &HTTPError{Instance: instance, Path: path, Status: status, Message: apfThrottling + " (" + msg + ")"}
 	case status == http.StatusUnauthorized:
 		return &HTTPError{Instance: instance, Path: path, Status: status, Message: "the credentials of the kubeconfig were rejected"}
 	}
 	return &HTTPError{Instance: instance, Path: path, Status: status, Message: msg}
 }
+
+// apfThrottling is what a 429 means on a kube-apiserver: the situation
+// this tool exists for.
+const apfThrottling = "API Priority and Fairness is rejecting requests at this priority level, which is what stuck watches holding seats cause (the rest of this report says whether they do)"
 
 // statusMessage extracts metav1.Status.message from an error body, or the
 // body's first line; it is escaped (report.Escape, tabs included) as every

@@ -233,7 +233,7 @@ func TestVersionContradictionIsWarned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "the versions contradict each other: /version says v1.20.0, but kubernetes_build_info says v1.37.2 and the k8s.io/apiserver frames of the goroutine profile says v1.37"
+	want := "the versions contradict each other: /version says v1.20.0, but kubernetes_build_info says v1.37.2 and the goroutine profile's k8s.io/apiserver module says v1.37"
 	if notes := strings.Join(res.Instances[0].Notes, "\n"); !strings.Contains(notes, want) {
 		t.Errorf("notes %q, want %q", notes, want)
 	}

@@ -37,7 +37,7 @@ func versionContradiction(gitVersion, buildInfo string, profile *stacks.Aggregat
 	add("/version", gitVersion)
 	add("kubernetes_build_info", buildInfo)
 	if m := frameRelease(profile); m != "" {
-		add("the k8s.io/apiserver frames of the goroutine profile", m)
+		add("the goroutine profile's k8s.io/apiserver module", m)
 	}
 	if len(ws) < 2 {
 		return ""
