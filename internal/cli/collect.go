@@ -13,6 +13,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -120,7 +121,7 @@ func (o *CollectOptions) Run() error {
 	}
 	errs := instanceErrors(res, o.ErrOut)
 	for _, w := range withheldAdvice(res, o.MaxPause) {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Escape(w))
 	}
 	samples := 0
 	for _, ir := range res.Instances {

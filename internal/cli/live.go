@@ -212,7 +212,7 @@ func escapedProgress(w io.Writer) io.Writer {
 	if w == nil {
 		return nil
 	}
-	return escapingWriter{w}
+	return report.EscapeWriter(w)
 }
 
 // phrase turns an engine's typed error into advice naming the flags.

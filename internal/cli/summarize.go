@@ -2,14 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"regexp"
 	"sync"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
-
-	"github.com/watch-doctor/watch-doctor/internal/report"
 )
 
 // perKind is how many lines of one kind a list of warnings or errors
@@ -49,17 +46,6 @@ func summarize(lines []string) []string {
 		}
 	}
 	return out
-}
-
-// escapingWriter escapes what it writes (report.Escape): progress lines
-// carry names and messages a server chose.
-type escapingWriter struct{ w io.Writer }
-
-func (e escapingWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(e.w, report.Escape(string(p))); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 var silenceKlogOnce sync.Once
