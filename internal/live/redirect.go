@@ -69,14 +69,15 @@ func redactLocation(from *url.URL, loc string) string {
 // (https://user:PASS@host -> https://host), for every place it is shown
 // or written: reports, bundles, messages.
 func RedactServer(server string) string {
-	if u, err := url.Parse(server); err == nil {
+	if u, err := url.Parse(server); err == nil && u.Host != "" {
 		if u.User == nil {
 			return server
 		}
 		u.User = nil
 		return u.String()
 	}
-	// Unparsable: drop everything between the scheme and the last '@'.
+	// No userinfo that parses (or no scheme: "user:PASS@host" parses as
+	// scheme "user"): drop everything between the scheme and the last '@'.
 	at := strings.LastIndexByte(server, '@')
 	if at < 0 {
 		return server
