@@ -86,7 +86,7 @@ func (h *Hostility) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Header().Set("Content-Encoding", "gzip")
 		cw := &countingWriter{w: w, n: &h.sent}
-		zw, _ := gzip.NewWriterLevel(cw, gzip.BestCompression)
+		zw, _ := gzip.NewWriterLevel(cw, gzip.BestSpeed)
 		var none atomic.Int64
 		h.repeatTo(zw, h.chunk(r), &none)
 		zw.Close()
