@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/report"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 )
 
@@ -62,8 +63,9 @@ func kubeconfigNotes(cf *genericclioptions.ConfigFlags) []string {
 // warnNotes prints notes on stderr (they also go into the report, which a
 // script reading -o json may not show anyone) and returns them.
 func warnNotes(errOut io.Writer, notes []string) []string {
+	notes = summarize(notes)
 	for _, n := range notes {
-		fmt.Fprintf(errOut, "warning: %s\n", n)
+		fmt.Fprintf(errOut, "warning: %s\n", report.Escape(n))
 	}
 	return notes
 }

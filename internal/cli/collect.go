@@ -14,6 +14,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -124,7 +125,7 @@ func (o *CollectOptions) Run() error {
 	}
 	// Interrupted (or a write failed): what was read still makes a valid
 	// bundle.
-	m := api.Manifest{CreatedAt: cfg.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: cfg.REST.Host}
+	m := api.Manifest{CreatedAt: cfg.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: live.RedactServer(cfg.REST.Host)}
 	if o.ConfigFlags.Context != nil {
 		m.Context = *o.ConfigFlags.Context
 	}
@@ -136,13 +137,18 @@ func (o *CollectOptions) Run() error {
 	}
 	errs := instanceErrors(res, o.ErrOut)
 	for _, w := range withheldAdvice(res, o.MaxPause) {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Escape(w))
 	}
 	samples := 0
 	for _, ir := range res.Instances {
 		samples += len(ir.Samples)
 	}
-	fmt.Fprintf(o.ErrOut, "wrote %s: %d instance(s), %d sample(s), %d failed request(s); read it with: kubectl watch-doctor analyze %s\n", o.Dir, len(res.Instances), samples, len(errs), o.Dir)
+	if sig := wasInterrupted(); sig != nil {
+		failed, cut := res.Counts()
+		fmt.Fprintf(o.ErrOut, "wrote %s, interrupted (%v): %d instance(s), %d sample(s), %d request(s) cut short, %d failed; read it with: kubectl watch-doctor analyze %s\n", o.Dir, sig, len(res.Instances), samples, cut, failed, o.Dir)
+	} else {
+		fmt.Fprintf(o.ErrOut, "wrote %s: %d instance(s), %d sample(s), %d failed request(s); read it with: kubectl watch-doctor analyze %s\n", o.Dir, len(res.Instances), samples, len(errs), o.Dir)
+	}
 	printSummary(o.Out, o.Dir, res)
 	if runErr != nil {
 		return runErr

@@ -117,7 +117,7 @@ func (o *DiagnoseOptions) runFleet() error {
 		if c := raw.Contexts[name]; c != nil {
 			clusters[i].Cluster = c.Cluster
 			if cl := raw.Clusters[c.Cluster]; cl != nil {
-				clusters[i].Server = cl.Server
+				clusters[i].Server = live.RedactServer(cl.Server)
 			}
 		}
 		wg.Add(1)

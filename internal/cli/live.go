@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/report"
 )
 
 // defaultRequestTimeout applies to each fetch when --request-timeout is 0.
@@ -137,7 +138,7 @@ func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
 	return live.Config{
 		REST: rc, APIServers: servers, Samples: o.Samples, Interval: o.Interval,
 		RequestTimeout: timeout, MaxPause: o.MaxPause, MaxGoroutines: o.MaxGoroutines, Force: o.Force,
-		Clock: clk, Progress: progress,
+		Clock: clk, Progress: escapedProgress(progress),
 		Hints: live.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout"},
 	}, nil
 }
@@ -191,8 +192,8 @@ func instanceErrors(res *live.Result, errOut io.Writer) []string {
 	}
 	if len(out) > 0 {
 		fmt.Fprintf(errOut, "%d request(s) failed:\n", len(out))
-		for _, e := range out {
-			fmt.Fprintf(errOut, "  - %s\n", e)
+		for _, e := range summarize(out) {
+			fmt.Fprintf(errOut, "  - %s\n", report.Escape(e))
 		}
 	}
 	if forbidden {
@@ -203,6 +204,15 @@ func instanceErrors(res *live.Result, errOut io.Writer) []string {
 		fmt.Fprintf(errOut, "This ClusterRole grants exactly that (deploy/rbac.yaml); bind it to your user:\n\n%s\n", indent(live.ClusterRole, "  "))
 	}
 	return out
+}
+
+// escapedProgress escapes the progress lines written to w; nil stays nil
+// (no progress).
+func escapedProgress(w io.Writer) io.Writer {
+	if w == nil {
+		return nil
+	}
+	return report.EscapeWriter(w)
 }
 
 // phrase turns an engine's typed error into advice naming the flags.

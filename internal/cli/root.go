@@ -46,6 +46,7 @@ func Main(streams genericiooptions.IOStreams, args []string) int {
 // returns the exit code.
 func execute(cmd *cobra.Command, streams genericiooptions.IOStreams, args []string) int {
 	cmd.SetArgs(args)
+	silenceKlog()
 	interrupted.Store(nil)
 	err := cmd.Execute()
 	if sig := wasInterrupted(); sig != nil {

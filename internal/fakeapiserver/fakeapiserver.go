@@ -64,6 +64,10 @@ type Server struct {
 	Started chan string
 	// FailMetrics makes /metrics answer 500.
 	FailMetrics bool
+	// Hostile answers requests as a broken or hostile server would, by
+	// path with its query ("/debug/pprof/goroutine?debug=2") or by path
+	// ("/metrics", DiscoveryPath); see hostile.go.
+	Hostile map[string]*Hostility
 	// PathPrefix is a path the server lives under, as behind a proxy
 	// (https://host/k8s/clusters/c-abc).
 	PathPrefix string
@@ -112,6 +116,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		status(w, http.StatusUnauthorized, "Unauthorized")
 		return
 	}
+	if h := s.hostile(r); h != nil {
+		h.serve(w, r)
+		return
+	}
 	path := r.URL.Path
 	if s.PathPrefix != "" {
 		if !strings.HasPrefix(path, s.PathPrefix+"/") {
@@ -120,7 +128,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		path = strings.TrimPrefix(path, s.PathPrefix)
 	}
-	if path == "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices" {
+	if path == DiscoveryPath {
 		if s.BlockDiscovery {
 			<-r.Context().Done()
 			return

@@ -145,6 +145,8 @@ type cheapLook struct {
 	goroutines, start float64
 	requests          *apf.Requests
 	profile           *stacks.Aggregated
+	// buildVersion is kubernetes_build_info's git_version, "" if none.
+	buildVersion string
 	// at is the server's clock at the capture, for APF ages.
 	at time.Time
 }

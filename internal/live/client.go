@@ -28,7 +28,7 @@ type client struct {
 // newClient builds a client for inst from the kubeconfig's rest.Config
 // (credentials, TLS, impersonation). Each request gets timeout.
 func newClient(cfg *rest.Config, inst Instance, timeout time.Duration, now func() time.Time) (*client, error) {
-	pc, err := pinnedConfig(cfg, inst)
+	pc, err := pinnedConfig(guardedConfig(cfg), inst)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (c *client) Get(ctx context.Context, pathAndQuery string) (*response, error
 	} else {
 		cctx, cancel = context.WithCancel(ctx)
 	}
-	req, err := http.NewRequestWithContext(cctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(withLimit(cctx, limitFor(ref.Path, ref.Query())), http.MethodGet, u.String(), nil)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -104,10 +104,13 @@ func (c *client) Get(ctx context.Context, pathAndQuery string) (*response, error
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			return nil, &TimeoutError{Instance: c.inst.Name, Path: ref.Path, After: c.timeout, Hint: c.timeoutHint}
 		}
+		if g := guardError(err); g != nil {
+			return nil, g
+		}
 		return nil, fmt.Errorf("%s: GET %s: %w", c.inst.Name, ref.Path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		resp.Body.Close()
 		cancel()
 		return nil, statusError(c.inst.Name, ref.Path, resp.StatusCode, body)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/watch-doctor/watch-doctor/internal/report"
 )
 
 // Rule is one RBAC policy rule the plugin needs.
@@ -126,27 +128,46 @@ func statusError(instance, path string, status int, body []byte) error {
 		return &ProfilingDisabledError{Instance: instance}
 	case status == http.StatusNotFound && strings.HasPrefix(path, "/debug/api_priority_and_fairness"):
 		return &HTTPError{Instance: instance, Path: path, Status: status, Message: "not served: API Priority and Fairness is disabled on this API server (--enable-priority-and-fairness=false)"}
+	case status == http.StatusTooManyRequests:
+		return &HTTPError{Instance: instance, Path: path, Status: status, Message: apfThrottling + " (" + msg + ")"}
 	case status == http.StatusUnauthorized:
 		return &HTTPError{Instance: instance, Path: path, Status: status, Message: "the credentials of the kubeconfig were rejected"}
 	}
 	return &HTTPError{Instance: instance, Path: path, Status: status, Message: msg}
 }
 
+// apfThrottling is what a 429 means on a kube-apiserver: the situation
+// this tool exists for.
+const apfThrottling = "API Priority and Fairness is rejecting requests at this priority level, which is what stuck watches holding seats cause (the rest of this report says whether they do)"
+
 // statusMessage extracts metav1.Status.message from an error body, or the
-// body's first line.
+// body's first line; it is escaped (report.Escape, tabs included) as every
+// byte of a server is before a terminal sees it. An HTML page is named as
+// one.
 func statusMessage(body []byte) string {
 	var st struct {
 		Message string `json:"message"`
 	}
+	s := ""
 	if json.Unmarshal(body, &st) == nil && st.Message != "" {
-		return st.Message
-	}
-	s := strings.TrimSpace(string(body))
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+		s = st.Message
+	} else {
+		s = strings.TrimSpace(string(body))
+		if looksHTML(s) {
+			return "an HTML page, not a Kubernetes API answer (from a proxy or load balancer in front of the API server?)"
+		}
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[:i]
+		}
 	}
 	if len(s) > 200 {
-		s = s[:200] + "..."
+		s = strings.ToValidUTF8(s[:200], "") + "..."
 	}
-	return s
+	return report.Escape(strings.NewReplacer("\t", `\t`, "\n", `\n`).Replace(s))
+}
+
+// looksHTML reports whether an answer's text is an HTML page.
+func looksHTML(s string) bool {
+	head := strings.ToLower(s[:min(len(s), 64)])
+	return strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html")
 }

@@ -15,7 +15,6 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -57,26 +56,21 @@ func discover(ctx context.Context, cfg *rest.Config, explicit []string) (*discov
 		}
 		return d, nil
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	list, err := listAPIServers(ctx, guardedConfig(cfg))
 	if err != nil {
-		return nil, fmt.Errorf("building a client: %w", err)
-	}
-	list, err := cs.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{LabelSelector: kubernetesServiceLabel})
-	if err != nil {
+		if g := discoveryGuardError(err); g != nil {
+			return nil, g
+		}
 		var st interface{ Status() metav1.Status }
 		if !errors.As(err, &st) {
-			// No answer at all (refused, timed out): the kubeconfig host,
-			// the only fallback, would not answer either.
+			// No answer at all (refused, timed out, no TLS): the
+			// kubeconfig host, the only fallback, would not answer either.
 			if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				err = fmt.Errorf("no answer within the request timeout: %w", err)
 			}
 			return nil, &UnreachableError{Host: hostOf(cfg.Host), Err: err}
 		}
-		reason := err.Error()
-		if isForbiddenStatus(err) {
-			reason = fmt.Sprintf("forbidden: missing RBAC rule %s", endpointSlicesRule)
-		}
-		d.Notes = append(d.Notes, fmt.Sprintf("cannot list the API server instances (default/kubernetes EndpointSlices): %s; reading through the kubeconfig host %s instead", reason, hostOf(cfg.Host)))
+		d.Notes = append(d.Notes, fmt.Sprintf("cannot list the API server instances (default/kubernetes EndpointSlices): %s; reading through the kubeconfig host %s instead", listRefusal(err), hostOf(cfg.Host)))
 		d.Instances = []Instance{fallbackInstance(cfg)}
 		return d, nil
 	}
@@ -128,7 +122,7 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("the API server %s did not answer listing the default/kubernetes EndpointSlices: %v", e.Host, e.Err)
+	return fmt.Sprintf("the API server %s %s listing the default/kubernetes EndpointSlices: %v", e.Host, failureOf(e.Err), e.Err)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }

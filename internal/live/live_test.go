@@ -49,7 +49,8 @@ func TestStatusErrors(t *testing.T) {
 		{404, "/debug/pprof/goroutine", "404 page not found", "profiling is disabled on this API server (--profiling=false)"},
 		{404, "/debug/api_priority_and_fairness/dump_requests", "", "API Priority and Fairness is disabled"},
 		{401, "/metrics", "", "the credentials of the kubeconfig were rejected"},
-		{503, "/metrics", "<html>\nbusy", "HTTP 503: <html>"},
+		{503, "/metrics", "<html>\nbusy", "HTTP 503: an HTML page, not a Kubernetes API answer"},
+		{429, "/debug/pprof/goroutine", "Too many requests, please try again later.\n", "HTTP 429: API Priority and Fairness is rejecting requests at this priority level"},
 	} {
 		err := statusError("inst", tc.path, tc.status, []byte(tc.body))
 		if !strings.Contains(err.Error(), tc.want) {

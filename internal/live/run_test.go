@@ -272,27 +272,17 @@ func TestRunCanceledDuringAFetch(t *testing.T) {
 	s.Block = true
 	s.Started = make(chan string)
 	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
-	ctx, cancel := context.WithCancel(context.Background())
-	type out struct {
-		res *Result
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		res, err := Run(ctx, cfg, NewCaptures())
-		done <- out{res, err}
-	}()
+	stop := runInBackground(cfg)
 	for p := range s.Started {
 		if p == "/debug/pprof/goroutine?debug=2" {
 			break
 		}
 	}
-	cancel()
-	o := <-done
-	if !errors.Is(o.err, context.Canceled) || o.res == nil {
-		t.Fatalf("Run = %v, %v; want the partial result and context.Canceled", o.res, o.err)
+	res, err := stop()
+	if !errors.Is(err, context.Canceled) || res == nil {
+		t.Fatalf("Run = %v, %v; want the partial result and context.Canceled", res, err)
 	}
-	ir := o.res.Instances[0]
+	ir := res.Instances[0]
 	if len(ir.Samples) != 1 {
 		t.Fatalf("%d samples, want the one in progress", len(ir.Samples))
 	}

@@ -129,10 +129,6 @@ func (r InstanceResult) Failed() bool {
 	return true
 }
 
-// maxSmallBody bounds /metrics, APF dumps, debug=1 profiles and /version
-// held in memory.
-const maxSmallBody = 256 << 20
-
 // defaultParallel is Config.Parallel's default: enough for the usual three
 // to five API servers at once, few enough not to load a cluster.
 const defaultParallel = 4
@@ -187,22 +183,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 		return res, ctx.Err()
 	}
 	reachable := 0
-	parallel(ctx, cfg.Parallel, len(insts), func(i int) {
-		inst := insts[i]
-		results[i].Instance = inst
-		c, err := cfg.clientFor(inst)
-		if err != nil {
-			results[i].Errors = append(results[i].Errors, err)
-			return
-		}
-		if inst.Pinned {
-			if err := probe(ctx, c, cfg.RequestTimeout); err != nil {
-				results[i].Errors = append(results[i].Errors, fmt.Errorf("%s: not reachable directly: %w", inst.Name, err))
-				return
-			}
-		}
-		clients[i] = c
-	})
+	cfg.probeAll(ctx, insts, results, clients)
 	if ctx.Err() != nil {
 		return partial()
 	}
@@ -370,7 +351,7 @@ func unreachable(err error) bool {
 	var he *HTTPError
 	var fe *ForbiddenError
 	var pe *ProfilingDisabledError
-	return err != nil && !errors.As(err, &he) && !errors.As(err, &fe) && !errors.As(err, &pe)
+	return err != nil && !errors.As(err, &he) && !errors.As(err, &fe) && !errors.As(err, &pe) && !refusedByGuard(err)
 }
 
 // sampler takes one sample of one instance; takeSample runs its steps in
@@ -427,6 +408,9 @@ func (sp *sampler) fetch(kind api.FileKind, consume func(r io.Reader) error) *ap
 	fi.Bytes = cr.n
 	fi.Duration = cfg.Clock.Since(resp.StartedAt).Round(time.Millisecond).String()
 	if err != nil {
+		if g := tooLarge(err); g != nil {
+			err = g // the server's answer failed, not the target
+		}
 		fi.File, fi.Error = "", err.Error()
 		sp.errs = append(sp.errs, err)
 		var se *storeError
@@ -448,11 +432,6 @@ func (e *storeError) Unwrap() error { return e.err }
 // watchdog prints a progress line every cfg.ProgressEvery until the
 // returned stop is called.
 func (sp *sampler) watchdog(path string) (stop func()) {
-	if sp.cfg.Progress == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
 	started := sp.cfg.Clock.Now()
 	timeoutName := sp.cfg.Hints.RequestTimeout
 	if timeoutName == "" {
@@ -460,24 +439,9 @@ func (sp *sampler) watchdog(path string) (stop func()) {
 	}
 	// The first timer is set before the request is sent, so a (fake)
 	// clock stepped once the request arrived fires it.
-	t := sp.cfg.Clock.NewTimer(sp.cfg.ProgressEvery)
-	go func() {
-		defer close(finished)
-		for {
-			select {
-			case <-done:
-				t.Stop()
-				return
-			case <-t.C():
-				t = sp.cfg.Clock.NewTimer(sp.cfg.ProgressEvery)
-				sp.cfg.progress("sample %d/%d: %s: GET %s: no complete answer yet, waiting %s so far (%s %s)", sp.n, sp.cfg.Samples, sp.c.inst.Name, path, sp.cfg.Clock.Since(started).Round(time.Second), timeoutName, sp.cfg.RequestTimeout)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
+	return sp.cfg.every(func() {
+		sp.cfg.progress("sample %d/%d: %s: GET %s: no complete answer yet, waiting %s so far (%s %s)", sp.n, sp.cfg.Samples, sp.c.inst.Name, path, sp.cfg.Clock.Since(started).Round(time.Second), timeoutName, sp.cfg.RequestTimeout)
+	})
 }
 
 func (sp *sampler) store(kind api.FileKind) func(io.Reader) error {
@@ -505,7 +469,7 @@ func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceR
 	sp.storeProfile()
 	sp.readVersion()
 	sp.checkOneProcess()
-	cfg.progress("sample %d/%d: %s: done (%d errors)", n, cfg.Samples, c.inst.Name, len(sp.errs))
+	cfg.progress("sample %d/%d: %s: %s", n, cfg.Samples, c.inst.Name, sampleEnd(ctx, sp.errs))
 	return sp.sample, sp.errs
 }
 
@@ -514,13 +478,14 @@ func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceR
 func (sp *sampler) readMetrics() {
 	inst := sp.c.inst
 	mfi := sp.fetch(api.FileMetrics, func(r io.Reader) error {
-		b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
+		b, err := readMetricsText(r, inst.Name)
 		if err != nil {
-			return fmt.Errorf("%s: reading /metrics: %w", inst.Name, err)
+			return err
 		}
 		if s, err := metrics.Parse(bytes.NewReader(b), inst.Name+"/metrics"); err == nil {
 			snap := metrics.Extract(s)
 			sp.look.goroutines, sp.look.start = snap.Goroutines, snap.ProcessStartTime
+			sp.look.buildVersion = snap.Version.GitVersion
 		}
 		return sp.store(api.FileMetrics)(bytes.NewReader(b))
 	})
@@ -540,9 +505,9 @@ func (sp *sampler) readMetrics() {
 func (sp *sampler) readAPF() {
 	if sp.cfg.wants(api.FileAPFRequests) {
 		sp.fetch(api.FileAPFRequests, func(r io.Reader) error {
-			b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
+			b, err := readAll(r, sp.c.inst.Name+": reading APF dump_requests")
 			if err != nil {
-				return fmt.Errorf("%s: reading APF dump_requests: %w", sp.c.inst.Name, err)
+				return err
 			}
 			if rq, err := apf.ParseRequests(bytes.NewReader(b)); err == nil {
 				sp.look.requests = rq
@@ -564,9 +529,9 @@ func (sp *sampler) readProfile() {
 		return
 	}
 	sp.fetch(api.FileGoroutineDebug1, func(r io.Reader) error {
-		b, err := io.ReadAll(io.LimitReader(r, maxSmallBody))
+		b, err := readAll(r, sp.c.inst.Name+": reading the debug=1 goroutine profile")
 		if err != nil {
-			return fmt.Errorf("%s: reading the debug=1 goroutine profile: %w", sp.c.inst.Name, err)
+			return err
 		}
 		if a, err := stacks.ParseDebug1(bytes.NewReader(b)); err == nil {
 			sp.look.profile = a
@@ -626,7 +591,7 @@ func (sp *sampler) readVersion() {
 		return
 	}
 	sp.fetch(api.FileVersion, func(r io.Reader) error {
-		b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+		b, err := readAll(r, sp.c.inst.Name+": reading /version")
 		if err != nil {
 			return err
 		}
@@ -637,6 +602,9 @@ func (sp *sampler) readVersion() {
 			return fmt.Errorf("%s: decoding /version: %w", sp.c.inst.Name, err)
 		}
 		ir.Version = v.GitVersion
+		if c := versionContradiction(v.GitVersion, sp.look.buildVersion, sp.look.profile); c != "" {
+			ir.Notes = append(ir.Notes, c)
+		}
 		return sp.store(api.FileVersion)(bytes.NewReader(b))
 	})
 }

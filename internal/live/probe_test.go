@@ -1,0 +1,119 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+// TestSilentInstancesAreProbedTogether: 40 instances that accept and never
+// answer are all probed at once, not 4 at a time (40 x 10 s): the fake
+// servers hold every probe until all 40 wait together.
+func TestSilentInstancesAreProbedTogether(t *testing.T) {
+	const n = 40
+	gate := fakeapiserver.NewGate(n)
+	var addrs []string
+	var first *fakeapiserver.Server
+	for i := 0; i < n; i++ {
+		s := fakeapiserver.Start(t, golden.Fixture("t2"))
+		s.Hostile = map[string]*fakeapiserver.Hostility{
+			"/version": {Kind: fakeapiserver.Silent, Gate: gate},
+			"/metrics": {Kind: fakeapiserver.ErrorBody, Body: "no metrics here"},
+		}
+		if first == nil {
+			first = s
+		}
+		addrs = append(addrs, s.Address())
+	}
+	cfg := Config{REST: restConfig(t, first, fakeapiserver.TokenAdmin), APIServers: addrs, Samples: 1, RequestTimeout: 3 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Only: []api.FileKind{api.FileMetrics}}
+	if _, err := Run(context.Background(), cfg, NewCaptures()); err != nil {
+		t.Fatal(err)
+	}
+	if got := gate.MostWaiting(); got != n {
+		t.Errorf("at most %d probes were in flight at once, want all %d", got, n)
+	}
+}
+
+// TestProbeProgressNamesSilentInstances: while a probe waits, a progress
+// line every ProgressEvery says so and names the instance.
+func TestProbeProgressNamesSilentInstances(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	s.Hostile = map[string]*fakeapiserver.Hostility{"/version": {Kind: fakeapiserver.Silent}}
+	s.Started = make(chan string)
+	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	lines := make(chan string, 100)
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: clk, Progress: lineWriter{lines}, ProgressEvery: 5 * time.Second}
+	stop := runInBackground(cfg)
+	<-s.Started // the probe arrived
+	clk.Step(5 * time.Second)
+	want := "probing 1 API server instance(s): 0 done, 1 not answering yet (the slowest for 5s; each probe waits at most 10s): " + s.Address()
+	for l := range lines {
+		if strings.Contains(l, "probing") {
+			if !strings.Contains(l, want) {
+				t.Errorf("progress %q, want %q", l, want)
+			}
+			break
+		}
+	}
+	if res, err := stop(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, %v, want context.Canceled", res, err)
+	}
+}
+
+// TestInterruptedSampleSaysSo: the progress line of a sample cut short by
+// cancellation says interrupted, with its counts, never "done".
+func TestInterruptedSampleSaysSo(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	s.Block = true
+	s.Started = make(chan string)
+	lines := make(chan string, 100)
+	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true, Progress: lineWriter{lines}}
+	stop := runInBackground(cfg)
+	for p := range s.Started {
+		if p == "/debug/pprof/goroutine?debug=2" {
+			break
+		}
+	}
+	res, _ := stop()
+	close(lines)
+	var end string
+	for l := range lines {
+		if strings.Contains(l, "sample 1/1: "+s.Address()+": ") && !strings.Contains(l, "goroutine dump") {
+			end = l
+		}
+	}
+	if want := "interrupted (1 request(s) cut short, 0 failed)"; !strings.Contains(end, want) {
+		t.Errorf("last line of the sample %q, want %q", end, want)
+	}
+	if failed, cut := res.Counts(); failed != 0 || cut != 1 {
+		t.Errorf("Counts = %d failed, %d cut short; want 0, 1", failed, cut)
+	}
+}
+
+// runInBackground starts Run of cfg; stop cancels it and returns what Run
+// returned.
+func runInBackground(cfg Config) (stop func() (*Result, error)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	type out struct {
+		res *Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := Run(ctx, cfg, NewCaptures())
+		done <- out{res, err}
+	}()
+	return func() (*Result, error) {
+		cancel()
+		o := <-done
+		return o.res, o.err
+	}
+}
