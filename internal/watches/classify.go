@@ -115,7 +115,9 @@ type Collector struct {
 	watchers []watcherG
 	handlers map[int64]handlerG
 	apf      map[int64]goroutineRef // keyed by the handler (parent) id
-	conns    map[int64]bool
+	// waiting are handlers waiting for a watch cache (notready.go).
+	waiting []handlerG
+	conns   map[int64]bool
 	// connWatches counts the watch handlers of each connection (set by
 	// Dump).
 	connWatches map[int64]int
@@ -162,6 +164,9 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 		return
 	case is(g.CreatedBy.Func, fnAPFHandle) && is(top, fnInitSignalWait):
 		c.apf[g.ParentID] = ref
+		return
+	case waitsForCache(top, g.Frames):
+		c.waiting = append(c.waiting, c.cacheWaiter(ref, g))
 		return
 	}
 	// Handlers and connections: HTTP/1.1 handlers run on the connection
