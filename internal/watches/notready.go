@@ -43,7 +43,8 @@ type CacheWait struct {
 	// APFGoroutineID is the goroutine in (*initializationSignal).Wait that
 	// the handler's APF filter started (priority-and-fairness.go:231 in
 	// v0.37.2): the request's seats are held until it returns, which is
-	// at WatchInitialized or when the handler returns (:274-281). 0 when
+	// at WatchInitialized or when the handler returns (:276, after the
+	// handler served inline at :284 returns). 0 when
 	// the dump shows none.
 	APFGoroutineID int64 `json:"apfGoroutineID,omitempty"`
 }
