@@ -37,4 +37,6 @@ shift 2
 ip link set lo up
 export WATCH_DOCTOR_E2E_NETNS="$(readlink /proc/self/ns/net)"
 echo "capture: ${version} in network namespace ${WATCH_DOCTOR_E2E_NETNS}: $(ip -brief address show | tr -s ' ' | tr '\n' ';')" >&2
+# The harness reads deploy/rbac.yaml relative to the test/e2e module.
+cd "${here}"
 exec "${CAPTURE_BIN}" -out "${out}" "$@"
