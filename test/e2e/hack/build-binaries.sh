@@ -217,6 +217,10 @@ build_kube_apiserver_patched() {
 
 build_etcd() {
   local dest="${BIN_DIR}/etcd-${ETCD_VERSION}"
+  exec 8>"${CACHE}/.build-etcd-${ETCD_VERSION}.lock"
+  if command -v flock >/dev/null; then
+    flock 8
+  fi
   if [[ -x "${dest}" && "${E2E_REBUILD:-0}" != 1 ]]; then
     log "cached: ${dest}"
     return
@@ -240,9 +244,11 @@ build_etcd() {
 
 main() {
   mkdir -p "${BIN_DIR}" "${BUILD_DIR}"
-  # One build at a time per cache (two test runs started together would
-  # otherwise both build into the same directories).
-  exec 9>"${CACHE}/.build.lock"
+  # One build at a time per release and cache (two test runs started
+  # together would otherwise both build into the same directories); builds
+  # of different releases, each minutes long, do not wait for each other.
+  # etcd, which every release shares, has a lock of its own (build_etcd).
+  exec 9>"${CACHE}/.build-${KUBE_VERSION}.lock"
   if command -v flock >/dev/null; then
     flock 9
   fi
