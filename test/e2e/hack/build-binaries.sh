@@ -215,12 +215,19 @@ build_kube_apiserver_patched() {
   log "patched kube-apiserver built in $((SECONDS - start))s"
 }
 
+# build_etcd holds etcd's own lock (every release shares etcd) while it
+# checks and builds, and only then.
 build_etcd() {
-  local dest="${BIN_DIR}/etcd-${ETCD_VERSION}"
   exec 8>"${CACHE}/.build-etcd-${ETCD_VERSION}.lock"
   if command -v flock >/dev/null; then
     flock 8
   fi
+  build_etcd_locked
+  exec 8>&-
+}
+
+build_etcd_locked() {
+  local dest="${BIN_DIR}/etcd-${ETCD_VERSION}"
   if [[ -x "${dest}" && "${E2E_REBUILD:-0}" != 1 ]]; then
     log "cached: ${dest}"
     return
