@@ -219,10 +219,10 @@ func readDebug2(r io.Reader) (*watches.Dump, bool, error) {
 
 // hasAPIServerFrame reports whether frames run k8s.io/apiserver code,
 // which every kube-apiserver goroutine dump holds (its handlers, the
-// watch cache, APF).
+// watch cache, APF), vendored and forked builds included.
 func hasAPIServerFrame(frames []stacks.Frame) bool {
 	for _, f := range frames {
-		if strings.HasPrefix(f.Func, "k8s.io/apiserver/") {
+		if watches.IsAPIServerFrame(f) {
 			return true
 		}
 	}

@@ -130,6 +130,7 @@ func advice(r *api.Report, words Words) []string {
 		}
 	}
 	out = append(out, heldAdvice(r)...)
+	out = append(out, cacheWaitAdvice(r)...)
 	if len(r.UnmatchedRequests) > 0 {
 		out = append(out, fmt.Sprintf("%d executing watch request(s) in the APF dump have no initial-phase watcher: they may be served without the watch cache or be between phases; see unmatchedRequests.", len(r.UnmatchedRequests)))
 	}

@@ -20,9 +20,9 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
-// Function names, matched as suffixes so that vendored builds
-// ("k8s.io/kubernetes/vendor/k8s.io/apiserver/...") are recognised too.
-// Sources are k8s.io/apiserver v0.37.2 and golang.org/x/net v0.57.0.
+// Function names, matched through CanonicalFunc so that vendored and
+// forked builds ("k8s.io/kubernetes/vendor/k8s.io/apiserver/...") are
+// recognised too. Sources are k8s.io/apiserver v0.37.2 and golang.org/x/net v0.57.0.
 const (
 	// cacher.go:688 starts the watcher with `go watcher.processInterval(...)`.
 	fnProcessInterval = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval"
@@ -62,9 +62,11 @@ func entryFunc(frames []stacks.Frame) string {
 	return ""
 }
 
-// is reports whether fn is name, possibly under a vendor prefix.
+// is reports whether fn is name, possibly under the vendor or staging-tree
+// prefix of another build (CanonicalFunc). The suffix test first keeps the
+// common mismatch to one comparison.
 func is(fn, name string) bool {
-	return fn == name || (len(fn) > len(name) && strings.HasSuffix(fn, name) && fn[len(fn)-len(name)-1] == '/')
+	return fn == name || (len(fn) > len(name) && strings.HasSuffix(fn, name) && CanonicalFunc(fn) == name)
 }
 
 // goroutineRef is the compact part of a goroutine the diagnosis keeps.
@@ -118,7 +120,9 @@ type Collector struct {
 	watchers []watcherG
 	handlers map[int64]handlerG
 	apf      map[int64]goroutineRef // keyed by the handler (parent) id
-	conns    map[int64]bool
+	// waiting are handlers waiting for a watch cache (notready.go).
+	waiting []handlerG
+	conns   map[int64]bool
 	// connWatches counts the watch handlers of each connection (set by
 	// Dump).
 	connWatches map[int64]int
@@ -165,6 +169,9 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 		return
 	case is(g.CreatedBy.Func, fnAPFHandle) && is(top, fnInitSignalWait):
 		c.apf[g.ParentID] = ref
+		return
+	case waitsForCache(top, g.Frames):
+		c.waiting = append(c.waiting, c.cacheWaiter(ref, g))
 		return
 	}
 	// Handlers and connections: HTTP/1.1 handlers run on the connection

@@ -195,6 +195,7 @@ func diagnoseServer(r *api.Report, s Server, opts Options) {
 	}
 	findings, watchersToMatch := judge(s.Name, cur, prevSample, opts.CaptureSlack)
 	findings, watchersToMatch = judgeHeld(s.Name, d, findings, watchersToMatch)
+	findings, watchersToMatch = judgeCacheWaits(s.Name, d, findings, watchersToMatch)
 	// Attribute clients.
 	reqs := executingWatches(cur.Requests)
 	switch {

@@ -43,6 +43,9 @@ type Dump struct {
 	// Held are watch handlers blocked writing that still hold APF seats
 	// with no watcher goroutine left (debug=2 with parent ids only).
 	Held []HeldHandler `json:"held,omitempty"`
+	// CacheWaits are watch handlers waiting in (*Cacher).Watch for a watch
+	// cache that is not ready (debug=2 only).
+	CacheWaits []CacheWait `json:"cacheWaits,omitempty"`
 	// Notes say what could not be read or linked.
 	Notes []string `json:"notes,omitempty"`
 	// Warnings are what a reader must see in any output: skipped lines.
@@ -87,6 +90,7 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 	}
 	sort.Slice(d.Watchers, func(i, j int) bool { return d.Watchers[i].GoroutineID < d.Watchers[j].GoroutineID })
 	d.Held = c.heldHandlers(d.HasParentIDs)
+	d.CacheWaits = c.cacheWaits(d.HasParentIDs)
 	return d
 }
 

@@ -13,7 +13,8 @@ type ReadOptions struct {
 	// dump most of its parsing.
 	AllArgs bool
 	// Rename, when set, maps every function name before anything else
-	// sees the goroutine.
+	// sees the goroutine (after CanonicalFunc, which ReadDump applies to
+	// every name first).
 	Rename func(string) string
 	// Each, when set, sees every goroutine before it is classified; an
 	// error stops the read and is returned as is. The goroutine is valid
@@ -35,6 +36,7 @@ func ReadDump(r io.Reader, opts ReadOptions) (*Dump, error) {
 	c := NewCollector()
 	for sc.Next() {
 		g := sc.Goroutine()
+		canonicalFrames(g)
 		if opts.Rename != nil {
 			for i := range g.Frames {
 				g.Frames[i].Func = opts.Rename(g.Frames[i].Func)

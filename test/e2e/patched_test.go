@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -407,7 +406,7 @@ func runStallScenario(t *testing.T, bin, mode string, timeout, observe time.Dura
 		run.nodeStdout, run.nodeStderr, _ = node.output()
 	}
 	if dir := os.Getenv(envCaptureDir); dir != "" && mode == modePR141899 {
-		if err := captureBundle(ctx, rc, dir); err != nil {
+		if err := cluster.CaptureBundle(ctx, rc, dir); err != nil {
 			t.Errorf("capture into %s: %v", dir, err)
 		} else {
 			t.Logf("captured the server's state into %s at %v after the clients started", dir, time.Since(run.started).Round(time.Second))
@@ -538,41 +537,6 @@ func stallLines(logPath string, started time.Time) ([]time.Duration, error) {
 		out = append(out, at.Sub(started))
 	}
 	return out, sc.Err()
-}
-
-// captureBundle writes the files of one capture in the layout of the shared
-// fixtures (see /work/shared/fixtures/README.md), which `analyze` reads.
-func captureBundle(ctx context.Context, rc rest.Interface, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	at := time.Now().UTC().Format(time.RFC3339)
-	files := []struct {
-		name, path string
-		params     [][2]string
-	}{
-		{"goroutine-debug2.txt", "/debug/pprof/goroutine", [][2]string{{"debug", "2"}}},
-		{"goroutine-debug1.txt", "/debug/pprof/goroutine", [][2]string{{"debug", "1"}}},
-		{"goroutine.pb.gz", "/debug/pprof/goroutine", nil},
-		{"apf-requests.txt", "/debug/api_priority_and_fairness/dump_requests", [][2]string{{"includeRequestDetails", "1"}}},
-		{"apf-priority-levels.txt", "/debug/api_priority_and_fairness/dump_priority_levels", nil},
-		{"metrics.txt", "/metrics", nil},
-		{"version.json", "/version", nil},
-	}
-	for _, f := range files {
-		req := rc.Get().AbsPath(f.path)
-		for _, p := range f.params {
-			req = req.Param(p[0], p[1])
-		}
-		b, err := req.DoRaw(ctx)
-		if err != nil {
-			return fmt.Errorf("GET %s: %w", f.path, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f.name), b, 0o644); err != nil {
-			return err
-		}
-	}
-	return os.WriteFile(filepath.Join(dir, "captured-at.txt"), []byte(at+"\n"), 0o644)
 }
 
 // envDuration reads a positive Go duration from env, or returns def.

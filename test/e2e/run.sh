@@ -19,6 +19,8 @@
 #                           workload sizes, paced reader's interval, keep the
 #                           clusters' logs (see README.md)
 #   WATCH_DOCTOR_BIN        the plugin binary, for the tests that run it
+#   E2E_OLDER_KUBE_VERSION  the older kube-apiserver release that
+#                           TestOlderMinorDiagnose runs (default v1.36.3)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -47,6 +49,14 @@ if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
   eval "${env_lines}"
   export KUBE_APISERVER_BIN ETCD_BIN KUBE_APISERVER_PATCHED_BIN
   echo "run.sh: KUBE_APISERVER_BIN=${KUBE_APISERVER_BIN} ETCD_BIN=${ETCD_BIN} KUBE_APISERVER_PATCHED_BIN=${KUBE_APISERVER_PATCHED_BIN}" >&2
+
+  # The older minor TestOlderMinorDiagnose runs (docs/versions.md): built
+  # once from the module proxy like v1.37.2, cached after.
+  export E2E_OLDER_KUBE_VERSION="${E2E_OLDER_KUBE_VERSION:-v1.36.3}"
+  older_lines="$(KUBE_VERSION="${E2E_OLDER_KUBE_VERSION}" "${here}/hack/build-binaries.sh")"
+  KUBE_APISERVER_OLDER_BIN="$(eval "${older_lines}" && printf '%s' "${KUBE_APISERVER_BIN}")"
+  export KUBE_APISERVER_OLDER_BIN
+  echo "run.sh: KUBE_APISERVER_OLDER_BIN=${KUBE_APISERVER_OLDER_BIN} (${E2E_OLDER_KUBE_VERSION})" >&2
 
   # Every module the tests import, and their compiled packages: go vet
   # type-checks the test files too, so the tests build offline afterwards.

@@ -43,6 +43,10 @@ const HeldAfterWatcherClosed FindingType = "HeldAfterWatcherClosed"
 // watcher's goroutine is gone, its handler is not.
 const PhaseClosed Phase = "closed"
 
+// PhaseWaitingForCache is the phase of a WaitingForWatchCache finding: the
+// request waits in (*Cacher).Watch, before its watcher exists.
+const PhaseWaitingForCache Phase = "waiting-for-cache"
+
 // Watcher is one cacheWatcher goroutine, linked to the goroutines that
 // serve the same watch request.
 type Watcher struct {

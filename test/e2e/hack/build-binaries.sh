@@ -3,6 +3,7 @@
 # the Go module proxy at pinned versions, and caches them.
 #
 # Usage: hack/build-binaries.sh
+#        KUBE_VERSION=v1.36.3 hack/build-binaries.sh
 #
 # Progress goes to stderr. On success stdout carries exactly three lines, shell
 # assignments that a caller can eval:
@@ -11,14 +12,27 @@
 #   KUBE_APISERVER_PATCHED_BIN=/path/to/kube-apiserver-v1.37.2-stallfix-<hash>
 # (the last one built with test/e2e/patches; see build_kube_apiserver_patched)
 #
+# With KUBE_VERSION set to another release (docs/versions.md lists the proven
+# ones) it builds that kube-apiserver and etcd, and stdout carries two lines:
+#   KUBE_APISERVER_BIN=/path/to/kube-apiserver-v1.36.3
+#   ETCD_BIN=/path/to/etcd-v3.7.3
+# (the stall-fix patches exist for v1.37.2 only, so no patched binary).
+#
 # Environment:
 #   WATCH_DOCTOR_E2E_CACHE  cache root (default $HOME/.cache/watch-doctor-e2e);
 #                           binaries live in $WATCH_DOCTOR_E2E_CACHE/bin and
 #                           are rebuilt only when missing.
 #   E2E_REBUILD=1           rebuild even when a cached binary exists.
+#   KUBE_VERSION            the k8s.io/kubernetes release to build
+#                           (default v1.37.2), v1.<minor>.<patch>.
 set -euo pipefail
 
-readonly KUBE_VERSION="v1.37.2"
+readonly DEFAULT_KUBE_VERSION="v1.37.2"
+readonly KUBE_VERSION="${KUBE_VERSION:-${DEFAULT_KUBE_VERSION}}"
+[[ "${KUBE_VERSION}" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || {
+  printf 'build-binaries: error: KUBE_VERSION %q is not a release like v1.36.3\n' "${KUBE_VERSION}" >&2
+  exit 1
+}
 # The staging modules (k8s.io/api, k8s.io/client-go, ...) are released as
 # v0.<minor>.<patch> alongside k8s.io/kubernetes v1.<minor>.<patch>.
 readonly STAGING_VERSION="v0${KUBE_VERSION#v1}"
@@ -201,7 +215,18 @@ build_kube_apiserver_patched() {
   log "patched kube-apiserver built in $((SECONDS - start))s"
 }
 
+# build_etcd holds etcd's own lock (every release shares etcd) while it
+# checks and builds, and only then.
 build_etcd() {
+  exec 8>"${CACHE}/.build-etcd-${ETCD_VERSION}.lock"
+  if command -v flock >/dev/null; then
+    flock 8
+  fi
+  build_etcd_locked
+  exec 8>&-
+}
+
+build_etcd_locked() {
   local dest="${BIN_DIR}/etcd-${ETCD_VERSION}"
   if [[ -x "${dest}" && "${E2E_REBUILD:-0}" != 1 ]]; then
     log "cached: ${dest}"
@@ -226,15 +251,22 @@ build_etcd() {
 
 main() {
   mkdir -p "${BIN_DIR}" "${BUILD_DIR}"
-  # One build at a time per cache (two test runs started together would
-  # otherwise both build into the same directories).
-  exec 9>"${CACHE}/.build.lock"
+  # One build at a time per release and cache (two test runs started
+  # together would otherwise both build into the same directories); builds
+  # of different releases, each minutes long, do not wait for each other.
+  # etcd, which every release shares, has a lock of its own (build_etcd).
+  exec 9>"${CACHE}/.build-${KUBE_VERSION}.lock"
   if command -v flock >/dev/null; then
     flock 9
   fi
   log "cache: ${CACHE} ($(go version))"
   build_etcd
   build_kube_apiserver
+  if [[ "${KUBE_VERSION}" != "${DEFAULT_KUBE_VERSION}" ]]; then
+    printf 'KUBE_APISERVER_BIN=%q\n' "${BIN_DIR}/kube-apiserver-${KUBE_VERSION}"
+    printf 'ETCD_BIN=%q\n' "${BIN_DIR}/etcd-${ETCD_VERSION}"
+    return
+  fi
   local PATCHED_BIN
   build_kube_apiserver_patched
   printf 'KUBE_APISERVER_BIN=%q\n' "${BIN_DIR}/kube-apiserver-${KUBE_VERSION}"
