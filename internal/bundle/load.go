@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // Load's steps: walk.go reads the inputs into captures (one per
@@ -19,6 +21,9 @@ type Loaded struct {
 	Captures []*Capture
 	// Warnings say what was skipped or could not be used.
 	Warnings []string
+	// Costs are what collect recorded each instance's run cost it, by
+	// instance name (from the bundles' manifests).
+	Costs map[string]*api.ServerCost
 }
 
 // Options tune Load.

@@ -150,6 +150,7 @@ func (o *DiagnoseOptions) Run() error {
 		}
 	}
 	r := watches.Diagnose(servers, diagnoseOptions(captureSlack))
+	applyCosts(r, res.Costs())
 	withheld := withheldAdvice(res, o.MaxPause)
 	r.Warnings = append(append(append(res.Notes, loaded.Warnings...), withheld...), r.Warnings...)
 	r.Errors = errs
@@ -161,6 +162,19 @@ func (o *DiagnoseOptions) Run() error {
 		return err
 	}
 	return errIncomplete(errs)
+}
+
+// applyCosts gives each API server of r the cost recorded for its
+// instance; a restarted instance's servers ("<instance> (process started
+// ...)") share it.
+func applyCosts(r *api.Report, costs map[string]*api.ServerCost) {
+	for i := range r.APIServers {
+		for inst, c := range costs {
+			if n := r.APIServers[i].Name; n == inst || strings.HasPrefix(n, inst+" (") {
+				r.APIServers[i].Cost = c
+			}
+		}
+	}
 }
 
 // captureSlack: live captures are timed by the server's Date header of the

@@ -131,6 +131,14 @@ type InstanceResult struct {
 	// Withheld are the debug=2 dumps not taken because their estimated
 	// pause exceeded Config.MaxPause, one per sample concerned.
 	Withheld []*PauseBudgetError
+	// Cost is what the run cost the instance (see finishCost); nil when
+	// it was not measured (the metrics command, an instance never read).
+	Cost *api.ServerCost
+	// Trace is the execution trace taken between the samples, nil when
+	// none was attempted.
+	Trace *TraceResult
+
+	cost costMeter
 }
 
 // Failed reports whether nothing at all could be read.
@@ -282,6 +290,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 			}
 		}
 	}
+	finishCosts(ctx, cfg, clients, results)
 	for i := range results {
 		checkSameProcess(&results[i])
 	}
@@ -537,6 +546,7 @@ func (sp *sampler) readMetrics() {
 		if s, err := metrics.Parse(bytes.NewReader(b), inst.Name+"/metrics"); err == nil {
 			snap := metrics.Extract(s)
 			sp.look.goroutines, sp.look.start = snap.Goroutines, snap.ProcessStartTime
+			sp.ir.cost.notePauses(s)
 		}
 		return sp.store(api.FileMetrics)(bytes.NewReader(b))
 	})

@@ -101,6 +101,9 @@ func renderReportTable(w io.Writer, r *api.Report, wide bool) error {
 	for _, line := range contextLines(r) {
 		fmt.Fprintln(ew, "  "+line)
 	}
+	for _, line := range costLines(r) {
+		fmt.Fprintln(ew, "  "+line)
+	}
 	for _, f := range r.Findings {
 		if f.Client != nil && f.Client.Match == api.MatchAmbiguous {
 			if len(f.Candidates) > 0 {

@@ -30,6 +30,9 @@ type Instance struct {
 	Version string   `json:"version,omitempty"`
 	Samples []Sample `json:"samples"`
 	Error   string   `json:"error,omitempty"`
+	// Cost is what the collect run cost this instance (the reports of
+	// analyze show it as APIServer.Cost).
+	Cost *ServerCost `json:"cost,omitempty"`
 }
 
 // Sample is one round of fetches from one instance.

@@ -158,6 +158,10 @@ type APIServer struct {
 // go_sched_pauses_total_other_seconds histogram between the first and the
 // last /metrics read of the run, and the bytes read.
 type ServerCost struct {
+	// PausesMeasured is false when the pause figures could not be read
+	// (no histogram, a failed /metrics read, a restart): Note says why,
+	// and Pauses, PauseSeconds and LargestPauseAtMostSeconds are 0.
+	PausesMeasured bool `json:"pausesMeasured"`
 	// Pauses is how many non-GC stop-the-world pauses the runtime counted
 	// over the run; PauseSeconds their total.
 	Pauses       uint64  `json:"pauses"`
