@@ -116,9 +116,11 @@ type Goroutine struct {
 	// Reason is why it last blocked ("chan send", "select"), as the
 	// tracer names it; empty when it was never seen blocking.
 	Reason string
-	// FirstSeen is when the reader started watching it (kept), as an
-	// offset from the window's start; 0 for a goroutine that existed when
-	// the trace began and was kept at its first status.
+	// FirstSeen is the time from which its state is known, as an offset
+	// from the window's start: the start of the generation whose status
+	// record showed it (a status proves the state since its generation
+	// began), or the change it was first seen making. 0 for a goroutine
+	// that existed when the trace began and was kept at its first status.
 	FirstSeen time.Duration
 	// StartState is its state when first seen; EndState its state at the
 	// end of the window (StateNotExist when it exited).
