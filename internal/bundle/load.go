@@ -21,9 +21,9 @@ type Loaded struct {
 	Captures []*Capture
 	// Warnings say what was skipped or could not be used.
 	Warnings []string
-	// Costs are what collect recorded each instance's run cost it, by
-	// instance name (from the bundles' manifests).
-	Costs map[string]*api.ServerCost
+	// Instances are the instances the bundles' manifests record (what
+	// each collect run cost them, and its evidence).
+	Instances []api.Instance
 }
 
 // Options tune Load.

@@ -67,6 +67,7 @@ DIR/manifest.json describing every fetch. Nothing else is written.
 		},
 	}
 	o.LiveOptions.addFlags(cmd)
+	addTraceFlags(cmd, &o.Trace)
 	cmd.Flags().StringVarP(&o.Dir, "dir", "d", o.Dir, "directory to write the bundle to (created; must be empty if it exists)")
 	return cmd
 }
@@ -80,6 +81,9 @@ func (o *CollectOptions) Validate() error {
 		return errors.New("--dir is required: where to write the bundle")
 	}
 	if err := o.LiveOptions.validate(); err != nil {
+		return err
+	}
+	if err := o.Trace.validate(); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(o.Dir)

@@ -82,6 +82,7 @@ Needs get on /debug/pprof/*, /debug/api_priority_and_fairness/*, /metrics,
 
 func (o *DiagnoseOptions) addFlags(cmd *cobra.Command) {
 	o.LiveOptions.addFlags(cmd)
+	addTraceFlags(cmd, &o.Trace)
 	o.Fleet.addFlags(cmd)
 	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
@@ -109,7 +110,12 @@ func (o *DiagnoseOptions) Complete() error {
 }
 
 // Validate checks flag values.
-func (o *DiagnoseOptions) Validate() error { return o.LiveOptions.validate() }
+func (o *DiagnoseOptions) Validate() error {
+	if err := o.LiveOptions.validate(); err != nil {
+		return err
+	}
+	return o.Trace.validate()
+}
 
 // Run samples the cluster, diagnoses and writes the report.
 func (o *DiagnoseOptions) Run() error {
@@ -150,7 +156,7 @@ func (o *DiagnoseOptions) Run() error {
 		}
 	}
 	r := watches.Diagnose(servers, diagnoseOptions(captureSlack))
-	applyCosts(r, res.Costs())
+	applyRecorded(r, res.Manifest(api.Manifest{}).Instances)
 	withheld := withheldAdvice(res, o.MaxPause)
 	r.Warnings = append(append(append(res.Notes, loaded.Warnings...), withheld...), r.Warnings...)
 	r.Errors = errs
@@ -164,14 +170,14 @@ func (o *DiagnoseOptions) Run() error {
 	return errIncomplete(errs)
 }
 
-// applyCosts gives each API server of r the cost recorded for its
-// instance; a restarted instance's servers ("<instance> (process started
-// ...)") share it.
-func applyCosts(r *api.Report, costs map[string]*api.ServerCost) {
+// applyRecorded gives each API server of r what the run recorded of its
+// instance: what it cost the server, and the evidence chosen. A restarted
+// instance's servers ("<instance> (process started ...)") share it.
+func applyRecorded(r *api.Report, insts []api.Instance) {
 	for i := range r.APIServers {
-		for inst, c := range costs {
-			if n := r.APIServers[i].Name; n == inst || strings.HasPrefix(n, inst+" (") {
-				r.APIServers[i].Cost = c
+		for _, inst := range insts {
+			if n := r.APIServers[i].Name; n == inst.Name || strings.HasPrefix(n, inst.Name+" (") {
+				r.APIServers[i].Cost, r.APIServers[i].Evidence = inst.Cost, inst.Evidence
 			}
 		}
 	}

@@ -42,6 +42,8 @@ type LiveOptions struct {
 	MaxGoroutines int
 	Force         bool
 	Verbose       int
+	// Trace holds --evidence and --trace-budget (traceflags.go).
+	Trace traceFlags
 
 	// Clock is injected by tests; nil means the real clock.
 	Clock clock.Clock
@@ -55,6 +57,7 @@ func newLiveOptions() LiveOptions {
 		Samples:     2,
 		Interval:    70 * time.Second,
 		MaxPause:    defaultMaxPause,
+		Trace:       newTraceFlags(),
 	}
 }
 
@@ -138,7 +141,8 @@ func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
 		REST: rc, APIServers: servers, Samples: o.Samples, Interval: o.Interval,
 		RequestTimeout: timeout, MaxPause: o.MaxPause, MaxGoroutines: o.MaxGoroutines, Force: o.Force,
 		Clock: clk, Progress: progress,
-		Hints: live.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout"},
+		Hints: live.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", MaxPause: "--max-pause", Evidence: "--evidence", TraceBudget: "--trace-budget"},
+		Trace: o.Trace.config(),
 	}, nil
 }
 

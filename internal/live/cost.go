@@ -132,14 +132,3 @@ func finishCosts(ctx context.Context, cfg Config, clients []*client, results []I
 		}
 	})
 }
-
-// Costs are the measured costs of the run, by instance name.
-func (r *Result) Costs() map[string]*api.ServerCost {
-	out := map[string]*api.ServerCost{}
-	for _, ir := range r.Instances {
-		if ir.Cost != nil {
-			out[ir.Instance.Name] = ir.Cost
-		}
-	}
-	return out
-}

@@ -81,6 +81,9 @@ type Config struct {
 	// Hints name the settings that progress lines, notes and errors
 	// point at.
 	Hints Hints
+	// Trace chooses the evidence between the samples and bounds the
+	// execution trace (trace.go).
+	Trace TraceConfig
 }
 
 // Hints name, in the caller's words, how a user changes a setting of
@@ -92,6 +95,9 @@ type Hints struct {
 	Interval string
 	// RequestTimeout sets Config.RequestTimeout.
 	RequestTimeout string
+	// MaxPause, Evidence and TraceBudget set Config.MaxPause,
+	// Config.Trace.Evidence and Config.Trace.Budget.
+	MaxPause, Evidence, TraceBudget string
 }
 
 // paren returns " (hint)", or "" for no hint.
@@ -125,6 +131,9 @@ type Result struct {
 type InstanceResult struct {
 	Instance Instance
 	Version  string
+	// GoVersion is /version's goVersion ("go1.26.8"): an execution trace
+	// needs Go 1.22 or later.
+	GoVersion string
 	Samples  []api.Sample
 	Errors   []error
 	Notes    []string
@@ -139,6 +148,8 @@ type InstanceResult struct {
 	Trace *TraceResult
 
 	cost costMeter
+	// dumpEvidence is why the debug=2 dump was chosen over a trace.
+	dumpEvidence string
 }
 
 // Failed reports whether nothing at all could be read.
@@ -190,6 +201,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	if cfg.Progress != nil {
 		cfg.Progress = &lockedWriter{w: cfg.Progress}
 	}
+	raw := target
 	target = &lockedTarget{t: target}
 	dctx, dcancel := ctx, context.CancelFunc(func() {})
 	if cfg.RequestTimeout > 0 {
@@ -251,6 +263,13 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 		reachable = 1
 	}
 	for s := 1; s <= cfg.Samples && reachable > 0; s++ {
+		if s == 2 && tracePending(results) {
+			traceRound(ctx, cfg, clients, results, target, raw)
+			if ctx.Err() != nil {
+				return partial()
+			}
+			continue
+		}
 		if s > 1 {
 			cfg.progress("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, paren(cfg.Hints.Interval))
 			select {
@@ -526,7 +545,7 @@ func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceR
 	sp.readAPF()
 	sp.readProfile()
 	sp.look.at = sp.sample.CapturedAt
-	sp.dumpIfNeeded()
+	sp.gatherEvidence()
 	sp.storeProfile()
 	sp.readVersion()
 	sp.checkOneProcess()
@@ -658,11 +677,12 @@ func (sp *sampler) readVersion() {
 		}
 		var v struct {
 			GitVersion string `json:"gitVersion"`
+			GoVersion  string `json:"goVersion"`
 		}
 		if err := json.Unmarshal(b, &v); err != nil {
 			return fmt.Errorf("%s: decoding /version: %w", sp.c.inst.Name, err)
 		}
-		ir.Version = v.GitVersion
+		ir.Version, ir.GoVersion = v.GitVersion, v.GoVersion
 		return sp.store(api.FileVersion)(bytes.NewReader(b))
 	})
 }

@@ -20,6 +20,9 @@ func costLines(r *api.Report) []string {
 		if c == nil {
 			continue
 		}
+		if a.Evidence != "" {
+			out = append(out, fmt.Sprintf("evidence on %s: %s", Escape(a.Name), Escape(a.Evidence)))
+		}
 		out = append(out, fmt.Sprintf("cost to %s: %s, %s read", Escape(a.Name), pausesText(c), byteSize(float64(c.BytesRead))))
 		if c.Note != "" && !seen[c.Note] {
 			seen[c.Note] = true

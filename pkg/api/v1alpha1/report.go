@@ -149,8 +149,12 @@ type APIServer struct {
 	WatchersByResource []ResourceCount `json:"watchersByResource,omitempty"`
 	// Cost is what reading this API server cost it, when it was read live
 	// (or a bundle recorded it).
-	Cost  *ServerCost `json:"cost,omitempty"`
-	Notes []string    `json:"notes,omitempty"`
+	Cost *ServerCost `json:"cost,omitempty"`
+	// Evidence says what told stuck from slow between the samples when
+	// the server was read live (or a bundle recorded it): the debug=2
+	// dumps, or an execution trace and why, with the window it proved.
+	Evidence string   `json:"evidence,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
 }
 
 // ServerCost is what one run's fetches cost one API server: the
