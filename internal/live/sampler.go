@@ -134,9 +134,9 @@ type InstanceResult struct {
 	// GoVersion is /version's goVersion ("go1.26.8"): an execution trace
 	// needs Go 1.22 or later.
 	GoVersion string
-	Samples  []api.Sample
-	Errors   []error
-	Notes    []string
+	Samples   []api.Sample
+	Errors    []error
+	Notes     []string
 	// Withheld are the debug=2 dumps not taken because their estimated
 	// pause exceeded Config.MaxPause, one per sample concerned.
 	Withheld []*PauseBudgetError
