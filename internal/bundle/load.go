@@ -73,10 +73,11 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 			return nil, err
 		}
 	}
-	ld.keepCaptures()
+	traces := ld.keepCaptures()
 	if err := ld.applyManifests(); err != nil {
 		return nil, err
 	}
+	ld.attachTraces(traces)
 	ld.warnUnkeyed()
 	if len(ld.l.Captures) == 0 {
 		return nil, ld.nothingFound(paths)
@@ -125,14 +126,20 @@ func (ld *loader) capture(key, name string) *Capture {
 }
 
 // keepCaptures names the command line's capture and keeps, in the order
-// met, the captures that hold a goroutine dump, an APF dump or metrics.
-func (ld *loader) keepCaptures() {
+// met, the captures that hold a goroutine dump, an APF dump or metrics. It
+// returns the captures that hold only an execution trace, for
+// attachTraces.
+func (ld *loader) keepCaptures() (traces []*Capture) {
 	if c, ok := ld.byDir[explicitKey]; ok {
 		c.Name = ld.explicitName
 	}
 	for _, dir := range ld.order {
 		c := ld.byDir[dir]
 		if len(c.files) == 0 {
+			continue
+		}
+		if c.Dump == nil && c.Requests == nil && c.Metrics == nil && c.Levels == nil && c.Trace != nil {
+			traces = append(traces, c)
 			continue
 		}
 		if c.Dump == nil && c.Requests == nil && c.Metrics == nil && c.Levels == nil {
@@ -142,6 +149,7 @@ func (ld *loader) keepCaptures() {
 		}
 		ld.l.Captures = append(ld.l.Captures, c)
 	}
+	return traces
 }
 
 // applyManifests gives the captures of collect bundles their instance,

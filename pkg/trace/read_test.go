@@ -66,11 +66,12 @@ func parked(id int64) bool {
 	return strings.Contains(string(buf[:n]), "goroutine "+strconv.FormatInt(id, 10)+" [chan receive")
 }
 
-func newSelfTrace(t *testing.T) *selfTrace {
-	t.Helper()
-	st := &selfTrace{rounds: 200}
+// captureSelf traces this process while the three loops run; release
+// ends the stuck loop.
+func captureSelf() (st *selfTrace, release func(), err error) {
+	st = &selfTrace{rounds: 200}
 	never := make(chan struct{})
-	t.Cleanup(func() { close(never) })
+	release = func() { close(never) }
 	ids := make(chan int64, 3)
 	go stuckLoop(ids, never)
 	st.stuck = <-ids
@@ -78,7 +79,8 @@ func newSelfTrace(t *testing.T) *selfTrace {
 		runtime.Gosched()
 	}
 	if err := rtrace.Start(&st.data); err != nil {
-		t.Fatalf("runtime/trace.Start: %v", err)
+		release()
+		return nil, nil, err
 	}
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -89,6 +91,16 @@ func newSelfTrace(t *testing.T) *selfTrace {
 	st.ping = <-ids
 	wg.Wait()
 	rtrace.Stop()
+	return st, release, nil
+}
+
+func newSelfTrace(tb testing.TB) *selfTrace {
+	tb.Helper()
+	st, release, err := captureSelf()
+	if err != nil {
+		tb.Fatalf("runtime/trace.Start: %v", err)
+	}
+	tb.Cleanup(release)
 	return st
 }
 
