@@ -43,8 +43,7 @@ func (t *traceFlags) validate() error {
 	return nil
 }
 
-// config is the engine's TraceConfig; Keep and Watcher are the engine's
-// own (the watch path).
+// config is the engine's TraceConfig.
 func (t *traceFlags) config() live.TraceConfig {
 	return live.TraceConfig{Evidence: t.evidence, Budget: t.budget}
 }

@@ -59,6 +59,9 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 			cp.CapturedAt, cp.CapturedAtSource = s.CapturedAt, source
 			cp.Mixed = s.Mixed
 			cp.Withheld = s.Withheld
+			if ir.Trace != nil && ir.Trace.Summary != nil {
+				cp.Trace = ir.Trace.Summary
+			}
 			if cp.Version == "" {
 				cp.Version = ir.Version
 			}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/trace"
 )
 
 // Between sample A and sample B, the watchers' progress is either read
@@ -66,13 +65,6 @@ type TraceConfig struct {
 	Budget int64
 	// Probe is the length of the rate probe; 0 means 1 s.
 	Probe time.Duration
-	// Keep chooses the goroutines the trace summary keeps (the watch
-	// path); nil keeps the initial-phase watchers alone.
-	Keep func([]trace.Frame) bool
-	// Watcher reports whether a stack is an initial-phase watcher blocked
-	// sending (a suspect): the trace stops early once every one seen has
-	// progressed. nil means initialWatcher.
-	Watcher func([]trace.Frame) bool
 }
 
 func (t TraceConfig) evidence() Evidence {
@@ -117,8 +109,9 @@ type TraceResult struct {
 	// budget shortened it below the interval.
 	Requested time.Duration
 	BudgetCut bool
-	// Summary is what the trace proved; nil when it could not be read.
-	Summary *trace.Summary
+	// Summary is what the trace proved (internal/watches keeps the watch
+	// path of it); nil when it could not be read.
+	Summary *watches.Trace
 	// Err is why the trace is missing or partial: a fallback.
 	Err error
 	// Window says in words over which span the trace proves what it

@@ -10,8 +10,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/stacks"
-	"github.com/watch-doctor/watch-doctor/pkg/trace"
 )
 
 // traceInstance takes the execution trace of one instance: a short probe
@@ -48,7 +46,7 @@ func traceInstance(ctx context.Context, cfg Config, c *client, ir *InstanceResul
 	}
 	tr.Requested = window
 	cfg.progress("%s: execution trace: %s at %s/s (budget %s%s)", c.inst.Name, window, mib(int64(tr.Rate)), mib(budget), cutText(tr.BudgetCut, cfg.Interval))
-	ms := traceStream{cfg: cfg, c: c, window: window, maxBytes: remaining, stop: stopWhenAllProgressed(cfg.Trace.watcher(), tr.suspects)}
+	ms := traceStream{cfg: cfg, c: c, window: window, maxBytes: remaining, stop: stopWhenAllProgressed(tr.suspects)}
 	if tt, ok := raw.(TraceTarget); ok {
 		ms.store = tt
 	}
@@ -74,7 +72,7 @@ func windowText(tr *TraceResult, cfg Config) string {
 		return fmt.Sprintf("nothing proven: %v", tr.Err)
 	}
 	w := s.Window.Round(time.Second)
-	out := fmt.Sprintf("no progress proven for at most %s (%d generations, %s)", w, s.Generations, mib(s.Bytes))
+	out := fmt.Sprintf("the trace covers %s (%s)", w, mib(s.Bytes))
 	switch {
 	case s.StoppedEarly:
 		out += fmt.Sprintf("; stopped early after %s: every initial-phase watcher had progressed", w)
@@ -95,7 +93,7 @@ type traceStream struct {
 	// store, when set, keeps the bytes as they are read.
 	store TraceTarget
 	// stop, when set, ends the trace early when it returns true.
-	stop func(trace.Progress) bool
+	stop func(watches.TraceProgress) bool
 }
 
 // run requests the trace, parses it and returns what it proved, with the
@@ -103,7 +101,7 @@ type traceStream struct {
 // timeout. Stopping early closes the response, which ends the server's
 // wait (net/http/pprof sleep returns when the request's context is done)
 // and its trace.
-func (ts traceStream) run(ctx context.Context) (*trace.Summary, *api.FetchInfo, error) {
+func (ts traceStream) run(ctx context.Context) (*watches.Trace, *api.FetchInfo, error) {
 	cfg, inst := ts.cfg, ts.c.inst
 	path := tracePath(ts.window)
 	fi := &api.FetchInfo{Kind: api.FileTrace, Path: path, StartedAt: cfg.Clock.Now().UTC()}
@@ -127,11 +125,7 @@ func (ts traceStream) run(ctx context.Context) (*trace.Summary, *api.FetchInfo, 
 	if ts.store != nil {
 		body, finishStore = teeToStore(ts.store, inst.Name, cr)
 	}
-	opts := trace.Options{Source: inst.Name + path, MaxBytes: ts.maxBytes, Keep: cfg.Trace.Keep, Progress: ts.progress(ctx)}
-	if opts.Keep == nil {
-		opts.Keep = cfg.Trace.watcher()
-	}
-	sum, err := trace.Read(body, opts)
+	sum, err := watches.ReadTrace(body, watches.TraceOptions{Source: inst.Name + path, MaxBytes: ts.maxBytes, Progress: ts.progress(ctx)})
 	resp.Close()
 	if finishStore != nil {
 		if serr := finishStore(); serr != nil && err == nil {
@@ -151,13 +145,15 @@ func (ts traceStream) run(ctx context.Context) (*trace.Summary, *api.FetchInfo, 
 
 // progress is the parser's Progress callback: a line every 10 generations,
 // and false (stop) when ctx ended or ts.stop says every suspect moved.
-func (ts traceStream) progress(ctx context.Context) func(trace.Progress) bool {
-	return func(p trace.Progress) bool {
+func (ts traceStream) progress(ctx context.Context) func(watches.TraceProgress) bool {
+	next := 10 * time.Second
+	return func(p watches.TraceProgress) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		if p.Generations%10 == 0 {
-			ts.cfg.progress("%s: execution trace: %s of %s read, %s", ts.c.inst.Name, p.Window.Round(time.Second), ts.window, mib(p.Bytes))
+		if p.Window >= next {
+			next += 10 * time.Second
+			ts.cfg.progress("%s: execution trace: %s of %s read, %s; %d of %d initial-phase watchers progressed", ts.c.inst.Name, p.Window.Round(time.Second), ts.window, mib(p.Bytes), p.Progressed, p.Initial)
 		}
 		return ts.stop == nil || !ts.stop(p)
 	}
@@ -189,53 +185,12 @@ func teeToStore(store TraceTarget, instance string, r io.Reader) (tee io.Reader,
 
 var errStoreReturned = errors.New("the trace's store returned")
 
-// watcher is the Watcher predicate, initialWatcher by default.
-func (t TraceConfig) watcher() func([]trace.Frame) bool {
-	if t.Watcher != nil {
-		return t.Watcher
-	}
-	return initialWatcher
-}
-
-// initialWatcher reports whether a trace stack is a cacheWatcher of the
-// initial-events phase blocked sending, as internal/watches classifies a
-// debug=1 stack.
-func initialWatcher(st []trace.Frame) bool {
-	frames := make([]stacks.Frame, len(st))
-	for i, f := range st {
-		frames[i] = stacks.Frame{Func: f.Func, File: f.File, Line: f.Line}
-	}
-	d := watches.FromAggregated(&stacks.Aggregated{Total: 1, Stacks: []stacks.Stack{{Count: 1, Frames: frames}}}, watches.FormatDebug1)
-	for _, pc := range d.PhaseCounts {
-		if pc.Phase == api.PhaseInitial && pc.InSend {
-			return true
-		}
-	}
-	return false
-}
-
 // stopWhenAllProgressed stops a trace once at least min suspects (the
 // initial-phase watchers blocked sending that sample A counted) were seen
 // and every one seen has changed state: no watch can then be stuck for
 // the window, and tracing on would only cost the server.
-func stopWhenAllProgressed(isWatcher func([]trace.Frame) bool, min int) func(trace.Progress) bool {
-	known := map[int64]bool{}
-	return func(p trace.Progress) bool {
-		suspects, progressed := 0, 0
-		for _, g := range p.Goroutines {
-			w, ok := known[g.ID]
-			if !ok {
-				w = isWatcher(g.Stack)
-				known[g.ID] = w
-			}
-			if !w {
-				continue
-			}
-			suspects++
-			if g.Transitions > 0 {
-				progressed++
-			}
-		}
-		return suspects > 0 && suspects >= min && progressed == suspects
+func stopWhenAllProgressed(min int) func(watches.TraceProgress) bool {
+	return func(p watches.TraceProgress) bool {
+		return p.Initial > 0 && p.Initial >= min && p.Progressed == p.Initial
 	}
 }
