@@ -249,7 +249,9 @@ func traceRound(ctx context.Context, cfg Config, clients []*client, results []In
 			ir.Trace.pending = false
 			traceInstance(ctx, cfg, c, ir, raw)
 			if ir.Trace.Summary == nil {
-				ir.Notes = append(ir.Notes, fmt.Sprintf("no execution trace: %v; sample 2 decides as without one", ir.Trace.Err))
+				note := fmt.Sprintf("no execution trace: %v; sample 2 decides as without one", ir.Trace.Err)
+				ir.Notes = append(ir.Notes, note)
+				cfg.progress("%s: %s", c.inst.Name, note)
 				if w := ir.Trace.withheld; w != nil {
 					ir.Withheld = append(ir.Withheld, w)
 				}
