@@ -124,6 +124,8 @@ type TraceResult struct {
 	// A's debug=1 profile: the trace stops early only once at least as
 	// many were seen, all progressing.
 	suspects int
+	// interrupted is set when ctx ended the trace (not the suspects).
+	interrupted bool
 }
 
 // traceBytes is every byte the instance's traces returned.

@@ -51,6 +51,7 @@ func traceInstance(ctx context.Context, cfg Config, c *client, ir *InstanceResul
 		ms.store = tt
 	}
 	tr.Summary, tr.Fetch, tr.Err = ms.run(ctx)
+	tr.interrupted = ctx.Err() != nil
 	tr.Window = windowText(tr, cfg)
 	cfg.progress("%s: execution trace: %s", c.inst.Name, tr.Window)
 }
@@ -74,6 +75,8 @@ func windowText(tr *TraceResult, cfg Config) string {
 	w := s.Window.Round(time.Second)
 	out := fmt.Sprintf("the trace covers %s (%s)", w, mib(s.Bytes))
 	switch {
+	case s.StoppedEarly && tr.interrupted:
+		out += fmt.Sprintf("; interrupted after %s", w)
 	case s.StoppedEarly:
 		out += fmt.Sprintf("; stopped early after %s: every initial-phase watcher had progressed", w)
 	case tr.Err != nil:
@@ -128,10 +131,11 @@ func (ts traceStream) run(ctx context.Context) (*watches.Trace, *api.FetchInfo, 
 	sum, err := watches.ReadTrace(body, watches.TraceOptions{Source: inst.Name + path, MaxBytes: ts.maxBytes, Progress: ts.progress(ctx)})
 	resp.Close()
 	if finishStore != nil {
-		if serr := finishStore(); serr != nil && err == nil {
+		serr := finishStore()
+		switch {
+		case serr != nil && err == nil:
 			err = &storeError{serr}
-		}
-		if err == nil || sum != nil {
+		case serr == nil:
 			fi.File = bundle.FileName(api.FileTrace)
 		}
 	}
