@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -130,7 +131,13 @@ func TestDiagnoseAtScaleByTrace(t *testing.T) {
 			t.Fatalf("collect exit %d\nstderr:\n%s", res.ExitCode, res.Stderr)
 		}
 		t.Logf("collect stderr:\n%s", res.Stderr)
+		tf, err := os.Stat(filepath.Join(dir, strings.NewReplacer(":", "_").Replace(addr), "trace.out"))
+		if err != nil {
+			t.Fatalf("the bundle has no trace.out: %v", err)
+		}
+		began := time.Now()
 		an := runPlugin(t, c, cluster.UserWatchDoctor, "analyze", dir, "-o", "json")
+		t.Logf("analyze read trace.out (%d bytes) and the samples in %v", tf.Size(), time.Since(began).Round(10*time.Millisecond))
 		checkScaleRun(t, an, stw)
 	})
 }
