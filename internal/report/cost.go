@@ -40,7 +40,7 @@ func pausesText(c *api.ServerCost) string {
 	case c.Pauses == 0:
 		return "no stop-the-world pause"
 	}
-	most := "no bound"
+	most := "the longest beyond the last bucket"
 	if c.LargestPauseAtMostSeconds > 0 {
 		most = "at most " + millis(c.LargestPauseAtMostSeconds)
 	}
