@@ -16,6 +16,10 @@ const (
 	EvidenceDump  = "debug=2 dumps"
 )
 
+// FormatTrace is APIServer.DumpFormat for a server decided from an
+// execution trace with no goroutine dump beside it.
+const FormatTrace = "trace"
+
 // traceChoice says whether s is decided from its execution trace alone,
 // and why (the note the report carries either way). A debug=2 dump stays
 // the first choice for tying watchers to requests: it carries parent ids,
@@ -53,8 +57,11 @@ func diagnoseTrace(r *api.Report, info api.APIServer, s Server, note string) {
 		at := b.CapturedAt.UTC()
 		info.CapturedAt = &at
 	}
+	info.DumpFormat = FormatTrace
 	if b.Dump != nil {
 		info.DumpFormat, info.Goroutines = b.Dump.Format, b.Dump.Goroutines
+	} else if m := b.Metrics; m != nil && m.Goroutines != nil {
+		info.Goroutines = int(*m.Goroutines)
 	}
 	addMetricsInfo(&info, b.Metrics)
 	if t.Truncated {
