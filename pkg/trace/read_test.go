@@ -23,6 +23,7 @@ import (
 type selfTrace struct {
 	data              bytes.Buffer
 	stuck, ping, pong int64
+	deep              int64
 	rounds            int
 }
 
@@ -37,6 +38,19 @@ func goid() int64 {
 
 //go:noinline
 func stuckLoop(id chan<- int64, never <-chan struct{}) {
+	id <- goid()
+	<-never
+}
+
+// deepLoop parks under depth frames of itself: a stack far deeper than
+// the tracer's 128 frames.
+//
+//go:noinline
+func deepLoop(id chan<- int64, never <-chan struct{}, depth int) {
+	if depth > 0 {
+		deepLoop(id, never, depth-1)
+		return
+	}
 	id <- goid()
 	<-never
 }
@@ -73,10 +87,12 @@ func captureSelf() (st *selfTrace, release func(), err error) {
 	st = &selfTrace{rounds: 200}
 	never := make(chan struct{})
 	release = func() { close(never) }
-	ids := make(chan int64, 3)
+	ids := make(chan int64, 4)
 	go stuckLoop(ids, never)
 	st.stuck = <-ids
-	for !parked(st.stuck) {
+	go deepLoop(ids, never, 500)
+	st.deep = <-ids
+	for !parked(st.stuck) || !parked(st.deep) {
 		runtime.Gosched()
 	}
 	if err := rtrace.Start(&st.data); err != nil {
@@ -222,6 +238,19 @@ func TestReadStopsEarly(t *testing.T) {
 	}
 	if calls != 1 || !sum.StoppedEarly || sum.Truncated || sum.Why == "" || sum.Bytes > int64(st.data.Len()) {
 		t.Errorf("calls %d stopped %v truncated %v why %q bytes %d", calls, sum.StoppedEarly, sum.Truncated, sum.Why, sum.Bytes)
+	}
+}
+
+// A stack deeper than MaxFrames keeps its innermost frames and is counted.
+func TestReadHugeStack(t *testing.T) {
+	st := newSelfTrace(t)
+	sum, err := trace.Read(bytes.NewReader(st.data.Bytes()), trace.Options{Keep: keepOurs})
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	deep, ok := byID(sum)[st.deep]
+	if !ok || len(deep.Stack) != trace.DefaultMaxFrames || sum.CutStacks != 1 || !strings.HasPrefix(deep.Stack[0].Func, "runtime.") {
+		t.Errorf("deep goroutine kept %v, %d frames, %d stacks cut; want %d innermost frames, one stack cut", ok, len(deep.Stack), sum.CutStacks, trace.DefaultMaxFrames)
 	}
 }
 
