@@ -34,7 +34,7 @@ func (c *Capture) readTrace(name string, r io.Reader) error {
 	t, err := watches.ReadTrace(r, watches.TraceOptions{Source: name})
 	if t == nil {
 		delete(c.files, api.FileTrace)
-		return fmt.Errorf("%s: %w: %v", name, ErrUnknownKind, err)
+		return fmt.Errorf("%s: %w", name, fmt.Errorf("%w: %v", ErrUnknownKind, err))
 	}
 	c.Trace = t
 	return nil

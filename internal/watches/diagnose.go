@@ -152,7 +152,7 @@ func diagnoseServer(r *api.Report, s Server, opts Options) {
 			prev = i
 		}
 	}
-	if useTrace, note := traceChoice(s, last, prev); useTrace {
+	if useTrace, note := traceChoice(s, last); useTrace {
 		diagnoseTrace(r, info, s, note)
 		return
 	} else if note != "" {
@@ -208,6 +208,9 @@ func diagnoseServer(r *api.Report, s Server, opts Options) {
 	}
 	findings, watchersToMatch := judge(s.Name, cur, prevSample, opts.CaptureSlack)
 	findings, watchersToMatch = judgeHeld(s.Name, d, findings, watchersToMatch)
+	if s.Trace != nil {
+		info.Notes = append(info.Notes, refineWithTrace(findings, s.Trace)...)
+	}
 	// Attribute clients.
 	reqs := executingWatches(cur.Requests)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -75,5 +76,36 @@ func TestClassifyTraceStackAgreesWithCollector(t *testing.T) {
 				t.Errorf("initial-phase watchers %v, want the seed's two", fromDump.Initial)
 			}
 		})
+	}
+}
+
+// ReadTrace on the real seed trace: two initial-phase watchers, one of
+// which progresses; a Progress that stops once it has seen that stops the
+// read early, with the window read so far.
+func TestReadTraceSeedProgress(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "trace-seed", "bundle", "127.0.0.1", "trace.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var last TraceProgress
+	calls := 0
+	tr, err := ReadTrace(f, TraceOptions{Source: "seed", Progress: func(p TraceProgress) bool {
+		calls++
+		last = p
+		return !(p.Initial == 2 && p.Progressed == 1 && p.Window > 3*time.Second)
+	}})
+	if err != nil {
+		t.Fatalf("ReadTrace: %v", err)
+	}
+	if !tr.StoppedEarly || tr.Window >= 15*time.Second || last.Initial != 2 || last.Progressed != 1 || calls < 3 {
+		t.Errorf("stopped %v after %v (%d calls), last progress %+v", tr.StoppedEarly, tr.Window, calls, last)
+	}
+	classes := map[TraceClass]int{}
+	for _, g := range tr.Goroutines {
+		classes[g.Class]++
+	}
+	if diff := cmp.Diff(map[TraceClass]int{TraceWatcher: 2, TraceAPFWait: 2, TraceHandler: 2}, classes); diff != "" {
+		t.Errorf("kept goroutines by class (-want +got):\n%s", diff)
 	}
 }

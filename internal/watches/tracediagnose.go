@@ -16,25 +16,28 @@ const (
 	EvidenceDump  = "debug=2 dumps"
 )
 
-// traceChoice says whether s is decided from its execution trace, and
-// why (the note the report carries either way). Two debug=2 samples stay
-// the first choice: they carry the event each watcher waits on, itab words
-// and parent ids, which tie watchers to requests; the trace has none of
-// them. Anything less (one debug=2 dump, a debug=1 or protobuf profile, no
-// dump) is decided from the trace, which shows who made progress.
-func traceChoice(s Server, last, prev int) (useTrace bool, note string) {
+// FormatTrace is APIServer.DumpFormat for a server decided from an
+// execution trace with no goroutine dump beside it.
+const FormatTrace = "trace"
+
+// traceChoice says whether s is decided from its execution trace alone,
+// and why (the note the report carries either way). A debug=2 dump stays
+// the first choice for tying watchers to requests: it carries parent ids,
+// itab words and the event each watcher waits on, which a trace has none
+// of; the trace then decides stuck or progressing per goroutine
+// (refineWithTrace), so the verdict is never weaker than either alone.
+// Without a debug=2 dump (a debug=1 or protobuf profile, or none) the
+// trace decides alone.
+func traceChoice(s Server, last int) (useTrace bool, note string) {
 	if s.Trace == nil {
 		return false, ""
 	}
-	if last >= 0 && prev >= 0 {
-		return false, fmt.Sprintf("evidence: %s (two samples: they name the event each watcher waits on and the parent of each goroutine); the %s %s is not needed for the verdict", EvidenceDump, EvidenceTrace, s.Trace.Source)
+	if last >= 0 && !s.Samples[last].Dump.Aggregated() {
+		return false, fmt.Sprintf("evidence: %s tie watchers to requests (parent ids, itab words, events); the %s %s (%s window) decides stuck or progressing per goroutine", EvidenceDump, EvidenceTrace, s.Trace.Source, roundTenth(s.Trace.Window))
 	}
 	why := "no debug=2 dump"
 	if last >= 0 {
-		why = "one debug=2 dump alone cannot tell stuck from slow"
-		if s.Samples[last].Dump.Aggregated() {
-			why = fmt.Sprintf("the %s profile cannot tell stuck from slow", s.Samples[last].Dump.Format)
-		}
+		why = fmt.Sprintf("the %s profile cannot tell stuck from slow", s.Samples[last].Dump.Format)
 	}
 	return true, fmt.Sprintf("evidence: %s %s (%s window, %d bytes): %s; the trace shows per goroutine who made progress", EvidenceTrace, s.Trace.Source, roundTenth(s.Trace.Window), s.Trace.Bytes, why)
 }
@@ -54,8 +57,11 @@ func diagnoseTrace(r *api.Report, info api.APIServer, s Server, note string) {
 		at := b.CapturedAt.UTC()
 		info.CapturedAt = &at
 	}
+	info.DumpFormat = FormatTrace
 	if b.Dump != nil {
 		info.DumpFormat, info.Goroutines = b.Dump.Format, b.Dump.Goroutines
+	} else if m := b.Metrics; m != nil && m.Goroutines != nil {
+		info.Goroutines = int(*m.Goroutines)
 	}
 	addMetricsInfo(&info, b.Metrics)
 	if t.Truncated {

@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"errors"
+	"os"
 	"runtime"
 	rtrace "runtime/trace"
 	"strconv"
@@ -22,6 +23,7 @@ import (
 type selfTrace struct {
 	data              bytes.Buffer
 	stuck, ping, pong int64
+	deep              int64
 	rounds            int
 }
 
@@ -36,6 +38,19 @@ func goid() int64 {
 
 //go:noinline
 func stuckLoop(id chan<- int64, never <-chan struct{}) {
+	id <- goid()
+	<-never
+}
+
+// deepLoop parks under depth frames of itself: a stack far deeper than
+// the tracer's 128 frames.
+//
+//go:noinline
+func deepLoop(id chan<- int64, never <-chan struct{}, depth int) {
+	if depth > 0 {
+		deepLoop(id, never, depth-1)
+		return
+	}
 	id <- goid()
 	<-never
 }
@@ -72,10 +87,12 @@ func captureSelf() (st *selfTrace, release func(), err error) {
 	st = &selfTrace{rounds: 200}
 	never := make(chan struct{})
 	release = func() { close(never) }
-	ids := make(chan int64, 3)
+	ids := make(chan int64, 4)
 	go stuckLoop(ids, never)
 	st.stuck = <-ids
-	for !parked(st.stuck) {
+	go deepLoop(ids, never, 500)
+	st.deep = <-ids
+	for !parked(st.stuck) || !parked(st.deep) {
 		runtime.Gosched()
 	}
 	if err := rtrace.Start(&st.data); err != nil {
@@ -224,6 +241,19 @@ func TestReadStopsEarly(t *testing.T) {
 	}
 }
 
+// A stack deeper than MaxFrames keeps its innermost frames and is counted.
+func TestReadHugeStack(t *testing.T) {
+	st := newSelfTrace(t)
+	sum, err := trace.Read(bytes.NewReader(st.data.Bytes()), trace.Options{Keep: keepOurs})
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	deep, ok := byID(sum)[st.deep]
+	if !ok || len(deep.Stack) != trace.DefaultMaxFrames || sum.CutStacks != 1 || !strings.HasPrefix(deep.Stack[0].Func, "runtime.") {
+		t.Errorf("deep goroutine kept %v, %d frames, %d stacks cut; want %d innermost frames, one stack cut", ok, len(deep.Stack), sum.CutStacks, trace.DefaultMaxFrames)
+	}
+}
+
 func TestReadBounds(t *testing.T) {
 	st := newSelfTrace(t)
 	sum, err := trace.Read(bytes.NewReader(st.data.Bytes()), trace.Options{Keep: keepOurs, MaxGoroutines: 1, MaxFrames: 1})
@@ -232,5 +262,36 @@ func TestReadBounds(t *testing.T) {
 	}
 	if len(sum.Goroutines) != 1 || sum.DroppedGoroutines < 1 || len(sum.Goroutines[0].Stack) != 1 || sum.CutStacks != 1 {
 		t.Errorf("kept %d dropped %d frames %v cut %d", len(sum.Goroutines), sum.DroppedGoroutines, sum.Goroutines, sum.CutStacks)
+	}
+}
+
+// The real kube-apiserver trace of testdata/kube-apiserver-v1.37.2/trace-seed:
+// slow-informer's watcher (35799) parked the whole window, paced-reader's
+// (38014) woken by its handler (37868), between the samples' capture times.
+func TestReadSeedTrace(t *testing.T) {
+	f, err := os.Open(seedTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	sum, err := trace.Read(f, trace.Options{Source: "seed", Keep: keepWatchPath})
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	sampleA := time.Date(2026, 12, 1, 22, 21, 17, 560826659, time.UTC)
+	sampleB := time.Date(2026, 12, 1, 22, 21, 37, 807238512, time.UTC)
+	if sum.Bytes != st.Size() || sum.Version != "go 1.26" || sum.Window < 19*time.Second || sum.Window > 21*time.Second ||
+		sum.Start.Before(sampleA) || sum.End.After(sampleB) || sum.Generations < 15 {
+		t.Errorf("summary: %d of %d bytes, %s, window %v (%v - %v), %d generations", sum.Bytes, st.Size(), sum.Version, sum.Window, sum.Start, sum.End, sum.Generations)
+	}
+	gs := byID(sum)
+	stuck, paced := gs[35799], gs[38014]
+	if diff := cmp.Diff([]any{trace.StateWaiting, trace.StateWaiting, 0, time.Duration(0), sum.Window},
+		[]any{stuck.StartState, stuck.EndState, stuck.Transitions, stuck.FirstSeen, stuck.LongestGap}); diff != "" {
+		t.Errorf("slow-informer's watcher (-want +got):\n%s", diff)
+	}
+	if paced.Transitions == 0 || len(paced.WokenBy) == 0 || paced.WokenBy[0].ID != 37868 || paced.LongestGap > 2*time.Second {
+		t.Errorf("paced-reader's watcher: %d transitions, woken by %v, longest gap %v", paced.Transitions, paced.WokenBy, paced.LongestGap)
 	}
 }

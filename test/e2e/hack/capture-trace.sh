@@ -19,9 +19,13 @@ for a in "$@"; do
 done
 
 if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
-  # setup (network allowed): the binaries, the modules, the compiled program.
-  env_lines="$("${here}/hack/build-binaries.sh")"
-  eval "${env_lines}"
+  # setup (network allowed): the binaries (built by build-binaries.sh,
+  # unless $KUBE_APISERVER_BIN and $ETCD_BIN name them already), the
+  # modules, the compiled program.
+  if [[ ! -x "${KUBE_APISERVER_BIN:-}" || ! -x "${ETCD_BIN:-}" ]]; then
+    env_lines="$("${here}/hack/build-binaries.sh")"
+    eval "${env_lines}"
+  fi
   export KUBE_APISERVER_BIN ETCD_BIN
   cd "${here}"
   go mod download
@@ -33,7 +37,7 @@ if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
     exit 1
   fi
   export WATCH_DOCTOR_E2E_IN_NETNS=1
-  exec unshare --net -- "${BASH_SOURCE[0]}" "${args[@]}"
+  exec unshare --net -- "${here}/hack/capture-trace.sh" "${args[@]}"
 fi
 
 # inside the namespace: only lo, up.
