@@ -81,10 +81,14 @@ bench: ## Benchmarks of every stage and the whole command, against gostackparse 
 
 # What each fetch costs a real kube-apiserver v1.37.2 inflated with idle and
 # stuck watches (loopback only; minutes of load on 2 cores; not in CI).
+# Then whole runs of the plugin (collect, then analyze) at BENCH_LIVE_WHOLE
+# idle watches, with and without background load (docs/diagnose-at-scale.md).
 BENCH_LIVE_WATCHES ?= 2000,5000,10000
-bench-live: ## Measure each fetch's bytes, wall time and API server stall on a real kube-apiserver (docs/diagnose.md "Production scale").
+BENCH_LIVE_WHOLE ?= 0,5000,20000
+BENCH_LIVE_INTERVAL ?= 70s
+bench-live: build ## Measure each fetch's bytes, wall time and API server stall on a real kube-apiserver, and whole runs (docs/diagnose-at-scale.md).
 	cd test/e2e && eval "$$(hack/build-binaries.sh)" && export KUBE_APISERVER_BIN ETCD_BIN && \
-	  go run ./cmd/bench-live -watches $(BENCH_LIVE_WATCHES)
+	  go run ./cmd/bench-live -watches $(BENCH_LIVE_WATCHES) -whole $(BENCH_LIVE_WHOLE) -interval $(BENCH_LIVE_INTERVAL) -plugin $(CURDIR)/bin/$(BINARY)
 
 fuzz: ## Run every fuzz target for FUZZTIME (inputs or duration) each.
 	./hack/fuzz.sh $(FUZZTIME)

@@ -48,6 +48,10 @@ type Capture struct {
 	// the fetch's start), from a collect bundle's manifest; zero otherwise.
 	MetricsAt time.Time
 	Version   string
+	// Trace is the execution trace taken between this capture and the
+	// next of its API server (collect's <instance>/trace.out), when one
+	// was given.
+	Trace *watches.Trace
 
 	files    map[api.FileKind]string
 	notes    []string
@@ -158,6 +162,8 @@ func (c *Capture) Read(kind api.FileKind, name string, r io.Reader) error {
 			return wrap(err)
 		}
 		c.Version = v
+	case api.FileTrace:
+		return c.readTrace(name, r)
 	case api.FileCapturedAt:
 		t, err := readCapturedAt(r)
 		if err != nil {

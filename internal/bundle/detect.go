@@ -82,6 +82,9 @@ func detect(br *bufio.Reader) (api.FileKind, error) {
 	if len(head) >= 2 && (head[0] == 0xff && head[1] == 0xfe || head[0] == 0xfe && head[1] == 0xff) {
 		return "", fmt.Errorf("%w: UTF-16 text; convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)", ErrUnknownKind)
 	}
+	if isTraceHeader(head) {
+		return api.FileTrace, nil
+	}
 	text := bytes.TrimLeft(head, " \t\r\n")
 	switch {
 	case bytes.HasPrefix(text, []byte("goroutine profile: total ")):
@@ -114,7 +117,7 @@ func detect(br *bufio.Reader) (api.FileKind, error) {
 		return api.FileGoroutineProfile, nil
 	}
 	first, _, _ := bytes.Cut(text, []byte("\n"))
-	return "", fmt.Errorf("%w: line 1 %q is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version or a capture time", ErrUnknownKind, preview(first))
+	return "", fmt.Errorf("%w: line 1 %q is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version, a capture time or an execution trace", ErrUnknownKind, preview(first))
 }
 
 func isDebug2Header(b []byte) bool {

@@ -125,6 +125,10 @@ func (l *Loaded) Servers() []watches.Server {
 	var out []watches.Server
 	for _, g := range l.Groups() {
 		s := watches.Server{Name: g.Name}
+		var note string
+		if s.Trace, note = groupTrace(g.Captures); note != "" {
+			s.Notes = append(s.Notes, note)
+		}
 		for _, c := range g.Captures {
 			if c.Version != "" {
 				s.Version = c.Version
@@ -178,6 +182,12 @@ func (c *Capture) sample() watches.Sample {
 			mc.Levels[pl.Name] = watches.LevelSeats{Executing: num(pl.ExecutingSeats), Limit: num(pl.LimitSeats)}
 		}
 		for _, r := range m.Resources {
+			if !math.IsNaN(r.WatchEvents) {
+				if mc.WatchEvents == nil {
+					mc.WatchEvents = map[string]float64{}
+				}
+				mc.WatchEvents[r.Key()] = r.WatchEvents
+			}
 			if !math.IsNaN(r.Watchers) && r.Watchers > 0 {
 				mc.WatchersByResource = append(mc.WatchersByResource, api.ResourceCount{Group: r.Group, Resource: r.Name(), Count: r.Watchers})
 			}

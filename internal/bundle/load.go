@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/internal/english"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // Load's steps: walk.go reads the inputs into captures (one per
@@ -21,6 +22,9 @@ type Loaded struct {
 	Captures []*Capture
 	// Warnings say what was skipped or could not be used.
 	Warnings []string
+	// Instances are the instances the bundles' manifests record (what
+	// each collect run cost them, and its evidence).
+	Instances []api.Instance
 }
 
 // Options tune Load.
@@ -70,10 +74,11 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 			return nil, err
 		}
 	}
-	ld.keepCaptures()
+	traces := ld.keepCaptures()
 	if err := ld.applyManifests(); err != nil {
 		return nil, err
 	}
+	ld.attachTraces(traces)
 	ld.warnUnkeyed()
 	if len(ld.l.Captures) == 0 {
 		return nil, ld.nothingFound(paths)
@@ -124,14 +129,20 @@ func (ld *loader) capture(key, name string) *Capture {
 }
 
 // keepCaptures names the command line's capture and keeps, in the order
-// met, the captures that hold a goroutine dump, an APF dump or metrics.
-func (ld *loader) keepCaptures() {
+// met, the captures that hold a goroutine dump, an APF dump or metrics. It
+// returns the captures that hold only an execution trace, for
+// attachTraces.
+func (ld *loader) keepCaptures() (traces []*Capture) {
 	if c, ok := ld.byDir[explicitKey]; ok {
 		c.Name = ld.explicitName
 	}
 	for _, dir := range ld.order {
 		c := ld.byDir[dir]
 		if len(c.files) == 0 {
+			continue
+		}
+		if c.Dump == nil && c.Requests == nil && c.Metrics == nil && c.Levels == nil && c.Trace != nil {
+			traces = append(traces, c)
 			continue
 		}
 		if c.Dump == nil && c.Requests == nil && c.Metrics == nil && c.Levels == nil {
@@ -142,6 +153,7 @@ func (ld *loader) keepCaptures() {
 		ld.l.Captures = append(ld.l.Captures, c)
 	}
 	ld.l.Warnings = append(ld.l.Warnings, ld.skips.Lines()...)
+	return traces
 }
 
 // applyManifests gives the captures of collect bundles their instance,

@@ -191,6 +191,7 @@ func applyManifest(l *Loaded, path string) error {
 		byDir[filepath.Clean(c.Name)] = c
 	}
 	for _, inst := range m.Instances {
+		l.Instances = append(l.Instances, inst)
 		if inst.Error != "" {
 			l.Warnings = append(l.Warnings, fmt.Sprintf("%s: instance %s was not read: %s", path, inst.Name, inst.Error))
 		}

@@ -110,6 +110,27 @@ func (d *Dir) Store(instance string, sample int, kind api.FileKind, body io.Read
 	return nil
 }
 
+// StoreTrace writes body, an execution trace taken between the samples,
+// to ROOT/<instance>/trace.out, beside the instance's sample directories;
+// the file must not exist yet. It does not touch what Store writes, so it
+// may run while Store writes another instance's files.
+func (d *Dir) StoreTrace(instance string, body io.Reader) error {
+	dir := filepath.Join(d.Root, SafeName(instance))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, FileName(api.FileTrace))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, body); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: writing %s: %w", instance, path, err)
+	}
+	return f.Close()
+}
+
 // Finish writes each sample's captured-at.txt, copies /version into every
 // sample that lacks it, writes m as the manifest, with its apiVersion and
 // kind, and removes the lock.

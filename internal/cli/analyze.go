@@ -117,6 +117,7 @@ func (o *AnalyzeOptions) Run() error {
 		return err
 	}
 	r := watches.Diagnose(loaded.Servers(), diagnoseOptions(0))
+	applyRecorded(r, loaded.Instances)
 	r.Warnings = append(loaded.Warnings, r.Warnings...)
 	if err := writeReport(o.Out, r, o.printer, o.failOn); err != nil {
 		return err

@@ -50,8 +50,10 @@ func newCmdCollect(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.C
 		Short: "Save what diagnose reads, per API server instance and sample, for analyze",
 		Long: `Fetch what diagnose reads from each API server instance and write it, raw, to
 DIR/<instance>/sample-<n>/ (goroutine-debug2.txt, metrics.txt,
-apf-requests.txt, apf-priority-levels.txt, version.json, captured-at.txt) with
-DIR/manifest.json describing every fetch. Nothing else is written.
+apf-requests.txt, apf-priority-levels.txt, version.json, captured-at.txt),
+the execution trace taken between the samples (when --evidence chose one) to
+DIR/<instance>/trace.out, with DIR/manifest.json describing every fetch and
+what the run cost each instance. Nothing else is written.
 "kubectl watch-doctor analyze DIR" gives the report diagnose would have given.
 
 ` + exitCodesHelp,
@@ -69,6 +71,7 @@ DIR/manifest.json describing every fetch. Nothing else is written.
 		},
 	}
 	o.LiveOptions.addFlags(cmd)
+	addTraceFlags(cmd, &o.Trace)
 	cmd.Flags().StringVarP(&o.Dir, "dir", "d", o.Dir, "directory to write the bundle to (created; must be empty if it exists)")
 	return cmd
 }
@@ -82,6 +85,9 @@ func (o *CollectOptions) Validate() error {
 		return errors.New("--dir is required: where to write the bundle")
 	}
 	if err := o.LiveOptions.validate(); err != nil {
+		return err
+	}
+	if err := o.Trace.validate(); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(o.Dir)

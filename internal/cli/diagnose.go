@@ -65,8 +65,17 @@ Each sample starts with a cheap look: /metrics, the APF dumps and the debug=1
 goroutine profile. When no watch has been initializing for longer than 30s, that
 is the whole answer and no goroutine dump is taken. Otherwise the debug=2 dump
 (which stops the world in the API server while it is written) is taken only
-when its pause, estimated from the profile, is within --max-pause; if not, the
-suspects are reported undecided, and --force takes the dump anyway.
+when its pause, estimated from the profile, is within --max-pause. If not
+(--evidence auto), the instance is traced for the interval instead
+(/debug/pprof/trace: one stop-the-world of well under a millisecond): a 1 s
+probe measures the trace's rate, --trace-budget bounds its bytes (the window is
+shortened to fit, and said so), and the trace stops early once every suspect
+has progressed. The trace shows per goroutine who made progress; the APF rows
+of both samples name the clients, by elimination. When the server cannot be
+traced (Go older than 1.22, a trace already running, a 403 or 404, a stream
+cut short) a note says why and the suspects stay undecided; --force takes the
+dump anyway. The summary says what the run cost each instance: its
+stop-the-world pauses (go_sched_pauses_total_other_seconds) and the bytes read.
 
 Needs get on /debug/pprof/*, /debug/api_priority_and_fairness/*, /metrics,
 /version and list on endpointslices (deploy/rbac.yaml).
@@ -82,6 +91,7 @@ Needs get on /debug/pprof/*, /debug/api_priority_and_fairness/*, /metrics,
 
 func (o *DiagnoseOptions) addFlags(cmd *cobra.Command) {
 	o.LiveOptions.addFlags(cmd)
+	addTraceFlags(cmd, &o.Trace)
 	o.Fleet.addFlags(cmd)
 	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
@@ -109,7 +119,12 @@ func (o *DiagnoseOptions) Complete() error {
 }
 
 // Validate checks flag values.
-func (o *DiagnoseOptions) Validate() error { return o.LiveOptions.validate() }
+func (o *DiagnoseOptions) Validate() error {
+	if err := o.LiveOptions.validate(); err != nil {
+		return err
+	}
+	return o.Trace.validate()
+}
 
 // Run samples the cluster, diagnoses and writes the report.
 func (o *DiagnoseOptions) Run() error {
@@ -150,6 +165,7 @@ func (o *DiagnoseOptions) Run() error {
 		}
 	}
 	r := watches.Diagnose(servers, diagnoseOptions(captureSlack))
+	applyRecorded(r, res.Manifest(api.Manifest{}).Instances)
 	withheld := withheldAdvice(res, o.MaxPause)
 	r.Warnings = append(append(append(res.Notes, loaded.Warnings...), withheld...), r.Warnings...)
 	r.Errors = errs
@@ -161,6 +177,19 @@ func (o *DiagnoseOptions) Run() error {
 		return err
 	}
 	return errIncomplete(errs)
+}
+
+// applyRecorded gives each API server of r what the run recorded of its
+// instance: what it cost the server, and the evidence chosen. A restarted
+// instance's servers ("<instance> (process started ...)") share it.
+func applyRecorded(r *api.Report, insts []api.Instance) {
+	for i := range r.APIServers {
+		for _, inst := range insts {
+			if n := r.APIServers[i].Name; n == inst.Name || strings.HasPrefix(n, inst.Name+" (") {
+				r.APIServers[i].Cost, r.APIServers[i].Evidence = inst.Cost, inst.Evidence
+			}
+		}
+	}
 }
 
 // captureSlack: live captures are timed by the server's Date header of the

@@ -43,6 +43,8 @@ type LiveOptions struct {
 	MaxGoroutines int
 	Force         bool
 	Verbose       int
+	// Trace holds --evidence and --trace-budget (traceflags.go).
+	Trace traceFlags
 
 	// Clock is injected by tests; nil means the real clock.
 	Clock clock.Clock
@@ -56,6 +58,7 @@ func newLiveOptions() LiveOptions {
 		Samples:     2,
 		Interval:    70 * time.Second,
 		MaxPause:    defaultMaxPause,
+		Trace:       newTraceFlags(),
 	}
 }
 
@@ -139,7 +142,8 @@ func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
 		REST: rc, APIServers: servers, Samples: o.Samples, Interval: o.Interval,
 		RequestTimeout: timeout, MaxPause: o.MaxPause, MaxGoroutines: o.MaxGoroutines, Force: o.Force,
 		Clock: clk, Progress: escapedProgress(progress),
-		Hints: live.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout"},
+		Hints: live.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", MaxPause: "--max-pause", Evidence: "--evidence", TraceBudget: "--trace-budget"},
+		Trace: o.Trace.config(),
 	}, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,6 +72,12 @@ type Server struct {
 	// PathPrefix is a path the server lives under, as behind a proxy
 	// (https://host/k8s/clusters/c-abc).
 	PathPrefix string
+	// Trace serves /debug/pprof/trace with net/http/pprof's own handler:
+	// a real execution trace of the test process (one at a time, as the
+	// runtime allows). Without it the path answers 404.
+	Trace bool
+	// TraceBody, when set, is served as /debug/pprof/trace instead.
+	TraceBody []byte
 
 	mu       sync.Mutex
 	requests []string
@@ -171,6 +178,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		default:
 			s.file(w, s.current(), "goroutine.pb.gz", "application/octet-stream")
 		}
+	case path == "/debug/pprof/trace" && s.TraceBody != nil:
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(s.TraceBody)
+	case path == "/debug/pprof/trace" && s.Trace:
+		pprof.Trace(w, r)
 	case path == "/metrics" && s.FailMetrics:
 		s.mu.Lock()
 		s.sample++

@@ -101,6 +101,7 @@ func TestRunFetchOrderAndOnly(t *testing.T) {
 		"/debug/pprof/goroutine?debug=1",
 		"/debug/pprof/goroutine?debug=2",
 		"/version",
+		"/metrics", // the cost: the pauses after the last fetch
 	}
 	if diff := cmp.Diff(wantReqs, s.Requests()); diff != "" {
 		t.Errorf("fetch order (-want +got):\n%s", diff)

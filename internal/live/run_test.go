@@ -60,8 +60,8 @@ func TestRunPinsEachDiscoveredInstance(t *testing.T) {
 	}
 	for _, s := range []*fakeapiserver.Server{a, b} {
 		got := fetchedPaths(s)
-		if len(got) != 7 || got[0] != "/version" || !contains(got, "/debug/pprof/goroutine?debug=2") {
-			t.Errorf("%s got %q, want the probe and a whole sample", s.Address(), got)
+		if len(got) != 8 || got[0] != "/version" || !contains(got, "/debug/pprof/goroutine?debug=2") || got[7] != "/metrics" {
+			t.Errorf("%s got %q, want the probe, a whole sample and the cost read", s.Address(), got)
 		}
 	}
 	l := c.Loaded(res)
@@ -122,9 +122,11 @@ func TestRunFallsBackThroughTheBalancer(t *testing.T) {
 		t.Errorf("progress %q does not say it", progress.String())
 	}
 
-	// Without a hint, the note ends with what was seen.
+	// Without a hint, the note ends with what was seen. The first run
+	// read /metrics three times: the sample's, the check's, and the cost
+	// read after the last fetch.
 	cfg.Hints, cfg.Progress = Hints{}, nil
-	lb.ProcessStart = []float64{1764410000, 1764420000, 1764410000, 1764420000}
+	lb.ProcessStart = []float64{1764410000, 1764420000, 1764420000, 1764410000, 1764420000}
 	res, err = Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)

@@ -65,6 +65,9 @@ type Config struct {
 	// Hints name the settings that progress lines, notes and errors
 	// point at.
 	Hints Hints
+	// Trace chooses the evidence between the samples and bounds the
+	// execution trace (trace.go).
+	Trace TraceConfig
 }
 
 // Hints name, in the caller's words, how a user changes a setting of
@@ -76,6 +79,9 @@ type Hints struct {
 	Interval string
 	// RequestTimeout sets Config.RequestTimeout.
 	RequestTimeout string
+	// MaxPause, Evidence and TraceBudget set Config.MaxPause,
+	// Config.Trace.Evidence and Config.Trace.Budget.
+	MaxPause, Evidence, TraceBudget string
 }
 
 // paren returns " (hint)", or "" for no hint.
@@ -109,12 +115,25 @@ type Result struct {
 type InstanceResult struct {
 	Instance Instance
 	Version  string
-	Samples  []api.Sample
-	Errors   []error
-	Notes    []string
+	// GoVersion is /version's goVersion ("go1.26.8"): an execution trace
+	// needs Go 1.22 or later.
+	GoVersion string
+	Samples   []api.Sample
+	Errors    []error
+	Notes     []string
 	// Withheld are the debug=2 dumps not taken because their estimated
 	// pause exceeded Config.MaxPause, one per sample concerned.
 	Withheld []*PauseBudgetError
+	// Cost is what the run cost the instance (see finishCost); nil when
+	// it was not measured (the metrics command, an instance never read).
+	Cost *api.ServerCost
+	// Trace is the execution trace taken between the samples, nil when
+	// none was attempted.
+	Trace *TraceResult
+
+	cost costMeter
+	// dumpEvidence is why the debug=2 dump was chosen over a trace.
+	dumpEvidence string
 }
 
 // Failed reports whether nothing at all could be read.
@@ -162,6 +181,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	if cfg.Progress != nil {
 		cfg.Progress = &lockedWriter{w: cfg.Progress}
 	}
+	raw := target
 	target = &lockedTarget{t: target}
 	dctx, dcancel := ctx, context.CancelFunc(func() {})
 	if cfg.RequestTimeout > 0 {
@@ -208,6 +228,13 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 		reachable = 1
 	}
 	for s := 1; s <= cfg.Samples && reachable > 0; s++ {
+		if s == 2 && tracePending(results) {
+			traceRound(ctx, cfg, clients, results, target, raw)
+			if ctx.Err() != nil {
+				return partial()
+			}
+			continue
+		}
 		if s > 1 {
 			cfg.progress("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, paren(cfg.Hints.Interval))
 			select {
@@ -247,6 +274,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 			}
 		}
 	}
+	finishCosts(ctx, cfg, clients, results)
 	for i := range results {
 		checkSameProcess(&results[i])
 	}
@@ -465,7 +493,7 @@ func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceR
 	sp.readAPF()
 	sp.readProfile()
 	sp.look.at = sp.sample.CapturedAt
-	sp.dumpIfNeeded()
+	sp.gatherEvidence()
 	sp.storeProfile()
 	sp.readVersion()
 	sp.checkOneProcess()
@@ -486,6 +514,7 @@ func (sp *sampler) readMetrics() {
 			snap := metrics.Extract(s)
 			sp.look.goroutines, sp.look.start = snap.Goroutines, snap.ProcessStartTime
 			sp.look.buildVersion = snap.Version.GitVersion
+			sp.ir.cost.notePauses(s)
 		}
 		return sp.store(api.FileMetrics)(bytes.NewReader(b))
 	})
@@ -597,11 +626,12 @@ func (sp *sampler) readVersion() {
 		}
 		var v struct {
 			GitVersion string `json:"gitVersion"`
+			GoVersion  string `json:"goVersion"`
 		}
 		if err := json.Unmarshal(b, &v); err != nil {
 			return fmt.Errorf("%s: decoding /version: %w", sp.c.inst.Name, err)
 		}
-		ir.Version = v.GitVersion
+		ir.Version, ir.GoVersion = v.GitVersion, v.GoVersion
 		if c := versionContradiction(v.GitVersion, sp.look.buildVersion, sp.look.profile); c != "" {
 			ir.Notes = append(ir.Notes, c)
 		}

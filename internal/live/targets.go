@@ -59,6 +59,9 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 			cp.CapturedAt, cp.CapturedAtSource = s.CapturedAt, source
 			cp.Mixed = s.Mixed
 			cp.Withheld = s.Withheld
+			if ir.Trace != nil && ir.Trace.Summary != nil {
+				cp.Trace = ir.Trace.Summary
+			}
 			if cp.Version == "" {
 				cp.Version = ir.Version
 			}
@@ -73,7 +76,10 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 // notes of the run: the manifest of the bundle a bundle.Dir target wrote.
 func (r *Result) Manifest(m api.Manifest) api.Manifest {
 	for _, ir := range r.Instances {
-		inst := api.Instance{Name: ir.Instance.Name, Address: ir.Instance.Address, Pinned: ir.Instance.Pinned, Version: ir.Version, Samples: ir.Samples}
+		inst := api.Instance{Name: ir.Instance.Name, Address: ir.Instance.Address, Pinned: ir.Instance.Pinned, Version: ir.Version, Samples: ir.Samples, Cost: ir.Cost, Evidence: ir.evidenceText()}
+		if ir.Trace != nil {
+			inst.Trace = ir.Trace.Fetch
+		}
 		if ir.Failed() && len(ir.Errors) > 0 {
 			inst.Error = ir.Errors[0].Error()
 		}

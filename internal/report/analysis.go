@@ -81,6 +81,9 @@ func printReport(t *text, r *api.Report) error {
 	for _, line := range contextLines(r) {
 		t.println("  " + line)
 	}
+	for _, line := range costLines(r) {
+		t.println("  " + line)
+	}
 	candidateLines(t, r.Findings)
 	if err := levelsTable(t, r, multi); err != nil {
 		return err

@@ -307,3 +307,52 @@ func isWaitState(state string) bool {
 	}
 	return true
 }
+
+// frameKind is what a stack alone says a goroutine is.
+type frameKind int
+
+const (
+	frameOther frameKind = iota
+	frameWatcher
+	frameHandler
+	frameAPFWait
+)
+
+// frameClass is the classification of a stack alone.
+type frameClass struct {
+	kind    frameKind
+	watcher watcherG         // frameWatcher: phase and InSend
+	block   api.HandlerBlock // frameHandler
+}
+
+// classifyFrames classifies a goroutine from its frames alone, with the
+// Collector's frame rules, for evidence that has no creator, parent or
+// state per goroutine (execution traces: watches.ReadTrace). Without the
+// creator, a watcher is one that started at processInterval, and an APF
+// wait one parked in (*initializationSignal).Wait.
+func classifyFrames(frames []stacks.Frame) frameClass {
+	if len(frames) == 0 {
+		return frameClass{}
+	}
+	if is(entryFunc(frames), fnProcessInterval) {
+		return frameClass{kind: frameWatcher, watcher: classifyWatcher(goroutineRef{}, frames)}
+	}
+	top := stacks.TopFunc(frames)
+	if is(top, fnInitSignalWait) {
+		return frameClass{kind: frameAPFWait}
+	}
+	for i, f := range frames {
+		if !isWatchServe(f.Func) {
+			continue
+		}
+		c := frameClass{kind: frameHandler, block: api.HandlerOther}
+		switch {
+		case blockedWriting(frames[:i], ""):
+			c.block = api.HandlerClientNotReading
+		case top == f.Func:
+			c.block = api.HandlerWaitingForEvents
+		}
+		return c
+	}
+	return frameClass{}
+}

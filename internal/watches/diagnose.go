@@ -64,6 +64,10 @@ type MetricsContext struct {
 	// EventSizes is apiserver_watch_events_sizes per "group/resource"
 	// (metrics.EventSizeBuckets); nil when absent.
 	EventSizes map[string][]metrics.SizeBucket
+	// WatchEvents is apiserver_watch_events_total per "group/resource";
+	// nil when absent. Its growth between two samples says whether any
+	// handler of a resource wrote an event (the trace route's elimination).
+	WatchEvents map[string]float64
 }
 
 // LevelSeats is one priority level's seat use from metrics.
@@ -78,6 +82,9 @@ type Server struct {
 	Version string
 	Samples []Sample
 	Notes   []string
+	// Trace is the server's execution trace, taken between its first and
+	// last samples (ReadTrace); nil when none was taken.
+	Trace *Trace
 }
 
 // Options tune the diagnosis.
@@ -145,6 +152,12 @@ func diagnoseServer(r *api.Report, s Server, opts Options) {
 			prev = i
 		}
 	}
+	if useTrace, note := traceChoice(s, last); useTrace {
+		diagnoseTrace(r, info, s, note)
+		return
+	} else if note != "" {
+		info.Notes = append(info.Notes, note)
+	}
 	if last < 0 {
 		info.Notes = append(info.Notes, "no goroutine dump: watchers cannot be examined")
 		if len(s.Samples) > 0 {
@@ -196,6 +209,9 @@ func diagnoseServer(r *api.Report, s Server, opts Options) {
 	findings, watchersToMatch := judge(s.Name, cur, prevSample, opts.CaptureSlack)
 	findings, watchersToMatch = judgeHeld(s.Name, d, findings, watchersToMatch)
 	findings, watchersToMatch = judgeCacheWaits(s.Name, d, findings, watchersToMatch)
+	if s.Trace != nil {
+		info.Notes = append(info.Notes, refineWithTrace(findings, s.Trace)...)
+	}
 	// Attribute clients.
 	reqs := executingWatches(cur.Requests)
 	switch {

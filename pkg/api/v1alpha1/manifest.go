@@ -30,6 +30,15 @@ type Instance struct {
 	Version string   `json:"version,omitempty"`
 	Samples []Sample `json:"samples"`
 	Error   string   `json:"error,omitempty"`
+	// Cost is what the collect run cost this instance (the reports of
+	// analyze show it as APIServer.Cost).
+	Cost *ServerCost `json:"cost,omitempty"`
+	// Trace is the execution trace taken between the samples; its File is
+	// relative to the instance's directory (<instance>/trace.out).
+	Trace *FetchInfo `json:"trace,omitempty"`
+	// Evidence says what was to tell stuck from slow between the samples,
+	// and why (see APIServer.Evidence).
+	Evidence string `json:"evidence,omitempty"`
 }
 
 // Sample is one round of fetches from one instance.

@@ -149,8 +149,12 @@ type APIServer struct {
 	WatchersByResource []ResourceCount `json:"watchersByResource,omitempty"`
 	// Cost is what reading this API server cost it, when it was read live
 	// (or a bundle recorded it).
-	Cost  *ServerCost `json:"cost,omitempty"`
-	Notes []string    `json:"notes,omitempty"`
+	Cost *ServerCost `json:"cost,omitempty"`
+	// Evidence says what told stuck from slow between the samples when
+	// the server was read live (or a bundle recorded it): the debug=2
+	// dumps, or an execution trace and why, with the window it proved.
+	Evidence string   `json:"evidence,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
 }
 
 // ServerCost is what one run's fetches cost one API server: the
@@ -158,6 +162,10 @@ type APIServer struct {
 // go_sched_pauses_total_other_seconds histogram between the first and the
 // last /metrics read of the run, and the bytes read.
 type ServerCost struct {
+	// PausesMeasured is false when the pause figures could not be read
+	// (no histogram, a failed /metrics read, a restart): Note says why,
+	// and Pauses, PauseSeconds and LargestPauseAtMostSeconds are 0.
+	PausesMeasured bool `json:"pausesMeasured"`
 	// Pauses is how many non-GC stop-the-world pauses the runtime counted
 	// over the run; PauseSeconds their total.
 	Pauses       uint64  `json:"pauses"`

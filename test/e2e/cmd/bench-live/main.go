@@ -40,8 +40,17 @@ func main() {
 	levels := flag.String("watches", "2000,5000,10000", "idle watches to open at each level, cumulative, comma-separated")
 	stuck := flag.Int("stuck", 20, "stuck watches (initial events to a client that reads nothing)")
 	runs := flag.Int("runs", 2, "fetches of each kind per level; the table shows the longest stall and the median wall time")
+	whole := flag.String("whole", "", "idle watches of the whole-run rows (collect then analyze by the plugin), cumulative, comma-separated; empty for none")
+	wr := wholeRun{}
+	flag.StringVar(&wr.plugin, "plugin", os.Getenv("WATCH_DOCTOR_BIN"), "the plugin binary, for the whole-run rows")
+	flag.StringVar(&wr.interval, "interval", "70s", "the plugin's --interval in the whole-run rows")
+	flag.StringVar(&wr.evidence, "evidence", "trace", "the plugin's --evidence in the whole-run rows")
 	flag.Parse()
-	if err := run(*levels, *stuck, *runs); err != nil {
+	if *whole != "" && wr.plugin == "" {
+		fmt.Fprintln(os.Stderr, "bench-live: -whole needs -plugin or $WATCH_DOCTOR_BIN")
+		os.Exit(2)
+	}
+	if err := run(*levels, *whole, wr, *stuck, *runs); err != nil {
 		fmt.Fprintf(os.Stderr, "bench-live: %v\n", err)
 		os.Exit(1)
 	}
@@ -56,14 +65,30 @@ var fetches = []struct{ name, path string }{
 	{"/metrics", "/metrics"},
 }
 
-func run(levelsFlag string, stuck, runs int) error {
-	var levels []int
-	for _, s := range strings.Split(levelsFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 0 {
-			return fmt.Errorf("invalid -watches %q: want comma-separated counts", levelsFlag)
+// counts parses a comma-separated list of counts; "" is none.
+func counts(name, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
 		}
-		levels = append(levels, n)
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("invalid -%s %q: want comma-separated counts", name, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func run(levelsFlag, wholeFlag string, wr wholeRun, stuck, runs int) error {
+	levels, err := counts("watches", levelsFlag)
+	if err != nil {
+		return err
+	}
+	wholeLevels, err := counts("whole", wholeFlag)
+	if err != nil {
+		return err
 	}
 	dir, err := os.MkdirTemp("", "watch-doctor-bench-live-")
 	if err != nil {
@@ -113,6 +138,14 @@ func run(levelsFlag string, stuck, runs int) error {
 		if err := openWatch(ctx, load, admin.Host, "/api/v1/namespaces/stuck/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=3600"); err != nil {
 			return fmt.Errorf("stuck watch %d: %w", i, err)
 		}
+	}
+	if len(wholeLevels) > 0 {
+		if err := wholeTable(ctx, c, wr, admin, load, fetchClient, probeClient, wholeLevels, logf); err != nil {
+			return err
+		}
+	}
+	if len(levels) == 0 {
+		return nil
 	}
 	fmt.Println("| idle watches | go_goroutines | fetch | bytes | wall | longest /readyz stall |")
 	fmt.Println("|---|---|---|---|---|---|")

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/watch-doctor/watch-doctor/internal/live"
+)
+
+// traceFlags are --evidence and --trace-budget of diagnose and collect.
+type traceFlags struct {
+	Evidence string
+	Budget   string
+
+	evidence live.Evidence
+	budget   int64
+}
+
+func newTraceFlags() traceFlags {
+	return traceFlags{Evidence: string(live.EvidenceAuto), Budget: "128Mi"}
+}
+
+func addTraceFlags(cmd *cobra.Command, t *traceFlags) {
+	cmd.Flags().StringVar(&t.Evidence, "evidence", t.Evidence, "what tells stuck from slow between the samples: auto (the debug=2 dump when its estimated pause fits --max-pause, else an execution trace of the interval), dump, or trace")
+	cmd.Flags().StringVar(&t.Budget, "trace-budget", t.Budget, "the most bytes of execution trace read from each API server; a 1 s probe measures the rate, and the traced window is shortened to fit (a 70 s trace of 22,000 goroutines is about 50 MB)")
+}
+
+// validate resolves the flags.
+func (t *traceFlags) validate() error {
+	switch e := live.Evidence(t.Evidence); e {
+	case live.EvidenceAuto, live.EvidenceDump, live.EvidenceTrace:
+		t.evidence = e
+	default:
+		return fmt.Errorf("unsupported --evidence %q: use one of auto, dump, trace", t.Evidence)
+	}
+	q, err := resource.ParseQuantity(t.Budget)
+	if err != nil || q.Value() < 1<<20 {
+		return fmt.Errorf("invalid --trace-budget %q: use a quantity of at least 1Mi, like 128Mi or 1Gi", t.Budget)
+	}
+	t.budget = q.Value()
+	return nil
+}
+
+// config is the engine's TraceConfig.
+func (t *traceFlags) config() live.TraceConfig {
+	return live.TraceConfig{Evidence: t.evidence, Budget: t.budget}
+}

@@ -1,0 +1,177 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime/trace"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/clock"
+
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	pkgtrace "github.com/watch-doctor/watch-doctor/pkg/trace"
+)
+
+// traceConfig reads s twice, 2 s apart, choosing a trace between the
+// samples (the real clock: the server's tracer takes real time).
+func traceConfig(t *testing.T, s *fakeapiserver.Server, evidence Evidence) Config {
+	t.Helper()
+	return Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: 2 * time.Second,
+		RequestTimeout: 20 * time.Second, Clock: clock.RealClock{}, MaxPause: time.Nanosecond, Trace: TraceConfig{Evidence: evidence}}
+}
+
+// Between sample A and sample B the instance is traced: a 1 s probe,
+// then the interval, streamed into the parser and into the bundle's
+// <instance>/trace.out; sample B takes no dump, and the cost counts the
+// traces' bytes.
+func TestTraceBetweenTheSamples(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
+	s.Trace = true
+	root := t.TempDir()
+	res, err := Run(context.Background(), traceConfig(t, s, EvidenceTrace), &bundle.Dir{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir := res.Instances[0]
+	tr := ir.Trace
+	if tr == nil || tr.Summary == nil || tr.Err != nil {
+		t.Fatalf("trace %+v, errors %v", tr, ir.Errors)
+	}
+	var got []string
+	for _, p := range s.Requests() {
+		if strings.HasPrefix(p, "/debug/pprof/") {
+			got = append(got, p)
+		}
+	}
+	want := []string{"/debug/pprof/goroutine?debug=1", "/debug/pprof/trace?seconds=1", "/debug/pprof/trace?seconds=2", "/debug/pprof/goroutine?debug=1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("profiling requests (-want +got):\n%s", diff)
+	}
+	if tr.Requested != 2*time.Second || tr.Summary.Window < time.Second || tr.BudgetCut {
+		t.Errorf("requested %s, window %s, cut %v; want the 2 s interval", tr.Requested, tr.Summary.Window, tr.BudgetCut)
+	}
+	fi, err := os.Stat(filepath.Join(root, bundle.SafeName(s.Address()), "trace.out"))
+	if err != nil || fi.Size() != tr.Fetch.Bytes || tr.Fetch.File != "trace.out" || tr.Fetch.Error != "" {
+		t.Errorf("trace.out: %v, %v; fetch %+v", fi, err, tr.Fetch)
+	}
+	if ir.Cost == nil || ir.Cost.BytesRead < tr.Probe.Bytes+tr.Fetch.Bytes || tr.Probe.Bytes == 0 {
+		t.Errorf("cost %+v, probe %d bytes, trace %d bytes: the cost must count both", ir.Cost, tr.Probe.Bytes, tr.Fetch.Bytes)
+	}
+	if n := strings.Join(ir.Samples[1].Notes, "; "); !strings.Contains(n, "the execution trace of the interval decides") {
+		t.Errorf("sample B notes %q", n)
+	}
+	if e := ir.evidenceText(); !strings.Contains(e, "an execution trace of the interval (evidence trace)") || !strings.Contains(e, "the trace covers") {
+		t.Errorf("evidence %q", e)
+	}
+	m := res.Manifest(api.Manifest{})
+	if m.Instances[0].Trace == nil || m.Instances[0].Trace.File != "trace.out" || m.Instances[0].Evidence == "" {
+		t.Errorf("manifest instance %+v: want the trace's fetch and the evidence", m.Instances[0])
+	}
+}
+
+// When the server cannot be traced the run falls back, with a note that
+// says why, to what the samples alone decide; the dump withheld for its
+// pause is reported as before.
+func TestTraceFallbacks(t *testing.T) {
+	var real bytes.Buffer
+	if err := trace.Start(&real); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // a trace of some length, not a synchronisation
+	trace.Stop()
+	oldGo := fakeapiserver.CopyCapture(t, golden.Fixture("t1"), "2026-11-29T10:22:47Z")
+	v, err := os.ReadFile(filepath.Join(oldGo, "version.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(oldGo, "version.json"), bytes.Replace(v, []byte(`"go1.26.8"`), []byte(`"go1.21.13"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		capture string
+		setup   func(*testing.T, *fakeapiserver.Server)
+		want    func(error) bool
+		note    string
+	}{
+		{"profiling disabled", golden.Fixture("t1"), func(*testing.T, *fakeapiserver.Server) {}, is[*ProfilingDisabledError], "profiling is disabled"},
+		{"a trace already running", golden.Fixture("t1"), func(t *testing.T, s *fakeapiserver.Server) {
+			s.Trace = true
+			if err := trace.Start(&bytes.Buffer{}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(trace.Stop)
+		}, is[*TraceBusyError], "already running"},
+		{"go older than 1.22", oldGo, func(*testing.T, *fakeapiserver.Server) {}, is[*TraceUnsupportedError], "needs Go 1.22 or later"},
+		{"a stream cut short", golden.Fixture("t1"), func(_ *testing.T, s *fakeapiserver.Server) { s.TraceBody = real.Bytes()[:real.Len()/2] }, is[*pkgtrace.TruncatedError], "cut short"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := fakeapiserver.Start(t, tt.capture)
+			tt.setup(t, s)
+			res, err := Run(context.Background(), traceConfig(t, s, EvidenceAuto), NewCaptures())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ir := res.Instances[0]
+			if ir.Trace == nil || ir.Trace.Summary != nil || !tt.want(ir.Trace.Err) {
+				t.Fatalf("trace %+v: want a fallback", ir.Trace)
+			}
+			notes := strings.Join(ir.Notes, "; ")
+			if !strings.Contains(notes, "no execution trace: ") || !strings.Contains(notes, tt.note) {
+				t.Errorf("notes %q, want the fallback saying %q", notes, tt.note)
+			}
+			if len(ir.Withheld) != 2 {
+				t.Errorf("%d withheld dumps, want sample A's and sample B's: the fallback decides as without a trace", len(ir.Withheld))
+			}
+			if strings.Contains(strings.Join(s.Requests(), " "), "/debug/pprof/trace") != (tt.name != "go older than 1.22") {
+				t.Errorf("requests %q: a trace is asked for unless the Go version rules it out", s.Requests())
+			}
+		})
+	}
+}
+
+func is[T error](err error) bool {
+	var target T
+	return errors.As(err, &target)
+}
+
+// The trace stops early only when at least as many initial-phase watchers
+// as sample A counted were seen, and every one of them moved.
+func TestStopWhenAllProgressed(t *testing.T) {
+	tests := []struct {
+		min                 int
+		initial, progressed int
+		want                bool
+	}{
+		{2, 2, 2, true},
+		{2, 2, 1, false},
+		{2, 1, 1, false},
+		{0, 0, 0, false},
+		{0, 3, 3, true},
+	}
+	for _, tt := range tests {
+		got := stopWhenAllProgressed(tt.min)(watches.TraceProgress{Initial: tt.initial, Progressed: tt.progressed})
+		if got != tt.want {
+			t.Errorf("min %d, %d initial, %d progressed: stop %v, want %v", tt.min, tt.initial, tt.progressed, got, tt.want)
+		}
+	}
+}
+
+func TestGoAtLeast122(t *testing.T) {
+	for v, want := range map[string]bool{"go1.26.8": true, "go1.22rc1": true, "go1.21.13": false, "go1.9": false, "devel go1.27-abc": true, "": true} {
+		if got := goAtLeast122(v); got != want {
+			t.Errorf("goAtLeast122(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/trace"
+)
+
+// traceInstance takes the execution trace of one instance: a short probe
+// that measures its rate, then the trace of the interval, shortened to
+// what the byte budget allows at that rate, streamed into the parser (and
+// into raw, when it keeps traces) and stopped early once every suspect has
+// progressed. It fills ir.Trace; a failure is its Err (a fallback).
+func traceInstance(ctx context.Context, cfg Config, c *client, ir *InstanceResult, raw Target) {
+	tr := ir.Trace
+	if !goAtLeast122(ir.GoVersion) {
+		tr.Err = &TraceUnsupportedError{Instance: c.inst.Name, GoVersion: ir.GoVersion}
+		return
+	}
+	budget, probe := cfg.Trace.budget(), cfg.Trace.probe()
+	cfg.progress("%s: execution trace: probing the rate with a %s trace", c.inst.Name, probe)
+	ps := traceStream{cfg: cfg, c: c, window: probe, maxBytes: budget}
+	_, tr.Probe, tr.Err = ps.run(ctx)
+	if tr.Probe.Error != "" {
+		return
+	}
+	tr.Err = nil
+	tr.Rate = float64(tr.Probe.Bytes) / probe.Seconds()
+	remaining := budget - tr.Probe.Bytes
+	window := cfg.Interval
+	if tr.Rate > 0 {
+		// A tenth of slack: the rate of the probe's second varies.
+		if fit := time.Duration(0.9 * float64(remaining) / tr.Rate * float64(time.Second)).Truncate(time.Second); fit < window {
+			window, tr.BudgetCut = fit, true
+		}
+	}
+	if window < minTraceWindow {
+		tr.Err = fmt.Errorf("%s: the trace budget of %s allows only %s at the rate of %s/s measured%s", c.inst.Name, mib1(budget), window, mib1(int64(tr.Rate)), paren(cfg.Hints.TraceBudget))
+		return
+	}
+	tr.Requested = window
+	cfg.progress("%s: execution trace: %s at %s/s (budget %s%s)", c.inst.Name, window, mib1(int64(tr.Rate)), mib1(budget), cutText(tr.BudgetCut, cfg.Interval))
+	ms := traceStream{cfg: cfg, c: c, window: window, maxBytes: remaining, stop: stopWhenAllProgressed(tr.suspects)}
+	if tt, ok := raw.(TraceTarget); ok {
+		ms.store = tt
+	}
+	tr.Summary, tr.Fetch, tr.Err = ms.run(ctx)
+	tr.interrupted = ctx.Err() != nil
+	tr.Window = windowText(tr, cfg)
+	cfg.progress("%s: execution trace: %s", c.inst.Name, tr.Window)
+}
+
+func cutText(cut bool, interval time.Duration) string {
+	if !cut {
+		return ""
+	}
+	return fmt.Sprintf(", which cuts the %s interval", interval)
+}
+
+// mib1 prints bytes as MiB with one decimal.
+func mib1(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// windowText says over which span the trace proves what it proves.
+func windowText(tr *TraceResult, cfg Config) string {
+	s := tr.Summary
+	if s == nil {
+		return fmt.Sprintf("nothing proven: %v", tr.Err)
+	}
+	w := s.Window.Round(time.Second)
+	out := fmt.Sprintf("the trace covers %s (%s)", w, mib1(s.Bytes))
+	switch {
+	case s.StoppedEarly && tr.interrupted:
+		out += fmt.Sprintf("; interrupted after %s", w)
+	case s.StoppedEarly:
+		out += fmt.Sprintf("; stopped early after %s: every initial-phase watcher had progressed", w)
+	case tr.Err != nil:
+		out += fmt.Sprintf("; the trace was cut short, so only the %s read count: %v", w, tr.Err)
+	case tr.BudgetCut:
+		out += fmt.Sprintf("; the trace budget of %s cut the %s interval%s", mib1(cfg.Trace.budget()), cfg.Interval, paren(cfg.Hints.TraceBudget))
+	}
+	return out
+}
+
+// traceStream is one GET of /debug/pprof/trace, parsed as it streams.
+type traceStream struct {
+	cfg      Config
+	c        *client
+	window   time.Duration
+	maxBytes int64
+	// store, when set, keeps the bytes as they are read.
+	store TraceTarget
+	// stop, when set, ends the trace early when it returns true.
+	stop func(watches.TraceProgress) bool
+}
+
+// run requests the trace, parses it and returns what it proved, with the
+// fetch's record. The request's deadline is the window plus the request
+// timeout. Stopping early closes the response, which ends the server's
+// wait (net/http/pprof sleep returns when the request's context is done)
+// and its trace.
+func (ts traceStream) run(ctx context.Context) (*watches.Trace, *api.FetchInfo, error) {
+	cfg, inst := ts.cfg, ts.c.inst
+	path := tracePath(ts.window)
+	fi := &api.FetchInfo{Kind: api.FileTrace, Path: path, StartedAt: cfg.Clock.Now().UTC()}
+	tc := *ts.c
+	if tc.timeout > 0 {
+		tc.timeout += ts.window
+	}
+	// The trace is bounded by its own budget (ts.maxBytes), which the
+	// parser enforces with an error naming the server; the guard of
+	// bound.go is set to the same bound so it never cuts it first.
+	limit := ts.maxBytes
+	if limit <= 0 {
+		limit = trace.DefaultMaxBytes
+	}
+	resp, err := tc.Get(withLimit(ctx, limit+1), path)
+	if err != nil {
+		if be, ok := isTraceBusy(err); ok {
+			err = be
+		}
+		fi.Error = err.Error()
+		return nil, fi, err
+	}
+	defer resp.Close()
+	fi.StartedAt, fi.ServerDate = resp.StartedAt.UTC(), resp.ServerDate
+	cr := &countingReader{r: resp.Body}
+	var body io.Reader = cr
+	var finishStore func() error
+	if ts.store != nil {
+		body, finishStore = teeToStore(ts.store, inst.Name, cr)
+	}
+	sum, err := watches.ReadTrace(body, watches.TraceOptions{Source: inst.Name + path, MaxBytes: ts.maxBytes, Progress: ts.progress(ctx)})
+	resp.Close()
+	if finishStore != nil {
+		serr := finishStore()
+		switch {
+		case serr != nil && err == nil:
+			err = &storeError{serr}
+		case serr == nil:
+			fi.File = bundle.FileName(api.FileTrace)
+		}
+	}
+	fi.Bytes = cr.n
+	fi.Duration = cfg.Clock.Since(resp.StartedAt).Round(time.Millisecond).String()
+	if err != nil {
+		fi.Error = err.Error()
+	}
+	return sum, fi, err
+}
+
+// progress is the parser's Progress callback: a line every 10 generations,
+// and false (stop) when ctx ended or ts.stop says every suspect moved.
+func (ts traceStream) progress(ctx context.Context) func(watches.TraceProgress) bool {
+	next := 10 * time.Second
+	return func(p watches.TraceProgress) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		if p.Window >= next {
+			next += 10 * time.Second
+			ts.cfg.progress("%s: execution trace: %s of %s read, %s; %d of %d initial-phase watchers progressed", ts.c.inst.Name, p.Window.Round(time.Second), ts.window, mib1(p.Bytes), p.Progressed, p.Initial)
+		}
+		return ts.stop == nil || !ts.stop(p)
+	}
+}
+
+// teeToStore copies what the parser reads from r into store.StoreTrace,
+// run alongside; finish ends the copy and returns the store's error. The
+// trace is never held whole: the pipe passes it through as it is read.
+func teeToStore(store TraceTarget, instance string, r io.Reader) (tee io.Reader, finish func() error) {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := store.StoreTrace(instance, pr)
+		if err == nil {
+			err = errStoreReturned
+		}
+		// Writes after the store returned fail instead of blocking.
+		pr.CloseWithError(err)
+		done <- err
+	}()
+	return io.TeeReader(r, pw), func() error {
+		pw.Close()
+		if err := <-done; !errors.Is(err, errStoreReturned) {
+			return err
+		}
+		return nil
+	}
+}
+
+var errStoreReturned = errors.New("the trace's store returned")
+
+// stopWhenAllProgressed stops a trace once at least min suspects (the
+// initial-phase watchers blocked sending that sample A counted) were seen
+// and every one seen has changed state: no watch can then be stuck for
+// the window, and tracing on would only cost the server.
+func stopWhenAllProgressed(min int) func(watches.TraceProgress) bool {
+	return func(p watches.TraceProgress) bool {
+		return p.Initial > 0 && p.Initial >= min && p.Progressed == p.Initial
+	}
+}
