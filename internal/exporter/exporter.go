@@ -124,7 +124,7 @@ func (e *Exporter) LookOnce(ctx context.Context) (ok bool) {
 		}
 		args := []any{"apiserver", s.name, "ok", s.ok, "duration_seconds", s.took.Seconds(), "initializing", total(s.resources)}
 		if s.pause != nil {
-			args = append(args, "server_pause_seconds", s.pause.Sum, "server_pauses", s.pause.Count)
+			args = append(args, "server_pause_seconds", s.pause.Sum, "server_pauses", s.pause.Count, "server_pause_max_seconds", s.pause.LargestAtMost)
 		}
 		e.cfg.Logger.Info("look", args...)
 	}

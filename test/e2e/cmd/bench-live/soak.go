@@ -31,6 +31,7 @@ type lookRecord struct {
 	Duration    float64 `json:"duration_seconds"`
 	Pause       float64 `json:"server_pause_seconds"`
 	Pauses      float64 `json:"server_pauses"`
+	PauseMax    float64 `json:"server_pause_max_seconds"`
 	Initalizing int     `json:"initializing"`
 }
 
@@ -147,20 +148,30 @@ func report(d, interval time.Duration, watches, stuck, g, g2 int, rss []float64,
 	mib := func(v float64) string { return fmt.Sprintf("%.1f MiB", v/(1<<20)) }
 	fmt.Printf("serve soak: %s, a look every %s, %d idle + %d stuck watches; API server goroutines %d at the start, %d at the end\n", d, interval, watches, stuck, g, g2)
 	if len(rss) > 0 {
-		fmt.Printf("serve RSS over %d scrapes: first %s, last %s, max %s\n", len(rss), mib(rss[0]), mib(rss[len(rss)-1]), mib(slices.Max(rss)))
+		at := func(f float64) string { return mib(rss[min(len(rss)-1, int(f*float64(len(rss))))]) }
+		fmt.Printf("serve RSS over %d scrapes, one per look interval: first %s, then at 10%% %s, 25%% %s, 50%% %s, 75%% %s of the soak, last %s, max %s\n",
+			len(rss), mib(rss[0]), at(0.1), at(0.25), at(0.5), at(0.75), mib(rss[len(rss)-1]), mib(slices.Max(rss)))
 	}
 	if len(recs) == 0 {
 		fmt.Println("no look recorded")
 		return
 	}
-	var pauses, walls []float64
+	var pauses, walls, maxes []float64
+	over := 0
 	for _, r := range recs {
 		pauses = append(pauses, r.Pause)
 		walls = append(walls, r.Duration)
+		maxes = append(maxes, r.PauseMax)
+		if r.Pause >= 0.001 {
+			over++
+		}
 	}
 	slices.Sort(pauses)
 	slices.Sort(walls)
+	slices.Sort(maxes)
 	ms := func(v float64) string { return fmt.Sprintf("%.3f ms", v*1000) }
-	fmt.Printf("looks: %d; API server stop-the-world per look: median %s, max %s; look wall time: median %.2f s, max %.2f s; initializing watches seen: %d\n",
-		len(recs), ms(pauses[len(pauses)/2]), ms(pauses[len(pauses)-1]), walls[len(walls)/2], walls[len(walls)-1], recs[len(recs)-1].Initalizing)
+	q := func(s []float64, f float64) float64 { return s[min(len(s)-1, int(f*float64(len(s))))] }
+	fmt.Printf("looks: %d; API server non-GC stop-the-world per look: median %s, p90 %s, max %s; looks at or over 1 ms: %d; longest single pause per look at most (bucket bound): median %s, max %s\n",
+		len(recs), ms(q(pauses, 0.5)), ms(q(pauses, 0.9)), ms(pauses[len(pauses)-1]), over, ms(q(maxes, 0.5)), ms(maxes[len(maxes)-1]))
+	fmt.Printf("look wall time: median %.2f s, max %.2f s; initializing watches seen in the last look: %d\n", q(walls, 0.5), walls[len(walls)-1], recs[len(recs)-1].Initalizing)
 }
