@@ -33,7 +33,7 @@ FUZZTIME ?= 100000x
 
 DEMO_DIR := testdata/kube-apiserver-v1.37.2/seed-repro
 
-.PHONY: all build install demo test unit differential lint reference e2e bench bench-live fuzz dist validate-krew clean
+.PHONY: all build install demo test rules unit differential lint reference e2e bench bench-live fuzz dist validate-krew clean
 
 all: build
 
@@ -50,7 +50,14 @@ demo: build ## Analyze a real kube-apiserver capture shipped in testdata (no clu
 	@echo '$$ kubectl watch-doctor analyze $(DEMO_DIR)/t1 $(DEMO_DIR)/t2' >&2
 	@./bin/$(BINARY) analyze $(DEMO_DIR)/t1 $(DEMO_DIR)/t2 --fail-on none
 
-test: lint unit differential ## Lint, then unit tests with the race detector.
+test: lint rules unit differential ## Lint, the alert rules (promtool), then unit tests with the race detector.
+
+# The shipped alerts, with promtool (Debian's prometheus package, installed
+# by hack/install-promtool.sh when missing).
+rules:
+	./hack/install-promtool.sh
+	promtool check rules deploy/prometheus/rules.yaml
+	promtool test rules deploy/prometheus/rules_test.yaml
 
 unit:
 	$(GO) test -race -count=1 -skip '^TestDifferential$$' ./...

@@ -112,6 +112,7 @@ It only reads from the cluster.
 	cmd.AddCommand(newCmdMetrics(streams, clk))
 	cmd.AddCommand(NewCmdAnalyze(streams))
 	cmd.AddCommand(NewCmdReplay(streams))
+	cmd.AddCommand(NewCmdServe(streams))
 	cmd.AddCommand(NewCmdVersion(streams))
 	cmd.SetVersionTemplate("{{.Version}}\n")
 	finishHelp(cmd)

@@ -552,9 +552,11 @@ func (sp *sampler) readAPF() {
 // readProfile fetches the debug=1 profile: goroutines counted per stack,
 // for the initial-phase watchers and the size of a debug=2 dump. It is
 // stored after the decision (storeProfile), so that a debug=2 dump of the
-// same sample is read first.
+// same sample is read first. Only naming FileGoroutineDebug1 without
+// FileGoroutineDebug2 reads the profile and never the debug=2 dump (the
+// look of serve).
 func (sp *sampler) readProfile() {
-	if !sp.cfg.wants(api.FileGoroutineDebug2) {
+	if !sp.cfg.wants(api.FileGoroutineDebug2) && !sp.cfg.wants(api.FileGoroutineDebug1) {
 		return
 	}
 	sp.fetch(api.FileGoroutineDebug1, func(r io.Reader) error {

@@ -66,6 +66,9 @@ if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
   # The clients nobody here wrote: curl, kubectl, @kubernetes/client-node.
   "${here}/hack/install-clients.sh"
 
+  # Prometheus and promtool (Debian's prometheus package): TestServeAlertsWithPrometheus.
+  "${here}/../../hack/install-promtool.sh"
+
   # unshare and nsenter (util-linux), ip (iproute2): the namespaces; ss
   # (iproute2): TestTransportGaps reads the kernel's socket queues.
   missing=()

@@ -40,6 +40,8 @@ func main() {
 	levels := flag.String("watches", "2000,5000,10000", "idle watches to open at each level, cumulative, comma-separated")
 	stuck := flag.Int("stuck", 20, "stuck watches (initial events to a client that reads nothing)")
 	runs := flag.Int("runs", 2, "fetches of each kind per level; the table shows the longest stall and the median wall time")
+	soakFor := flag.Duration("soak", 0, "instead of the table: run kubectl watch-doctor serve ($WATCH_DOCTOR_BIN) this long against the last -watches level of idle watches, and report its RSS and the server's stop-the-world per look")
+	soakInterval := flag.Duration("soak-interval", 10*time.Second, "serve's --interval during -soak")
 	whole := flag.String("whole", "", "idle watches of the whole-run rows (collect then analyze by the plugin), cumulative, comma-separated; empty for none")
 	wr := wholeRun{}
 	flag.StringVar(&wr.plugin, "plugin", os.Getenv("WATCH_DOCTOR_BIN"), "the plugin binary, for the whole-run rows")
@@ -49,6 +51,18 @@ func main() {
 	if *whole != "" && wr.plugin == "" {
 		fmt.Fprintln(os.Stderr, "bench-live: -whole needs -plugin or $WATCH_DOCTOR_BIN")
 		os.Exit(2)
+	}
+	if *soakFor > 0 {
+		ws := strings.Split(*levels, ",")
+		n, err := strconv.Atoi(strings.TrimSpace(ws[len(ws)-1]))
+		if err == nil {
+			err = soak(*soakFor, *soakInterval, n, *stuck)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench-live: %v\n", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(*levels, *whole, wr, *stuck, *runs); err != nil {
 		fmt.Fprintf(os.Stderr, "bench-live: %v\n", err)
@@ -90,41 +104,14 @@ func run(levelsFlag, wholeFlag string, wr wholeRun, stuck, runs int) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "watch-doctor-bench-live-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench-live: "+format+"\n", args...) }
-	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, Logf: logf,
-		// Room for many watches per connection and for the load's own
-		// requests.
-		ExtraAPIServerArgs: []string{"--http2-max-streams-per-connection=2000", "--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"}})
+	env, err := startLoaded(ctx, stuck)
 	if err != nil {
 		return err
 	}
-	defer c.Stop()
-	admin, err := c.RESTConfig(cluster.UserAdmin)
-	if err != nil {
-		return err
-	}
-	admin.QPS, admin.Burst = 5000, 5000
-	cs, err := kubernetes.NewForConfig(admin)
-	if err != nil {
-		return err
-	}
-	logf("creating 500 pods of 20 KB for the stuck watches")
-	if err := workload.CreatePods(ctx, cs, workload.PodsOptions{Namespace: "stuck", Count: 500, AnnotationBytes: 20 * 1024, Workers: 16}); err != nil {
-		return err
-	}
-	// The watches' own clients: one transport shared by all (HTTP/2,
-	// new connections as streams run out).
-	load, err := rest.HTTPClientFor(admin)
-	if err != nil {
-		return err
-	}
+	defer env.stop()
+	admin, load := env.admin, env.load
 	// The fetches and the probe each get a client of their own.
 	fetchClient, err := newClient(admin)
 	if err != nil {
@@ -134,13 +121,8 @@ func run(levelsFlag, wholeFlag string, wr wholeRun, stuck, runs int) error {
 	if err != nil {
 		return err
 	}
-	for i := 0; i < stuck; i++ {
-		if err := openWatch(ctx, load, admin.Host, "/api/v1/namespaces/stuck/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=3600"); err != nil {
-			return fmt.Errorf("stuck watch %d: %w", i, err)
-		}
-	}
 	if len(wholeLevels) > 0 {
-		if err := wholeTable(ctx, c, wr, admin, load, fetchClient, probeClient, wholeLevels, logf); err != nil {
+		if err := wholeTable(ctx, env.c, wr, admin, load, fetchClient, probeClient, wholeLevels, logf); err != nil {
 			return err
 		}
 	}
@@ -204,6 +186,74 @@ func profileFrames(b []byte) (frames, goroutines int) {
 	}
 	return frames, goroutines
 }
+
+// loaded is a cluster with stuck watches open, and the client for more.
+type loaded struct {
+	c     *cluster.Cluster
+	dir   string
+	admin *rest.Config
+	// load is the watches' own client: one transport shared by all
+	// (HTTP/2, new connections as streams run out).
+	load *http.Client
+}
+
+func (l *loaded) stop() {
+	l.c.Stop()
+	os.RemoveAll(l.dir)
+}
+
+// startLoaded starts etcd and kube-apiserver on loopback, with 500 pods
+// of 20 KB and stuck watches of them (initial events to a client that
+// reads nothing) until ctx ends.
+func startLoaded(ctx context.Context, stuck int) (*loaded, error) {
+	dir, err := os.MkdirTemp("", "watch-doctor-bench-live-")
+	if err != nil {
+		return nil, err
+	}
+	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, Logf: logf,
+		// Room for many watches per connection and for the load's own
+		// requests.
+		ExtraAPIServerArgs: []string{"--http2-max-streams-per-connection=2000", "--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000"}})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	l := &loaded{c: c, dir: dir}
+	if err := l.fill(ctx, stuck); err != nil {
+		l.stop()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *loaded) fill(ctx context.Context, stuck int) error {
+	admin, err := l.c.RESTConfig(cluster.UserAdmin)
+	if err != nil {
+		return err
+	}
+	admin.QPS, admin.Burst = 5000, 5000
+	cs, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return err
+	}
+	logf("creating 500 pods of 20 KB for the stuck watches")
+	if err := workload.CreatePods(ctx, cs, workload.PodsOptions{Namespace: "stuck", Count: 500, AnnotationBytes: 20 * 1024, Workers: 16}); err != nil {
+		return err
+	}
+	load, err := rest.HTTPClientFor(admin)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < stuck; i++ {
+		if err := openWatch(ctx, load, admin.Host, "/api/v1/namespaces/stuck/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=3600"); err != nil {
+			return fmt.Errorf("stuck watch %d: %w", i, err)
+		}
+	}
+	l.admin, l.load = admin, load
+	return nil
+}
+
+func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "bench-live: "+format+"\n", args...) }
 
 func newClient(cfg *rest.Config) (*http.Client, error) {
 	c := rest.CopyConfig(cfg)

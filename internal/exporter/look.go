@@ -1,0 +1,226 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
+)
+
+// lookKinds are the fetches of a look: the cheap look, and never the
+// debug=2 dump (FileGoroutineDebug1 alone reads the profile without it).
+var lookKinds = []api.FileKind{api.FileMetrics, api.FileAPFRequests, api.FileAPFLevels, api.FileGoroutineDebug1}
+
+// Error kinds of watchdoctor_look_errors_total: a fixed set.
+const (
+	KindDiscovery         = "discovery"
+	KindForbidden         = "forbidden"
+	KindProfilingDisabled = "profiling_disabled"
+	KindTimeout           = "timeout"
+	KindHTTP              = "http_status"
+	KindUnreachable       = "unreachable"
+	KindPause             = "pause_reading"
+	KindOther             = "other"
+)
+
+// errorKind sorts an error of a look into one of the kinds.
+func errorKind(err error) string {
+	var fe *live.ForbiddenError
+	var pe *live.ProfilingDisabledError
+	var te *live.TimeoutError
+	var he *live.HTTPError
+	var ue *live.UnreachableError
+	var ne net.Error
+	switch {
+	case errors.As(err, &fe):
+		return KindForbidden
+	case errors.As(err, &pe):
+		return KindProfilingDisabled
+	case errors.As(err, &te), errors.Is(err, context.DeadlineExceeded):
+		return KindTimeout
+	case errors.As(err, &he):
+		return KindHTTP
+	case errors.As(err, &ue), errors.As(err, &ne):
+		return KindUnreachable
+	}
+	return KindOther
+}
+
+// lookResult is one look of every instance.
+type lookResult struct {
+	// err is set when the instances could not even be found.
+	err       error
+	instances []instanceSnap
+	// errs are the look's errors per instance, for the counters and logs.
+	errs map[string][]error
+}
+
+// look runs one cheap look of every instance, then reads /metrics again
+// for the pauses it cost.
+func (e *Exporter) look(ctx context.Context) lookResult {
+	cfg := e.cfg.Live
+	cfg.Samples, cfg.Only, cfg.Force, cfg.Progress = 1, lookKinds, false, nil
+	captures := live.NewCaptures()
+	res, err := live.Run(ctx, cfg, captures)
+	if err != nil {
+		return lookResult{err: err}
+	}
+	end := e.cfg.Clock.Now()
+	loaded := captures.Loaded(res)
+	after := e.pausesAfter(ctx, cfg, res)
+	servers := loaded.Servers()
+	report := watches.Diagnose(servers, watches.Options{CaptureSlack: 5 * time.Second})
+	out := lookResult{errs: map[string][]error{}}
+	b := bounds{users: e.cfg.TopUsers, resources: e.cfg.MaxResources, levels: e.cfg.MaxLevels}
+	for _, ir := range res.Instances {
+		name := Label(ir.Instance.Name)
+		snap := instanceSnap{name: name, ok: len(ir.Errors) == 0, at: end, took: lookDuration(ir, end)}
+		out.errs[name] = append(out.errs[name], ir.Errors...)
+		for _, s := range servers {
+			if s.Name != ir.Instance.Name || len(s.Samples) == 0 {
+				continue
+			}
+			sample := s.Samples[len(s.Samples)-1]
+			at := sample.CapturedAt
+			if at.IsZero() {
+				at = end
+			}
+			snap.fill(sample, at, b)
+			snap.states = decided(report, s.Name, sample, snap.read)
+		}
+		for _, c := range loaded.Captures {
+			if c.Instance != ir.Instance.Name {
+				continue
+			}
+			d, err := pauseDelta(c.MetricsSample, after[ir.Instance.Name])
+			if err != nil {
+				out.errs[name] = append(out.errs[name], &pauseError{err})
+			}
+			snap.pause = d
+		}
+		out.instances = append(out.instances, snap)
+		if len(out.instances) == e.cfg.MaxInstances {
+			break
+		}
+	}
+	return out
+}
+
+// pauseError is a failure to read the server's pause histogram.
+type pauseError struct{ err error }
+
+func (e *pauseError) Error() string { return "reading the server's pauses: " + e.err.Error() }
+func (e *pauseError) Unwrap() error { return e.err }
+
+// lookDuration is from the first fetch of the instance's look to end.
+func lookDuration(ir live.InstanceResult, end time.Time) time.Duration {
+	for _, s := range ir.Samples {
+		for _, f := range s.Fetches {
+			if !f.StartedAt.IsZero() {
+				return max(0, end.Sub(f.StartedAt))
+			}
+		}
+	}
+	return 0
+}
+
+// pausesAfter reads /metrics of the instances again, right after the
+// look, and returns each one's parsed sample by instance name.
+func (e *Exporter) pausesAfter(ctx context.Context, cfg live.Config, res *live.Result) map[string]*metrics.Sample {
+	cfg.Only = []api.FileKind{api.FileMetrics}
+	cfg.APIServers = nil
+	for _, ir := range res.Instances {
+		if !ir.Instance.Pinned {
+			cfg.APIServers = nil
+			break
+		}
+		cfg.APIServers = append(cfg.APIServers, ir.Instance.Name)
+	}
+	captures := live.NewCaptures()
+	res2, err := live.Run(ctx, cfg, captures)
+	out := map[string]*metrics.Sample{}
+	if err != nil {
+		return out
+	}
+	for _, c := range captures.Loaded(res2).Captures {
+		out[c.Instance] = c.MetricsSample
+	}
+	return out
+}
+
+// pauseDelta is how the non-GC pause histogram grew from before to after;
+// nil without both readings or when the server exports no histogram.
+func pauseDelta(before, after *metrics.Sample) (*metrics.PauseDelta, error) {
+	if before == nil || after == nil {
+		return nil, nil
+	}
+	p0, ok0, err := metrics.SchedPauses(before)
+	if err != nil {
+		return nil, err
+	}
+	p1, ok1, err := metrics.SchedPauses(after)
+	if err != nil {
+		return nil, err
+	}
+	if !ok0 || !ok1 {
+		return nil, nil
+	}
+	d, err := p1.Since(p0)
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// decided counts the initializing watches of server by what the cheap
+// look decides (watches.Diagnose, whose decideAggregated rules it reads):
+// progressing when the debug=1 profile shows no initial-phase watcher
+// blocked sending, or when initializing for less than watches.StallBound
+// (it cannot be stuck past that bound); undecided otherwise. The stuck
+// count is left out (unknown) while any watch is undecided: only a
+// goroutine dump or an execution trace decides it, and a look takes
+// neither. nil when the APF dump was not read.
+func decided(r *api.Report, server string, s watches.Sample, read bool) map[string]int {
+	if !read {
+		return nil
+	}
+	init := initializing(s.Requests)
+	st := map[string]int{StateProgressing: 0, StateUndecided: 0}
+	stuck := 0
+	if s.Dump == nil {
+		// No profile: Diagnose decides nothing; ages alone bound it.
+		for _, rq := range init {
+			if !s.CapturedAt.IsZero() && s.CapturedAt.Sub(rq.StartTime) <= watches.StallBound {
+				st[StateProgressing]++
+			} else {
+				st[StateUndecided]++
+			}
+		}
+	} else {
+		for _, f := range r.Findings {
+			if f.APIServer != server {
+				continue
+			}
+			switch f.Type {
+			case api.StuckInitialEvents:
+				stuck++
+			case api.SlowInitialEvents:
+				st[StateProgressing]++
+			case api.UndecidedInitialEvents:
+				st[StateUndecided]++
+			}
+		}
+		st[StateProgressing] += max(0, len(init)-stuck-st[StateProgressing]-st[StateUndecided])
+	}
+	if st[StateUndecided] == 0 {
+		st[StateStuck] = stuck
+	}
+	return st
+}
+
+func asPause(err error, pe **pauseError) bool { return errors.As(err, pe) }
