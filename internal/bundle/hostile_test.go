@@ -243,9 +243,9 @@ func TestWalkWarningsAreSummarisedAfterAFewOfAKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"skipped " + filepath.Join(sample, "stray-0000.txt") + `: unrecognized content: line 1 "not evidence" is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version or a capture time`,
-		"skipped " + filepath.Join(sample, "stray-0001.txt") + `: unrecognized content: line 1 "not evidence" is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version or a capture time`,
-		"skipped " + filepath.Join(sample, "stray-0002.txt") + `: unrecognized content: line 1 "not evidence" is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version or a capture time`,
+		"skipped " + filepath.Join(sample, "stray-0000.txt") + `: unrecognized content: line 1 "not evidence" is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version, a capture time or an execution trace`,
+		"skipped " + filepath.Join(sample, "stray-0001.txt") + `: unrecognized content: line 1 "not evidence" is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version, a capture time or an execution trace`,
+		"skipped " + filepath.Join(sample, "stray-0002.txt") + `: unrecognized content: line 1 "not evidence" is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version, a capture time or an execution trace`,
 		"and 1997 more like it",
 	}
 	if diff := cmp.Diff(want, l.Warnings[:min(len(l.Warnings), len(want))]); diff != "" {

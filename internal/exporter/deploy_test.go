@@ -52,7 +52,7 @@ func TestPrometheusRuleMatchesRulesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := prometheusRule(rules)
-	golden.Assert(t, filepath.Join(deployDir, "monitoring", "prometheusrule.yaml"), got)
+	golden.AssertFile(t, filepath.Join(deployDir, "monitoring", "prometheusrule.yaml"), got)
 	// The same rules, parsed.
 	var file, cr struct {
 		Groups any `json:"groups"`

@@ -54,14 +54,21 @@ func (m *costMeter) notePauses(s *metrics.Sample) {
 	}
 }
 
-// finishCost reads /metrics once more, after the instance's last fetch,
-// and sets ir.Cost: the pause histogram's growth since the first read and
+// finishCost reads /metrics once more, after the instance's last fetch
+// (only when an earlier read gave the histogram), and sets ir.Cost: the pause histogram's growth since the first read and
 // every byte read from the instance.
 func finishCost(ctx context.Context, cfg Config, c *client, ir *InstanceResult) {
 	m := &ir.cost
 	cost := &api.ServerCost{}
-	last, n, err := readPauses(ctx, c)
-	m.extraBytes += n
+	// Without a first reading there is nothing to compare with: no second
+	// read (a server whose /metrics failed is not asked again).
+	var last metrics.Pauses
+	var err error
+	if m.first != nil {
+		var n int64
+		last, n, err = readPauses(ctx, c)
+		m.extraBytes += n
+	}
 	switch {
 	case m.first == nil && m.note == "":
 		cost.Note = "no /metrics read of the run succeeded: its stop-the-world pauses cannot be measured"

@@ -74,11 +74,14 @@ func TestRunCost(t *testing.T) {
 		captures []string
 		want     api.ServerCost
 		note     string
+		// finalRead: /metrics is read once more after the last fetch; not
+		// when the first read gave no histogram to compare with.
+		finalRead bool
 	}{
-		{"no pause", []string{t1, t1}, api.ServerCost{PausesMeasured: true, Note: wholeProcessNote}, ""},
-		{"the fixture's dump", []string{t1, t2}, api.ServerCost{PausesMeasured: true, Pauses: d.Count, PauseSeconds: d.Sum, LargestPauseAtMostSeconds: d.LargestAtMost, Note: wholeProcessNote}, ""},
-		{"restarted", []string{t2, t1}, api.ServerCost{}, "count went down"},
-		{"no histogram", []string{noHist, noHist}, api.ServerCost{}, "exports no go_sched_pauses_total_other_seconds"},
+		{"no pause", []string{t1, t1}, api.ServerCost{PausesMeasured: true, Note: wholeProcessNote}, "", true},
+		{"the fixture's dump", []string{t1, t2}, api.ServerCost{PausesMeasured: true, Pauses: d.Count, PauseSeconds: d.Sum, LargestPauseAtMostSeconds: d.LargestAtMost, Note: wholeProcessNote}, "", true},
+		{"restarted", []string{t2, t1}, api.ServerCost{}, "count went down", true},
+		{"no histogram", []string{noHist, noHist}, api.ServerCost{}, "exports no go_sched_pauses_total_other_seconds", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,11 +101,14 @@ func TestRunCost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantBytes := last.Size()
+			var wantBytes int64
+			if tt.finalRead {
+				wantBytes = last.Size()
+			}
 			for _, f := range ir.Samples[0].Fetches {
 				wantBytes += f.Bytes
 			}
-			if got.BytesRead != wantBytes || wantBytes < 2*last.Size() {
+			if got.BytesRead != wantBytes || wantBytes < last.Size() {
 				t.Errorf("bytes read %d, want %d", got.BytesRead, wantBytes)
 			}
 			got.BytesRead = 0
