@@ -155,6 +155,27 @@ func rewriteCapture(t *testing.T, b buildPaths, src, dst string) {
 // no kube-apiserver code" warning. Each of the three dump formats alone,
 // and both samples.
 func TestAnalyzeOtherBuildsFindTheSame(t *testing.T) {
+	cases := []struct {
+		name string
+		args func(root string) []string
+	}{
+		{"t1-t2", func(root string) []string { return []string{filepath.Join(root, "t1"), filepath.Join(root, "t2")} }},
+		{"debug2", func(root string) []string { return []string{filepath.Join(root, "t2", "goroutine-debug2.txt")} }},
+		{"debug1", func(root string) []string {
+			return []string{filepath.Join(root, "t2", "goroutine-debug1.txt"), filepath.Join(root, "t2", "apf-requests.txt"), filepath.Join(root, "t2", "captured-at.txt")}
+		}},
+		{"protobuf", func(root string) []string { return []string{filepath.Join(root, "t2", "goroutine.pb.gz")} }},
+	}
+	// The original's reports, once.
+	type result struct {
+		code     int
+		out, err string
+	}
+	orig := filepath.Dir(golden.Fixture("t1"))
+	want := make([]result, len(cases))
+	for i, tc := range cases {
+		want[i].code, want[i].out, want[i].err = run(t, nil, append([]string{"analyze", "-o", "json"}, tc.args(orig)...)...)
+	}
 	for _, b := range []struct {
 		name  string
 		paths buildPaths
@@ -163,33 +184,21 @@ func TestAnalyzeOtherBuildsFindTheSame(t *testing.T) {
 		for _, s := range []string{"t1", "t2"} {
 			rewriteCapture(t, b.paths, golden.Fixture(s), filepath.Join(dir, s))
 		}
-		for _, tc := range []struct {
-			name string
-			args func(root string) []string
-		}{
-			{"t1-t2", func(root string) []string { return []string{filepath.Join(root, "t1"), filepath.Join(root, "t2")} }},
-			{"debug2", func(root string) []string { return []string{filepath.Join(root, "t2", "goroutine-debug2.txt")} }},
-			{"debug1", func(root string) []string {
-				return []string{filepath.Join(root, "t2", "goroutine-debug1.txt"), filepath.Join(root, "t2", "apf-requests.txt"), filepath.Join(root, "t2", "captured-at.txt")}
-			}},
-			{"protobuf", func(root string) []string { return []string{filepath.Join(root, "t2", "goroutine.pb.gz")} }},
-		} {
+		for i, tc := range cases {
 			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
-				orig := filepath.Dir(golden.Fixture("t1"))
-				wantCode, want, wantErr := run(t, nil, append([]string{"analyze", "-o", "json"}, tc.args(orig)...)...)
 				code, got, gotErr := run(t, nil, append([]string{"analyze", "-o", "json"}, tc.args(dir)...)...)
 				// The captures are named by their directories.
 				got, gotErr = strings.ReplaceAll(got, dir, orig), strings.ReplaceAll(gotErr, dir, orig)
-				if code != wantCode {
-					t.Errorf("exit code = %d, want %d (the original's); stderr: %s", code, wantCode, gotErr)
+				if code != want[i].code {
+					t.Errorf("exit code = %d, want %d (the original's); stderr: %s", code, want[i].code, gotErr)
 				}
 				if strings.Contains(got, "no kube-apiserver code") {
 					t.Errorf("the %s dump is taken for another process's", b.name)
 				}
-				if d := cmp.Diff(want, got); d != "" {
+				if d := cmp.Diff(want[i].out, got); d != "" {
 					t.Errorf("JSON report differs from the original's (-want +got):\n%s", d)
 				}
-				if d := cmp.Diff(wantErr, gotErr); d != "" {
+				if d := cmp.Diff(want[i].err, gotErr); d != "" {
 					t.Errorf("stderr differs from the original's (-want +got):\n%s", d)
 				}
 			})
