@@ -204,7 +204,7 @@ func (tf traceFindings) finding(v traceVerdict, gs []TraceGoroutine) *api.Findin
 		f.Type, f.Severity = api.SlowInitialEvents, api.SeverityInfo
 		f.Message = fmt.Sprintf("replaying initial events and progressing: its watcher was woken during the %s traced", window)
 	case verdictCacheWait:
-		f.Type, f.Severity, f.Phase = api.WaitingForWatchCache, api.SeverityWarning, ""
+		f.Type, f.Severity = api.WaitingForWatchCache, api.SeverityWarning
 		f.Message = "waiting for its watch cache to be ready: no replay has begun; it holds its APF seats meanwhile"
 	}
 	if len(gs) == 1 {

@@ -102,7 +102,8 @@ type Summary struct {
 	// Goroutines are the kept goroutines, by ID.
 	Goroutines []Goroutine
 	// DroppedGoroutines counts goroutines Keep accepted past
-	// MaxGoroutines; CutStacks counts stacks cut to MaxFrames.
+	// MaxGoroutines (up to MaxGoroutines of them: past that it is a lower
+	// bound); CutStacks counts kept stacks cut to MaxFrames.
 	DroppedGoroutines, CutStacks int
 }
 
