@@ -60,7 +60,7 @@ rules:
 	promtool test rules deploy/prometheus/rules_test.yaml
 
 unit:
-	$(GO) test -race -count=1 -skip '^TestDifferential$$' ./...
+	$(GO) test -race -count=1 -timeout 20m -skip '^TestDifferential$$' ./...
 
 # The replay's fidelity suite (upstream cacher vs ours, unpatched), run on
 # its own so its summary line is printed.

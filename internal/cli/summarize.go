@@ -1,51 +1,24 @@
 package cli
 
 import (
-	"fmt"
 	"regexp"
 	"sync"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
-)
 
-// perKind is how many lines of one kind a list of warnings or errors
-// shows before "and N more like it".
-const perKind = 3
+	"github.com/watch-doctor/watch-doctor/internal/english"
+)
 
 // numbers are what lines of one kind differ in: addresses, ports, counts.
 var numbers = regexp.MustCompile(`[0-9]+`)
 
-// summarize keeps the first perKind lines of each kind, in order, and
-// after the last one kept says how many more of that kind there were:
+// summarize keeps the first english.PerKind lines of each kind, in order,
+// and after the last one kept says how many more of that kind there were:
 // 500 refused instances are three lines and "and 497 more like it".
 // Lines of a kind differ only in their numbers.
 func summarize(lines []string) []string {
-	if len(lines) <= perKind {
-		return lines
-	}
-	kind := make([]string, len(lines))
-	count := map[string]int{}
-	for i, l := range lines {
-		kind[i] = numbers.ReplaceAllString(l, "#")
-		count[kind[i]]++
-	}
-	shown := map[string]int{}
-	var out []string
-	for i, l := range lines {
-		k := kind[i]
-		shown[k]++
-		switch n := shown[k]; {
-		case n < perKind:
-			out = append(out, l)
-		case n == perKind:
-			out = append(out, l)
-			if more := count[k] - perKind; more > 0 {
-				out = append(out, fmt.Sprintf("and %d more like it", more))
-			}
-		}
-	}
-	return out
+	return english.Summarize(lines, func(l string) string { return numbers.ReplaceAllString(l, "#") })
 }
 
 var silenceKlogOnce sync.Once
