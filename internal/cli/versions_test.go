@@ -15,7 +15,7 @@ import (
 // (a stuck reader, a paced reader, a healthy client; two samples) is
 // shipped in testdata/kube-apiserver-<version>/seed-repro, captured by
 // test/e2e/hack/capture.sh (docs/versions.md).
-var provenVersions = []string{"v1.35.4", "v1.36.3", "v1.37.2"}
+var provenVersions = []string{"v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"}
 
 // seedVerdict is what must not differ between releases: the findings'
 // kinds and whom they could name, and the summary's counts.
