@@ -345,44 +345,15 @@ func get(ctx context.Context, c *http.Client, url string) ([]byte, error) {
 // measure fetches path once while the probe GETs /readyz every 5 ms, and
 // returns the bytes, the wall time and the probe's longest request.
 func measure(ctx context.Context, fc, pc *http.Client, host, path string) (int64, time.Duration, time.Duration, error) {
-	// Warm the probe's connection.
-	if _, err := get(ctx, pc, host+"/readyz"); err != nil {
-		return 0, 0, 0, err
-	}
-	stop := make(chan struct{})
-	result := make(chan time.Duration)
-	go func() {
-		var longest time.Duration
-		for {
-			start := time.Now()
-			done := make(chan struct{})
-			go func() {
-				get(ctx, pc, host+"/readyz")
-				close(done)
-			}()
-			select {
-			case <-done:
-				longest = max(longest, time.Since(start))
-			case <-stop:
-				// The request in flight when the fetch ended counts too.
-				<-done
-				result <- max(longest, time.Since(start))
-				return
-			}
-			select {
-			case <-stop:
-				result <- longest
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	start := time.Now()
-	b, err := get(ctx, fc, host+path)
-	wall := time.Since(start)
-	close(stop)
-	stall := <-result
-	return int64(len(b)), wall, stall, err
+	var n int64
+	var wall time.Duration
+	stall, err := probeDuring(ctx, pc, host, func() error {
+		start := time.Now()
+		b, err := get(ctx, fc, host+path)
+		wall, n = time.Since(start), int64(len(b))
+		return err
+	})
+	return n, wall, stall, err
 }
 
 func size(n int64) string {
