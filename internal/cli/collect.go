@@ -187,6 +187,22 @@ func (f *failFast) Store(instance string, sample int, kind api.FileKind, body io
 	return err
 }
 
+// StoreTrace implements live.TraceTarget: the instance's trace.out, with
+// the same first-failure rule as Store.
+func (f *failFast) StoreTrace(instance string, body io.Reader) error {
+	if err := f.failed(); err != nil {
+		return err
+	}
+	err := f.t.StoreTrace(instance, body)
+	if err != nil {
+		f.mu.Lock()
+		f.err = err
+		f.mu.Unlock()
+		f.cancel()
+	}
+	return err
+}
+
 func (f *failFast) failed() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -60,6 +60,11 @@ func (m *costMeter) notePauses(s *metrics.Sample) {
 func finishCost(ctx context.Context, cfg Config, c *client, ir *InstanceResult) {
 	m := &ir.cost
 	cost := &api.ServerCost{}
+	if !c.inst.Pinned {
+		// Through a load balancer the two /metrics reads may reach two
+		// processes: their histograms cannot be subtracted.
+		m.first, m.note = nil, "read through the kubeconfig host, not pinned to one process: the pauses counted by two /metrics reads that may reach different servers are not compared"
+	}
 	// Without a first reading there is nothing to compare with: no second
 	// read (a server whose /metrics failed is not asked again).
 	var last metrics.Pauses
