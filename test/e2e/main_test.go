@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
@@ -223,13 +222,7 @@ func sharedRepro(t *testing.T) *reproEnv {
 // seconds apart, with the API server's own goroutines created in between,
 // keep that order on a loaded machine.
 func waitSenderBlocked(admin rest.Interface) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		gs, err := goroutines(ctx, admin)
-		return err == nil && len(probe.InitialEventsSenders(gs)) == 1, nil
-	})
-	if err != nil {
+	if err := probe.WaitInitialEventsSenders(context.Background(), admin, 1, time.Minute); err != nil {
 		return fmt.Errorf("slow-informer's watcher never blocked sending initial events: %w", err)
 	}
 	return nil

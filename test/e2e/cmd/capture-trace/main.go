@@ -34,7 +34,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
@@ -159,28 +158,13 @@ func startSeed(ctx context.Context, cl *cluster.Cluster, c config) (func(), erro
 		}
 		started = append(started, w)
 		if s.user == cluster.UserSlowInformer {
-			if err := waitSender(ctx, loader.Discovery().RESTClient()); err != nil {
+			if err := probe.WaitInitialEventsSenders(ctx, loader.Discovery().RESTClient(), 1, time.Minute); err != nil {
 				stop()
 				return nil, err
 			}
 		}
 	}
 	return stop, nil
-}
-
-// waitSender waits until one initial-events sender (slow-informer's) is
-// blocked, polling the server's goroutine dump.
-func waitSender(ctx context.Context, c rest.Interface) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	return wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		d, err := probe.GoroutineDump(ctx, c)
-		if err != nil {
-			return false, nil
-		}
-		gs, err := probe.ParseGoroutines(d)
-		return err == nil && len(probe.InitialEventsSenders(gs)) == 1, nil
-	})
 }
 
 // sampleFiles are the fetches of one sample, with the file names of

@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
@@ -130,15 +129,6 @@ func startSeed(ctx context.Context, c *cluster.Cluster, pods int, interval time.
 	}
 	admin := loader.Discovery().RESTClient()
 	return workload.StartSeed(ctx, cfgs, opts.Namespace, interval, func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		return wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			dump, err := probe.GoroutineDump(ctx, admin)
-			if err != nil {
-				return false, nil
-			}
-			gs, err := probe.ParseGoroutines(dump)
-			return err == nil && len(probe.InitialEventsSenders(gs)) == 1, nil
-		})
+		return probe.WaitInitialEventsSenders(ctx, admin, 1, time.Minute)
 	})
 }
