@@ -255,3 +255,28 @@ func TestWalkWarningsAreSummarisedAfterAFewOfAKind(t *testing.T) {
 		t.Errorf("%d warnings for 2000 stray files", len(l.Warnings))
 	}
 }
+
+// TestDumpBoundIsAnOption: Options.MaxDumpBytes bounds a debug=2 dump in
+// place of the default, and the refusal says how to raise it; a raised
+// bound reads the dump whole.
+func TestDumpBoundIsAnOption(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "goroutine-debug2.txt")
+	dump := fixture(t, "t1", "goroutine-debug2.txt") // 2.0 MiB
+	if err := os.WriteFile(p, dump, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load([]string{dir}, Options{MaxDumpBytes: 1 << 20, MaxDumpSource: "--max-dump-size"})
+	var tl *bounded.TooLargeError
+	want := p + " holds more than 1 MiB, the most a goroutine-debug2 file may hold (raise the bound with --max-dump-size)"
+	if !errors.As(err, &tl) || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	l, err := Load([]string{dir}, Options{MaxDumpBytes: int64(len(dump))})
+	if err != nil {
+		t.Fatalf("a dump of exactly the bound: %v", err)
+	}
+	if d := l.Captures[0].Dump; d == nil || d.Goroutines == 0 || d.Partial != "" {
+		t.Errorf("the dump read at its bound: %+v, want every goroutine", d)
+	}
+}

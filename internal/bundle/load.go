@@ -40,6 +40,22 @@ type Options struct {
 	// Now is the current time, to refuse capture times in the future;
 	// zero skips that check.
 	Now time.Time
+	// MaxDumpBytes bounds each debug=2 goroutine dump, after
+	// decompression; 0 means MaxFileBytes(api.FileGoroutineDebug2). A
+	// traceback saved from a crash log of a large server (no runtime cut)
+	// can be larger than the default.
+	MaxDumpBytes int64
+	// MaxDumpSource says how to raise MaxDumpBytes, in the error of a dump
+	// past it (the CLI: its flag); empty says nothing.
+	MaxDumpSource string
+}
+
+// limit is the bound of an input of kind.
+func (o Options) limit(kind api.FileKind) int64 {
+	if kind == api.FileGoroutineDebug2 && o.MaxDumpBytes > 0 {
+		return o.MaxDumpBytes
+	}
+	return MaxFileBytes(kind)
 }
 
 func (o Options) capturedAtSource() string {

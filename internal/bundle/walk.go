@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/watch-doctor/watch-doctor/internal/bounded"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -33,7 +34,7 @@ func (ld *loader) readPath(p string) error {
 			return errors.New("\"-\": no standard input")
 		}
 		ld.explicitName = mergeName(ld.explicitName, "-")
-		return loadReader(ld.capture(explicitKey, ""), "-", "<stdin>", opts.Stdin, &ld.manifests)
+		return ld.loadReader(ld.capture(explicitKey, ""), "-", "<stdin>", opts.Stdin)
 	}
 	st, err := os.Stat(p)
 	if err != nil {
@@ -41,7 +42,7 @@ func (ld *loader) readPath(p string) error {
 	}
 	if !st.IsDir() {
 		ld.explicitName = mergeName(ld.explicitName, filepath.Dir(p))
-		return loadFile(ld.capture(explicitKey, ""), p, p, &ld.manifests)
+		return ld.loadFile(ld.capture(explicitKey, ""), p, p)
 	}
 	return ld.walkDir(p)
 }
@@ -79,7 +80,7 @@ func (ld *loader) walkDir(p string) error {
 			return nil
 		}
 		dir := filepath.Dir(shown)
-		err = loadFile(ld.capture(dir, dir), target, shown, &ld.manifests)
+		err = ld.loadFile(ld.capture(dir, dir), target, shown)
 		if errors.Is(err, ErrUnknownKind) {
 			ld.warn(skipUnknown, fmt.Sprintf("skipped %s: %v", shown, errors.Unwrap(err)))
 			return nil
@@ -142,17 +143,17 @@ func unwrapPathErr(err error) error {
 }
 
 // loadFile reads the file at path, shown as name, into c.
-func loadFile(c *Capture, path, name string, manifests *[]string) error {
+func (ld *loader) loadFile(c *Capture, path, name string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("reading %q: %w", name, unwrapPathErr(err))
 	}
 	defer f.Close()
-	return loadReader(c, path, name, f, manifests)
+	return ld.loadReader(c, path, name, f)
 }
 
 // loadReader detects and parses one input into c. name is used in errors.
-func loadReader(c *Capture, path, name string, r io.Reader, manifests *[]string) error {
+func (ld *loader) loadReader(c *Capture, path, name string, r io.Reader) error {
 	kind, br, err := Open(r)
 	if err != nil {
 		if errors.Is(err, ErrUnknownKind) {
@@ -161,15 +162,18 @@ func loadReader(c *Capture, path, name string, r io.Reader, manifests *[]string)
 		return fmt.Errorf("%s: %v", name, err)
 	}
 	if kind == api.FileManifest {
-		*manifests = append(*manifests, path)
+		ld.manifests = append(ld.manifests, path)
 		return nil
 	}
 	// Bounded after decompression; past the bound the parser's own error
 	// (or its early stop) is replaced by the one naming the bound.
-	lr := boundedRead(br, kind, name)
+	lr := bounded.NewReader(br, ld.opts.limit(kind), name, "a "+string(kind)+" file")
 	err = c.Read(kind, name, lr)
 	if tl := lr.Exceeded(); tl != nil {
 		delete(c.files, kind)
+		if kind == api.FileGoroutineDebug2 && ld.opts.MaxDumpSource != "" {
+			return fmt.Errorf("%w (raise the bound with %s)", tl, ld.opts.MaxDumpSource)
+		}
 		return tl
 	}
 	return err

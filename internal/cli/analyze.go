@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
@@ -35,11 +36,14 @@ type AnalyzeOptions struct {
 	NoHeaders  bool
 	FailOn     string
 	CapturedAt string
-	Paths      []string
+	// MaxDumpSize is --max-dump-size, a quantity.
+	MaxDumpSize string
+	Paths       []string
 
-	printer    printer
-	failOn     string
-	capturedAt time.Time
+	printer      printer
+	failOn       string
+	capturedAt   time.Time
+	maxDumpBytes int64
 }
 
 // NewAnalyzeOptions returns options with defaults.
@@ -79,6 +83,7 @@ sample tells a stuck watch from a slow one.
 	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
 	cmd.Flags().StringVar(&o.CapturedAt, "captured-at", o.CapturedAt, "when the inputs were captured (RFC 3339), for a single capture without captured-at.txt")
+	cmd.Flags().StringVar(&o.MaxDumpSize, "max-dump-size", o.MaxDumpSize, "the most bytes a debug=2 goroutine dump may hold (after decompression); the default, 128Mi, is twice the runtime's 64 MiB cut: raise it for a traceback saved from a crash log of a large server")
 	return cmd
 }
 
@@ -97,6 +102,13 @@ func (o *AnalyzeOptions) Complete(args []string) error {
 			return fmt.Errorf("invalid --captured-at %q: use RFC 3339, like 2026-11-29T10:24:32Z", o.CapturedAt)
 		}
 	}
+	if o.MaxDumpSize != "" {
+		q, err := resource.ParseQuantity(o.MaxDumpSize)
+		if err != nil || q.Value() < 1<<20 {
+			return fmt.Errorf("invalid --max-dump-size %q: use a quantity of at least 1Mi, like 128Mi or 1Gi", o.MaxDumpSize)
+		}
+		o.maxDumpBytes = q.Value()
+	}
 	return nil
 }
 
@@ -112,7 +124,7 @@ func (o *AnalyzeOptions) Validate() error {
 
 // Run loads the inputs, diagnoses them and writes the report.
 func (o *AnalyzeOptions) Run() error {
-	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, CapturedAtSource: "--captured-at", Now: time.Now()})
+	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, CapturedAtSource: "--captured-at", Now: time.Now(), MaxDumpBytes: o.maxDumpBytes, MaxDumpSource: "--max-dump-size"})
 	if err != nil {
 		return err
 	}

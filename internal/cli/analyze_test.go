@@ -192,6 +192,8 @@ func TestAnalyzeErrors(t *testing.T) {
 		{"bad output", []string{"analyze", golden.Fixture("t2"), "-o", "xml"}, `unsupported --output "xml": use one of table, wide, json, yaml`},
 		{"bad fail-on", []string{"analyze", golden.Fixture("t2"), "--fail-on", "panic"}, `unsupported --fail-on "panic": use one of critical, warning, info, none`},
 		{"bad captured-at", []string{"analyze", golden.Fixture("t2"), "--captured-at", "yesterday"}, `invalid --captured-at "yesterday"`},
+		{"bad max-dump-size", []string{"analyze", golden.Fixture("t2"), "--max-dump-size", "1k"}, `invalid --max-dump-size "1k": use a quantity of at least 1Mi, like 128Mi or 1Gi`},
+		{"dump over max-dump-size", []string{"analyze", golden.Fixture("t2"), "--max-dump-size", "1Mi"}, "holds more than 1 MiB, the most a goroutine-debug2 file may hold (raise the bound with --max-dump-size)"},
 		{"captured-at with two captures", []string{"analyze", golden.Fixture("t1"), golden.Fixture("t2"), "--captured-at", "2026-11-29T10:24:32Z"}, "--captured-at applies to a single capture"},
 		{"no args", []string{"analyze"}, "requires at least 1 arg"},
 		{"bad flag points to help", []string{"analyze", "--bogus"}, "unknown flag: --bogus\nSee 'kubectl watch-doctor analyze --help' for usage."},

@@ -34,7 +34,12 @@ func CanonicalFunc(fn string) string {
 	}
 	head, cut := fn[:slash+1], -1
 	for _, p := range buildPrefixEnds {
-		if i := strings.LastIndex(head, p); i >= 0 && i+len(p) > cut {
+		// strings.Index is vectorised and LastIndex is not: most names
+		// hold no prefix, and cost only the first.
+		if !strings.Contains(head, p) {
+			continue
+		}
+		if i := strings.LastIndex(head, p); i+len(p) > cut {
 			cut = i + len(p)
 		}
 	}

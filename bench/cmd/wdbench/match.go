@@ -20,6 +20,11 @@ const (
 	targetMatchRSS  = 256 << 20
 )
 
+// maxDumpSize raises analyze's bound on a debug=2 dump (128 MiB by
+// default, bundle.MaxFileBytes): 50,000 planted watchers are a 380 MB
+// dump, as a crash-log traceback of such a server would be.
+const maxDumpSize = "1Gi"
+
 // matchBench measures `analyze DIR -o json` on a bundle of n planted
 // initial-phase watches stuck in the replay (a generated debug=2 dump) and
 // an APF dump listing their n executing watch requests: the matching of
@@ -60,7 +65,7 @@ func matchBench(args []string, out io.Writer) error {
 		len(res.Planted), res.Goroutines, float64(res.Bytes)/1e6, *n, *runs)
 	var best measurement
 	for i := range *runs {
-		m, err := measure(2*time.Minute, *wd, "analyze", bundle, "-o", "json")
+		m, err := measure(2*time.Minute, *wd, "analyze", "--max-dump-size", maxDumpSize, bundle, "-o", "json")
 		if err != nil {
 			return err
 		}
@@ -100,7 +105,7 @@ const (
 func stormTable(out io.Writer, wd, bundle string, runs int) error {
 	var best measurement
 	for i := range runs {
-		m, err := measure(2*time.Minute, wd, "analyze", bundle)
+		m, err := measure(2*time.Minute, wd, "analyze", "--max-dump-size", maxDumpSize, bundle)
 		if err != nil {
 			return err
 		}
