@@ -1,10 +1,11 @@
-package watches
+package diagnosis
 
 import (
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -28,7 +29,7 @@ const FormatTrace = "trace"
 // (refineWithTrace), so the verdict is never weaker than either alone.
 // Without a debug=2 dump (a debug=1 or protobuf profile, or none) the
 // trace decides alone.
-func traceChoice(s Server, last int) (useTrace bool, note string) {
+func traceChoice(s watches.Server, last int) (useTrace bool, note string) {
 	if s.Trace == nil {
 		return false, ""
 	}
@@ -45,13 +46,13 @@ func traceChoice(s Server, last int) (useTrace bool, note string) {
 // diagnoseTrace decides the initial-phase watches of s from its trace and
 // the APF rows of its first and last samples (A, before the trace; B,
 // after it), and adds the findings, notes and what stayed undecided to r.
-func diagnoseTrace(r *api.Report, info api.APIServer, s Server, note string) {
+func diagnoseTrace(r *api.Report, info api.APIServer, s watches.Server, note string) {
 	t := s.Trace
 	info.Notes = append(info.Notes, note)
 	a, b := traceSamples(s.Samples)
 	if b == nil {
 		info.Notes = append(info.Notes, "no sample beside the trace: no APF rows to tie its watchers to")
-		b = &Sample{}
+		b = &watches.Sample{}
 	}
 	if !b.CapturedAt.IsZero() {
 		at := b.CapturedAt.UTC()
@@ -116,7 +117,7 @@ func diagnoseTrace(r *api.Report, info api.APIServer, s Server, note string) {
 
 // traceSamples are sample A (the first with an APF dump) and sample B
 // (the last); a is nil when only one sample has one.
-func traceSamples(ss []Sample) (a, b *Sample) {
+func traceSamples(ss []watches.Sample) (a, b *watches.Sample) {
 	for i := range ss {
 		if ss[i].Requests == nil {
 			continue
@@ -138,7 +139,7 @@ func traceSamples(ss []Sample) (a, b *Sample) {
 // zeroDeltaResources are the group/resources whose
 // apiserver_watch_events_total did not grow between A and B (both read,
 // same process).
-func zeroDeltaResources(a, b *MetricsContext) map[string]bool {
+func zeroDeltaResources(a, b *watches.MetricsContext) map[string]bool {
 	if a == nil || b == nil || a.WatchEvents == nil || b.WatchEvents == nil {
 		return nil
 	}
@@ -168,13 +169,13 @@ func countOpen(rows []traceRow) int {
 // traceFindings builds the findings of one server's trace.
 type traceFindings struct {
 	server string
-	t      *Trace
+	t      *watches.Trace
 	tw     traceWatches
 	at     time.Time
 }
 
 // of returns the goroutines of a verdict.
-func (tf traceFindings) of(v traceVerdict) []TraceGoroutine {
+func (tf traceFindings) of(v traceVerdict) []watches.TraceGoroutine {
 	switch v {
 	case verdictStuck:
 		return tf.tw.stuck
@@ -188,7 +189,7 @@ func (tf traceFindings) of(v traceVerdict) []TraceGoroutine {
 
 // finding is the finding of one watch of verdict v; gs are the goroutines
 // it may be (one: it is that one).
-func (tf traceFindings) finding(v traceVerdict, gs []TraceGoroutine) *api.Finding {
+func (tf traceFindings) finding(v traceVerdict, gs []watches.TraceGoroutine) *api.Finding {
 	f := &api.Finding{APIServer: tf.server, Phase: api.PhaseInitial, GoroutineIDs: []int64{}}
 	window := roundTenth(tf.t.Window)
 	switch v {

@@ -1,4 +1,4 @@
-package watches
+package diagnosis
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -32,7 +33,7 @@ func TestMatchByObjectType(t *testing.T) {
 	same := t0 // every request arrived at the same time: ages separate nothing
 	tests := []struct {
 		name string
-		s    Sample
+		s    watches.Sample
 		want []verdict
 	}{
 		{
@@ -78,7 +79,7 @@ func TestMatchByObjectType(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Diagnose([]Server{{Name: "s", Samples: []Sample{tc.s}}}, Options{CaptureSlack: time.Second})
+			r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{tc.s}}}, Options{CaptureSlack: time.Second})
 			if diff := cmp.Diff(tc.want, verdicts(r)); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
@@ -95,7 +96,7 @@ func TestMatchAnEarlierSampleBoundsTheAge(t *testing.T) {
 	w := typed(1000, 0, "")
 	prev := sample(prevAt, []api.Watcher{w})
 	cur := sample(at, []api.Watcher{w}, resourceRequest("old", "pods", t0), resourceRequest("new", "pods", at.Add(-time.Minute)))
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{prev, cur}}}, Options{CaptureSlack: time.Second})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{prev, cur}}}, Options{CaptureSlack: time.Second})
 	if got := verdicts(r); len(got) != 1 || got[0].User != "old" || got[0].Match != api.MatchExact {
 		t.Errorf("verdicts = %+v, want the request executing at the earlier sample (old), exact", got)
 	}
@@ -206,7 +207,7 @@ func TestMatchOrderIsALeadNotAMatch(t *testing.T) {
 	at := t0.Add(10 * time.Minute)
 	s := sample(at, []api.Watcher{typed(2000, 2, "0xa"), typed(1000, 2, "0xa")},
 		resourceRequest("second", "pods", t0.Add(30*time.Millisecond)), resourceRequest("first", "pods", t0))
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{CaptureSlack: time.Second})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s}}}, Options{CaptureSlack: time.Second})
 	lead := map[int64]string{}
 	for _, f := range r.Findings {
 		if f.Client == nil || f.Client.Match != api.MatchAmbiguous || f.Client.User != "" {

@@ -1,4 +1,4 @@
-package watches
+package diagnosis
 
 import (
 	"fmt"
@@ -7,36 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
-
-// Sample is what was captured of one API server at one time. Any part may
-// be missing.
-type Sample struct {
-	// Source names where the sample came from (a directory, a URL), for
-	// messages.
-	Source string
-	// CapturedAt is when the goroutine dump was taken; zero when unknown.
-	CapturedAt time.Time
-	// MetricsAt is when /metrics was read, on the server's clock when
-	// known; zero when unknown (then CapturedAt less the capture slack
-	// stands for it).
-	MetricsAt time.Time
-	Dump      *Dump
-	Requests  *apf.Requests
-	Levels    []apf.PriorityLevel
-	Metrics   *MetricsContext
-	// Mixed says why the sample's dumps may come from different
-	// processes (read through a load balancer): clients are then matched
-	// as ambiguous at best.
-	Mixed string
-	// Withheld says why no debug=2 dump was taken and what it would have
-	// cost ("a dump would stop this server for about 1.2 s"); empty when
-	// none was withheld.
-	Withheld string
-}
 
 // StallBound is how long a watch may be initializing before the cheap
 // look (APF dump_requests, a debug=1 or protobuf profile) counts it as a
@@ -49,43 +23,6 @@ const StallBound = 30 * time.Second
 // of go_goroutines is partial. /metrics and the dump are read moments
 // apart, so the counts differ a little in a whole dump.
 const partialRatio = 0.9
-
-// MetricsContext is what the diagnosis uses of /metrics.
-type MetricsContext struct {
-	Goroutines          *float64
-	ResidentMemoryBytes *float64
-	ProcessStartTime    *float64
-	// Levels maps a priority level to its executing seats and seat limit.
-	Levels             map[string]LevelSeats
-	WatchersByResource []api.ResourceCount
-	// WatchRequests is apiserver_longrunning_requests{verb="WATCH"} per
-	// "group/resource" and scope (metrics.WatchRequests); nil when absent.
-	WatchRequests map[string]map[string]float64
-	// EventSizes is apiserver_watch_events_sizes per "group/resource"
-	// (metrics.EventSizeBuckets); nil when absent.
-	EventSizes map[string][]metrics.SizeBucket
-	// WatchEvents is apiserver_watch_events_total per "group/resource";
-	// nil when absent. Its growth between two samples says whether any
-	// handler of a resource wrote an event (the trace route's elimination).
-	WatchEvents map[string]float64
-}
-
-// LevelSeats is one priority level's seat use from metrics.
-type LevelSeats struct {
-	Executing *float64
-	Limit     *float64
-}
-
-// Server is one API server instance and its samples, oldest first.
-type Server struct {
-	Name    string
-	Version string
-	Samples []Sample
-	Notes   []string
-	// Trace is the server's execution trace, taken between its first and
-	// last samples (ReadTrace); nil when none was taken.
-	Trace *Trace
-}
 
 // Options tune the diagnosis.
 type Options struct {
@@ -102,7 +39,7 @@ type Options struct {
 const DefaultCaptureSlack = 30 * time.Second
 
 // Diagnose turns the samples of each API server into an api.Report.
-func Diagnose(servers []Server, opts Options) *api.Report {
+func Diagnose(servers []watches.Server, opts Options) *api.Report {
 	if opts.CaptureSlack <= 0 {
 		opts.CaptureSlack = DefaultCaptureSlack
 	}
@@ -138,7 +75,7 @@ func Diagnose(servers []Server, opts Options) *api.Report {
 	return r
 }
 
-func diagnoseServer(r *api.Report, s Server, opts Options) {
+func diagnoseServer(r *api.Report, s watches.Server, opts Options) {
 	info := api.APIServer{Name: s.Name, Version: s.Version, Samples: len(s.Samples), Notes: append([]string(nil), s.Notes...)}
 	last, prev := -1, -1
 	for i := len(s.Samples) - 1; i >= 0; i-- {
@@ -202,7 +139,7 @@ func diagnoseServer(r *api.Report, s Server, opts Options) {
 		r.APIServers = append(r.APIServers, info)
 		return
 	}
-	var prevSample *Sample
+	var prevSample *watches.Sample
 	if prev >= 0 {
 		prevSample = &s.Samples[prev]
 	}
@@ -315,7 +252,7 @@ func diagnoseServer(r *api.Report, s Server, opts Options) {
 // coverage says how much of the server's goroutines d holds when it is
 // partial: cut (see stacks.Stats.Partial), or holding clearly fewer
 // goroutines than go_goroutines. nil when it looks whole.
-func coverage(d *Dump, m *MetricsContext) *api.Coverage {
+func coverage(d *watches.Dump, m *watches.MetricsContext) *api.Coverage {
 	if d.Aggregated() {
 		return nil
 	}
@@ -341,7 +278,7 @@ func coverage(d *Dump, m *MetricsContext) *api.Coverage {
 // sending, or none initializing for longer than StallBound, means none is
 // stuck. Otherwise the watches initializing longer are listed as
 // UndecidedInitialEvents and the report is incomplete.
-func decideAggregated(r *api.Report, info *api.APIServer, server string, cur Sample) {
+func decideAggregated(r *api.Report, info *api.APIServer, server string, cur watches.Sample) {
 	d := cur.Dump
 	initialSending, streamingSending := 0, 0
 	for _, pc := range d.PhaseCounts {
@@ -455,7 +392,7 @@ func sharedSuspects(server string, reqs []apf.Request, res matchResult, extra in
 	return out
 }
 
-func addMetricsInfo(info *api.APIServer, m *MetricsContext) {
+func addMetricsInfo(info *api.APIServer, m *watches.MetricsContext) {
 	if m == nil {
 		return
 	}
@@ -470,7 +407,7 @@ func addMetricsInfo(info *api.APIServer, m *MetricsContext) {
 // watcher that made progress from one that did not. It returns the
 // findings and the initial-phase watchers, which all hold an executing
 // APF request and so take part in client matching.
-func judge(server string, cur Sample, prev *Sample, slack time.Duration) ([]*api.Finding, []api.Watcher) {
+func judge(server string, cur watches.Sample, prev *watches.Sample, slack time.Duration) ([]*api.Finding, []api.Watcher) {
 	var before map[int64]api.Watcher
 	var interval time.Duration
 	if prev != nil {
@@ -677,7 +614,7 @@ func toRequest(server string, r apf.Request, at time.Time) api.Request {
 	return out
 }
 
-func priorityLevels(server string, findings []*api.Finding, cur Sample) []api.PriorityLevel {
+func priorityLevels(server string, findings []*api.Finding, cur watches.Sample) []api.PriorityLevel {
 	byName := map[string]*api.PriorityLevel{}
 	get := func(name string) *api.PriorityLevel {
 		if p, ok := byName[name]; ok {

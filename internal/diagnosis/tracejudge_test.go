@@ -1,4 +1,4 @@
-package watches
+package diagnosis
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/trace"
@@ -15,31 +15,31 @@ import (
 
 const traceWindow = 70 * time.Second
 
-func stuckG(id int64) TraceGoroutine {
-	return TraceGoroutine{Goroutine: trace.Goroutine{ID: id, StartState: trace.StateWaiting, EndState: trace.StateWaiting, LongestGap: traceWindow},
-		Class: TraceWatcher, Phase: api.PhaseInitial, InSend: true, SeenInitial: true}
+func stuckG(id int64) watches.TraceGoroutine {
+	return watches.TraceGoroutine{Goroutine: trace.Goroutine{ID: id, StartState: trace.StateWaiting, EndState: trace.StateWaiting, LongestGap: traceWindow},
+		Class: watches.TraceWatcher, Phase: api.PhaseInitial, InSend: true, SeenInitial: true}
 }
 
-func pacedG(id int64) TraceGoroutine {
+func pacedG(id int64) watches.TraceGoroutine {
 	g := stuckG(id)
 	g.Transitions, g.Wakeups, g.LongestGap = 520, 175, 1200*time.Millisecond
 	g.WokenBy = []trace.Waker{{ID: id + 1, Count: 175}}
 	return g
 }
 
-func cacheWaitG(id int64) TraceGoroutine {
-	return TraceGoroutine{Goroutine: trace.Goroutine{ID: id, StartState: trace.StateWaiting, EndState: trace.StateWaiting, LongestGap: traceWindow}, Class: TraceCacheWait}
+func cacheWaitG(id int64) watches.TraceGoroutine {
+	return watches.TraceGoroutine{Goroutine: trace.Goroutine{ID: id, StartState: trace.StateWaiting, EndState: trace.StateWaiting, LongestGap: traceWindow}, Class: watches.TraceCacheWait}
 }
 
 // traceServer is a server with sample A at t0, the trace, and sample B at
 // t0+71s; events are apiserver_watch_events_total per resource in A and B.
-func traceServer(gs []TraceGoroutine, a, b []apf.Request, eventsA, eventsB map[string]float64) Server {
+func traceServer(gs []watches.TraceGoroutine, a, b []apf.Request, eventsA, eventsB map[string]float64) watches.Server {
 	start := 1.0
-	sa := Sample{Source: "A", CapturedAt: t0, Requests: &apf.Requests{HasDetails: true, Requests: a},
-		Metrics: &MetricsContext{ProcessStartTime: &start, WatchEvents: eventsA}}
-	sb := Sample{Source: "B", CapturedAt: t0.Add(traceWindow + time.Second), Requests: &apf.Requests{HasDetails: true, Requests: b},
-		Metrics: &MetricsContext{ProcessStartTime: &start, WatchEvents: eventsB}}
-	return Server{Name: "srv", Samples: []Sample{sa, sb}, Trace: &Trace{Source: "trace.out", Window: traceWindow, Bytes: 51 << 20, Goroutines: gs}}
+	sa := watches.Sample{Source: "A", CapturedAt: t0, Requests: &apf.Requests{HasDetails: true, Requests: a},
+		Metrics: &watches.MetricsContext{ProcessStartTime: &start, WatchEvents: eventsA}}
+	sb := watches.Sample{Source: "B", CapturedAt: t0.Add(traceWindow + time.Second), Requests: &apf.Requests{HasDetails: true, Requests: b},
+		Metrics: &watches.MetricsContext{ProcessStartTime: &start, WatchEvents: eventsB}}
+	return watches.Server{Name: "srv", Samples: []watches.Sample{sa, sb}, Trace: &watches.Trace{Source: "trace.out", Window: traceWindow, Bytes: 51 << 20, Goroutines: gs}}
 }
 
 // traceVerdictRow is one finding as the tests compare it.
@@ -81,35 +81,35 @@ func TestTraceElimination(t *testing.T) {
 	const id = "1ns" // the goroutine id 1, as traceVerdicts prints ids
 	tests := []struct {
 		name           string
-		srv            Server
+		srv            watches.Server
 		want           []traceVerdictRow
 		wantIncomplete int
 		wantNote       string
 	}{
-		{"every watcher stuck: every row named", traceServer([]TraceGoroutine{stuckG(1), stuckG(2)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
+		{"every watcher stuck: every row named", traceServer([]watches.TraceGoroutine{stuckG(1), stuckG(2)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
 			[]traceVerdictRow{{Type: api.StuckInitialEvents, User: "paced", Match: api.MatchExact}, {Type: api.StuckInitialEvents, User: "slow", Match: api.MatchExact}}, 0, "every initial-phase watch"},
-		{"no watcher stuck: every row named progressing", traceServer([]TraceGoroutine{pacedG(1), pacedG(3)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
+		{"no watcher stuck: every row named progressing", traceServer([]watches.TraceGoroutine{pacedG(1), pacedG(3)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
 			[]traceVerdictRow{{Type: api.SlowInitialEvents, User: "paced", Match: api.MatchExact}, {Type: api.SlowInitialEvents, User: "slow", Match: api.MatchExact}}, 0, "2 rows progressing"},
-		{"one row, one stuck watcher: named with its goroutine", traceServer([]TraceGoroutine{stuckG(1)}, []apf.Request{slow}, []apf.Request{slow}, podsOnly, podsOnly),
+		{"one row, one stuck watcher: named with its goroutine", traceServer([]watches.TraceGoroutine{stuckG(1)}, []apf.Request{slow}, []apf.Request{slow}, podsOnly, podsOnly),
 			[]traceVerdictRow{{Type: api.StuckInitialEvents, User: "slow", Match: api.MatchExact, IDs: id}}, 0, ""},
-		{"stuck and paced on one resource: k of n, never the paced one alone", traceServer([]TraceGoroutine{stuckG(1), pacedG(3)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
+		{"stuck and paced on one resource: k of n, never the paced one alone", traceServer([]watches.TraceGoroutine{stuckG(1), pacedG(3)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
 			[]traceVerdictRow{{Type: api.SlowInitialEvents, Match: api.MatchAmbiguous, Candidates: "slow|paced", IDs: "3ns"}, {Type: api.StuckInitialEvents, Match: api.MatchAmbiguous, Candidates: "slow|paced", IDs: id}}, 0, ""},
-		{"zero delta of a resource decides its row, the rest follows", traceServer([]TraceGoroutine{stuckG(1), pacedG(3)}, []apf.Request{cm, paced}, []apf.Request{cm, paced}, both, bothPodsGrew),
+		{"zero delta of a resource decides its row, the rest follows", traceServer([]watches.TraceGoroutine{stuckG(1), pacedG(3)}, []apf.Request{cm, paced}, []apf.Request{cm, paced}, both, bothPodsGrew),
 			[]traceVerdictRow{{Type: api.SlowInitialEvents, User: "paced", Match: api.MatchExact, IDs: "3ns"}, {Type: api.StuckInitialEvents, User: "cm", Match: api.MatchExact, IDs: id}}, 0, "per resource"},
-		{"zero delta decides one, two left ambiguous", traceServer([]TraceGoroutine{stuckG(1), stuckG(2), pacedG(3)}, []apf.Request{cm, slow, paced}, []apf.Request{cm, slow, paced}, both, bothPodsGrew),
+		{"zero delta decides one, two left ambiguous", traceServer([]watches.TraceGoroutine{stuckG(1), stuckG(2), pacedG(3)}, []apf.Request{cm, slow, paced}, []apf.Request{cm, slow, paced}, both, bothPodsGrew),
 			[]traceVerdictRow{{Type: api.SlowInitialEvents, Match: api.MatchAmbiguous, Candidates: "slow|paced", IDs: "3ns"}, {Type: api.StuckInitialEvents, User: "cm", Match: api.MatchExact}, {Type: api.StuckInitialEvents, Match: api.MatchAmbiguous, Candidates: "slow|paced"}}, 0, "per resource"},
-		{"a row that stopped between the samples is not stuck", traceServer([]TraceGoroutine{stuckG(1)}, []apf.Request{slow, paced}, []apf.Request{slow}, podsOnly, podsGrew),
+		{"a row that stopped between the samples is not stuck", traceServer([]watches.TraceGoroutine{stuckG(1)}, []apf.Request{slow, paced}, []apf.Request{slow}, podsOnly, podsGrew),
 			[]traceVerdictRow{{Type: api.StuckInitialEvents, User: "slow", Match: api.MatchExact, IDs: id}}, 0, "had stopped by the last: not stuck"},
-		{"a cache wait is its own class, and blocks the zero-delta rule", traceServer([]TraceGoroutine{stuckG(1), cacheWaitG(5)}, []apf.Request{cm, slow}, []apf.Request{cm, slow}, both, both),
+		{"a cache wait is its own class, and blocks the zero-delta rule", traceServer([]watches.TraceGoroutine{stuckG(1), cacheWaitG(5)}, []apf.Request{cm, slow}, []apf.Request{cm, slow}, both, both),
 			[]traceVerdictRow{{Type: api.StuckInitialEvents, Match: api.MatchAmbiguous, Candidates: "cm|slow", IDs: id}, {Type: api.WaitingForWatchCache, Match: api.MatchAmbiguous, Candidates: "cm|slow", IDs: "5ns"}}, 0, ""},
-		{"more rows than watchers: undecided rows are incomplete", traceServer([]TraceGoroutine{stuckG(1)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
+		{"more rows than watchers: undecided rows are incomplete", traceServer([]watches.TraceGoroutine{stuckG(1)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
 			[]traceVerdictRow{{Type: api.StuckInitialEvents, Match: api.MatchAmbiguous, Candidates: "slow|paced", IDs: id}}, 1, ""},
-		{"one row left for two watchers names nobody", traceServer([]TraceGoroutine{stuckG(1), pacedG(3)}, []apf.Request{paced}, []apf.Request{paced}, podsOnly, podsGrew),
+		{"one row left for two watchers names nobody", traceServer([]watches.TraceGoroutine{stuckG(1), pacedG(3)}, []apf.Request{paced}, []apf.Request{paced}, podsOnly, podsGrew),
 			[]traceVerdictRow{{Type: api.SlowInitialEvents, IDs: "3ns"}, {Type: api.StuckInitialEvents, IDs: id}}, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Diagnose([]Server{tt.srv}, Options{})
+			r := Diagnose([]watches.Server{tt.srv}, Options{})
 			if diff := cmp.Diff(tt.want, traceVerdicts(r)); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
@@ -134,7 +134,7 @@ func TestTraceElimination(t *testing.T) {
 
 // The trace route's words: the window proven and the progress seen.
 func TestTraceEvidenceWords(t *testing.T) {
-	r := Diagnose([]Server{traceServer([]TraceGoroutine{stuckG(1), pacedG(3)}, nil, nil, nil, nil)}, Options{})
+	r := Diagnose([]watches.Server{traceServer([]watches.TraceGoroutine{stuckG(1), pacedG(3)}, nil, nil, nil, nil)}, Options{})
 	var ev []string
 	for _, f := range r.Findings {
 		ev = append(ev, f.Evidence...)
@@ -155,15 +155,15 @@ func TestTraceEvidenceWords(t *testing.T) {
 // dumps alone, and never used to weaken a dump's stuck.
 func TestTraceRefinesDumpVerdicts(t *testing.T) {
 	rq := watchRequest("slow", t0.Add(-5*time.Minute))
-	twoSamples := func(wait int, event2 string) Server {
+	twoSamples := func(wait int, event2 string) watches.Server {
 		w1, w2 := initialWatcher(500, wait), initialWatcher(500, wait)
 		w1.Event, w1.CacheWatcher, w2.Event, w2.CacheWatcher = "0xe1", "0xc1", event2, "0xc1"
-		return Server{Name: "srv", Samples: []Sample{sample(t0, []api.Watcher{w1}, rq), sample(t0.Add(40*time.Second), []api.Watcher{w2}, rq)}}
+		return watches.Server{Name: "srv", Samples: []watches.Sample{sample(t0, []api.Watcher{w1}, rq), sample(t0.Add(40*time.Second), []api.Watcher{w2}, rq)}}
 	}
 	tests := []struct {
 		name         string
-		srv          Server
-		trace        TraceGoroutine
+		srv          watches.Server
+		trace        watches.TraceGoroutine
 		without      api.FindingType
 		with         api.FindingType
 		wantEvidence string
@@ -175,9 +175,9 @@ func TestTraceRefinesDumpVerdicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			without := Diagnose([]Server{tt.srv}, Options{})
-			tt.srv.Trace = &Trace{Source: "trace.out", Window: 30 * time.Second, Goroutines: []TraceGoroutine{tt.trace}}
-			with := Diagnose([]Server{tt.srv}, Options{})
+			without := Diagnose([]watches.Server{tt.srv}, Options{})
+			tt.srv.Trace = &watches.Trace{Source: "trace.out", Window: 30 * time.Second, Goroutines: []watches.TraceGoroutine{tt.trace}}
+			with := Diagnose([]watches.Server{tt.srv}, Options{})
 			if len(without.Findings) != 1 || len(with.Findings) != 1 {
 				t.Fatalf("findings %d without the trace, %d with it; want 1 each", len(without.Findings), len(with.Findings))
 			}

@@ -1,4 +1,4 @@
-package watches
+package diagnosis
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -30,8 +30,8 @@ func watchRequest(user string, started time.Time) apf.Request {
 	}
 }
 
-func sample(at time.Time, ws []api.Watcher, reqs ...apf.Request) Sample {
-	return Sample{CapturedAt: at, Dump: &Dump{Format: FormatDebug2, Goroutines: 100, Watchers: ws, HasParentIDs: true}, Requests: &apf.Requests{HasDetails: true, Requests: reqs}}
+func sample(at time.Time, ws []api.Watcher, reqs ...apf.Request) watches.Sample {
+	return watches.Sample{CapturedAt: at, Dump: &watches.Dump{Format: watches.FormatDebug2, Goroutines: 100, Watchers: ws, HasParentIDs: true}, Requests: &apf.Requests{HasDetails: true, Requests: reqs}}
 }
 
 type verdict struct {
@@ -64,38 +64,38 @@ func TestJudgeRules(t *testing.T) {
 	running.Blocked, running.State = false, "running"
 	tests := []struct {
 		name    string
-		samples []Sample
+		samples []watches.Sample
 		want    []verdict
 	}{
-		{"one sample, blocked two minutes: stuck", []Sample{sample(t0, []api.Watcher{initialWatcher(1000, 2)})},
+		{"one sample, blocked two minutes: stuck", []watches.Sample{sample(t0, []api.Watcher{initialWatcher(1000, 2)})},
 			[]verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}},
-		{"one sample, blocked under a minute: slow, undecided", []Sample{sample(t0, []api.Watcher{initialWatcher(1000, 0)})},
+		{"one sample, blocked under a minute: slow, undecided", []watches.Sample{sample(t0, []api.Watcher{initialWatcher(1000, 0)})},
 			[]verdict{{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityWarning}}},
-		{"running initial-phase watcher: no finding", []Sample{sample(t0, []api.Watcher{running})}, nil},
-		{"streaming blocked a minute", []Sample{sample(t0, []api.Watcher{streaming(1000, 1)})},
+		{"running initial-phase watcher: no finding", []watches.Sample{sample(t0, []api.Watcher{running})}, nil},
+		{"streaming blocked a minute", []watches.Sample{sample(t0, []api.Watcher{streaming(1000, 1)})},
 			[]verdict{{ID: 1000, Type: api.BlockedStreaming, Severity: api.SeverityWarning}}},
-		{"streaming blocked under a minute: no finding", []Sample{sample(t0, []api.Watcher{streaming(1000, 0)})}, nil},
-		{"two samples, no minutes then a longer wait: stuck", []Sample{
+		{"streaming blocked under a minute: no finding", []watches.Sample{sample(t0, []api.Watcher{streaming(1000, 0)})}, nil},
+		{"two samples, no minutes then a longer wait: stuck", []watches.Sample{
 			sample(t0, []api.Watcher{initialWatcher(1000, 0)}),
 			sample(t0.Add(70*time.Second), []api.Watcher{initialWatcher(1000, 1)}),
 		}, []verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}},
-		{"two samples, wait restarted between them: progressing with long stalls", []Sample{
+		{"two samples, wait restarted between them: progressing with long stalls", []watches.Sample{
 			sample(t0, []api.Watcher{initialWatcher(1000, 2)}),
 			sample(t0.Add(3*time.Minute), []api.Watcher{initialWatcher(1000, 1)}),
 		}, []verdict{{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityWarning}}},
-		{"two samples, continuous: stuck", []Sample{
+		{"two samples, continuous: stuck", []watches.Sample{
 			sample(t0, []api.Watcher{initialWatcher(1000, 2)}),
 			sample(t0.Add(3*time.Minute), []api.Watcher{initialWatcher(1000, 5)}),
 		}, []verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}},
-		{"two samples, not blocked in the first: progressing", []Sample{
+		{"two samples, not blocked in the first: progressing", []watches.Sample{
 			sample(t0, []api.Watcher{running}),
 			sample(t0.Add(70*time.Second), []api.Watcher{initialWatcher(500, 0)}),
 		}, []verdict{{ID: 500, Type: api.SlowInitialEvents, Severity: api.SeverityInfo}}},
-		{"two samples far apart, never a minute: progressing", []Sample{
+		{"two samples far apart, never a minute: progressing", []watches.Sample{
 			sample(t0, []api.Watcher{initialWatcher(1000, 0)}),
 			sample(t0.Add(4*time.Minute), []api.Watcher{initialWatcher(1000, 0)}),
 		}, []verdict{{ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityInfo}}},
-		{"moved on between samples: no finding", []Sample{
+		{"moved on between samples: no finding", []watches.Sample{
 			sample(t0, []api.Watcher{initialWatcher(1000, 0)}),
 			sample(t0.Add(70*time.Second), []api.Watcher{streaming(1000, 0)}),
 		}, nil},
@@ -106,7 +106,7 @@ func TestJudgeRules(t *testing.T) {
 			for i := range tc.samples {
 				tc.samples[i].Requests = nil
 			}
-			r := Diagnose([]Server{{Name: "s", Samples: tc.samples}}, Options{})
+			r := Diagnose([]watches.Server{{Name: "s", Samples: tc.samples}}, Options{})
 			if diff := cmp.Diff(tc.want, verdicts(r)); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
@@ -118,7 +118,7 @@ func TestMatchClients(t *testing.T) {
 	at := t0.Add(10 * time.Minute)
 	tests := []struct {
 		name string
-		s    Sample
+		s    watches.Sample
 		want []verdict
 		// unmatched users left over on the APF side
 		unmatched []string
@@ -170,7 +170,7 @@ func TestMatchClients(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Diagnose([]Server{{Name: "s", Samples: []Sample{tc.s}}}, Options{CaptureSlack: time.Second})
+			r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{tc.s}}}, Options{CaptureSlack: time.Second})
 			if diff := cmp.Diff(tc.want, verdicts(r)); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
@@ -193,7 +193,7 @@ func TestNoRequestDetailsOnlyAmbiguous(t *testing.T) {
 		r := &s.Requests.Requests[i]
 		r.FlowDistinguisher, r.User, r.Verb, r.Path, r.Namespace, r.Resource = r.User, "", "", "", "", ""
 	}
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s}}}, Options{})
 	want := []verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchAmbiguous}}
 	if diff := cmp.Diff(want, verdicts(r)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
@@ -202,7 +202,7 @@ func TestNoRequestDetailsOnlyAmbiguous(t *testing.T) {
 
 func TestAmbiguousMatchListsCandidatesAndCommonFields(t *testing.T) {
 	at := t0.Add(10 * time.Minute)
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{sample(at, []api.Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0))}}}, Options{})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{sample(at, []api.Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0))}}}, Options{})
 	f := r.Findings[0]
 	if len(f.Candidates) != 2 {
 		t.Fatalf("candidates = %+v, want alice and bob", f.Candidates)
@@ -218,7 +218,7 @@ func TestAmbiguousMatchListsCandidatesAndCommonFields(t *testing.T) {
 	}
 	s := sample(at, []api.Watcher{initialWatcher(1000, 2)}, watchRequest("alice", t0), watchRequest("bob", t0))
 	s.Requests.Requests[1].InitialSeats = 3
-	if r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{}); r.Summary.StuckSeats != 0 || r.Summary.StuckUnattributed != 1 {
+	if r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s}}}, Options{}); r.Summary.StuckSeats != 0 || r.Summary.StuckUnattributed != 1 {
 		t.Errorf("candidates holding different seats: stuck seats %d (unattributed %d), want 0 (1)", r.Summary.StuckSeats, r.Summary.StuckUnattributed)
 	}
 }
@@ -228,9 +228,9 @@ func TestSeatsPerPriorityLevelAgainstLimit(t *testing.T) {
 	s := sample(at, []api.Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
 	s.Requests.Requests[0].InitialSeats = 8
 	exec, limit := 9.0, 49.0
-	s.Metrics = &MetricsContext{Levels: map[string]LevelSeats{"global-default": {Executing: &exec, Limit: &limit}}}
+	s.Metrics = &watches.MetricsContext{Levels: map[string]watches.LevelSeats{"global-default": {Executing: &exec, Limit: &limit}}}
 	s.Levels = []apf.PriorityLevel{{Name: "global-default", ExecutingRequests: 2}}
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s}}}, Options{})
 	two := 2
 	want := []api.PriorityLevel{{APIServer: "s", Name: "global-default", StuckSeats: 8, ExecutingSeats: &exec, LimitSeats: &limit, ExecutingRequests: &two}}
 	if diff := cmp.Diff(want, r.PriorityLevels); diff != "" {
@@ -243,7 +243,7 @@ func TestSeatsPerPriorityLevelAgainstLimit(t *testing.T) {
 
 func TestNoCaptureTimeMatchesByOrderAndSaysSo(t *testing.T) {
 	s := sample(time.Time{}, []api.Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{Words: Words{CapturedAt: "--captured-at"}})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s}}}, Options{Words: Words{CapturedAt: "--captured-at"}})
 	if got := verdicts(r); len(got) != 1 || got[0].User != "alice" {
 		t.Fatalf("verdicts = %+v", got)
 	}
@@ -265,9 +265,9 @@ func ExampleDiagnose() {
 		Handler: &api.Handler{GoroutineID: 33855, Block: api.HandlerClientNotReading, ConnGoroutineID: 33847}, APFGoroutineID: 33987}
 	req := apf.Request{PriorityLevel: "global-default", FlowSchema: "global-default", IndexInQueue: -1, InitialSeats: 1,
 		StartTime: at.Add(-149 * time.Second), User: "slow-informer", Verb: "watch", Path: "/api/v1/namespaces/rand2/pods", Namespace: "rand2", Resource: "pods"}
-	r := Diagnose([]Server{{Name: "apiserver-1", Samples: []Sample{{
+	r := Diagnose([]watches.Server{{Name: "apiserver-1", Samples: []watches.Sample{{
 		CapturedAt: at,
-		Dump:       &Dump{Format: FormatDebug2, Goroutines: 2223, Watchers: []api.Watcher{w}, HasParentIDs: true},
+		Dump:       &watches.Dump{Format: watches.FormatDebug2, Goroutines: 2223, Watchers: []api.Watcher{w}, HasParentIDs: true},
 		Requests:   &apf.Requests{HasDetails: true, Requests: []apf.Request{req}},
 	}}}}, Options{})
 	for _, f := range r.Findings {
@@ -297,7 +297,7 @@ func TestTwoSamplesWithoutCaptureTimes(t *testing.T) {
 			s1 := sample(time.Time{}, []api.Watcher{initialWatcher(1000, tc.w1)})
 			s2 := sample(time.Time{}, []api.Watcher{initialWatcher(1000, tc.w2)})
 			s1.Requests, s2.Requests = nil, nil
-			r := Diagnose([]Server{{Name: "s", Samples: []Sample{s1, s2}}}, Options{})
+			r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s1, s2}}}, Options{})
 			if diff := cmp.Diff([]verdict{tc.want}, verdicts(r)); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
@@ -312,7 +312,7 @@ func TestTwoSampleRuleAllowsForCaptureSlack(t *testing.T) {
 	s1 := sample(t0, []api.Watcher{initialWatcher(1000, 1)})
 	s2 := sample(t0.Add(2*time.Minute), []api.Watcher{initialWatcher(1000, 2)})
 	s1.Requests, s2.Requests = nil, nil
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s1, s2}}}, Options{CaptureSlack: 5 * time.Second})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s1, s2}}}, Options{CaptureSlack: 5 * time.Second})
 	want := []verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}
 	if diff := cmp.Diff(want, verdicts(r)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
@@ -345,7 +345,7 @@ func TestTwoSamplesDecidedByTheEventBeingSent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s1, s2 := sample(t0, []api.Watcher{tc.w1}), sample(t0.Add(tc.interval), []api.Watcher{tc.w2})
 			s1.Requests, s2.Requests = nil, nil
-			r := Diagnose([]Server{{Name: "s", Samples: []Sample{s1, s2}}}, Options{CaptureSlack: 5 * time.Second})
+			r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s1, s2}}}, Options{CaptureSlack: 5 * time.Second})
 			if diff := cmp.Diff([]verdict{tc.want}, verdicts(r)); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
