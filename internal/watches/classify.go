@@ -132,6 +132,8 @@ type Collector struct {
 	byState    map[string]int
 	byTopFunc  map[string]int
 	topFuncMax int
+	// apiServer is set once a goroutine runs k8s.io/apiserver code.
+	apiServer bool
 }
 
 // NewCollector returns an empty Collector.
@@ -157,6 +159,9 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 		c.byTopFunc[top]++
 	} else if n, ok := c.byTopFunc[top]; ok {
 		c.byTopFunc[top] = n + 1
+	}
+	if !c.apiServer {
+		c.apiServer = hasAPIServerFrame(g.Frames)
 	}
 	ref := goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}
 	if len(g.Frames) == 0 {

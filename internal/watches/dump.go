@@ -53,6 +53,11 @@ type Dump struct {
 	// Partial says why the dump is known to be cut ("" when it looks
 	// whole): its goroutines are decided, the missing ones are not.
 	Partial string `json:"partial,omitempty"`
+	// APIServer reports whether any goroutine (any stack of an aggregated
+	// profile) runs k8s.io/apiserver code, as every kube-apiserver dump
+	// does: without it the dump may be another process's, and "no watch
+	// stuck" would be wrong of it.
+	APIServer bool `json:"apiServer"`
 }
 
 // Aggregated reports whether the dump carries counts, not goroutines.
@@ -68,6 +73,7 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 		ByState:        c.byState,
 		TopFuncs:       topFuncs(c.byTopFunc, 10),
 		HasParentIDs:   stats.HasParentIDs(),
+		APIServer:      c.apiServer,
 	}
 	if !d.HasParentIDs {
 		d.Notes = append(d.Notes, "the dump was written by Go < 1.21: \"created by\" lines name no parent goroutine, so watchers cannot be linked to their handlers, APF goroutines or connections")
@@ -143,6 +149,9 @@ func FromAggregated(a *stacks.Aggregated, format string) *Dump {
 		tops[stacks.TopFunc(st.Frames)] += st.Count
 		if len(st.Frames) == 0 {
 			continue
+		}
+		if !d.APIServer {
+			d.APIServer = hasAPIServerFrame(st.Frames)
 		}
 		g := stacks.Goroutine{Frames: st.Frames}
 		if isWatcherGoroutine(&g) {
