@@ -45,9 +45,11 @@ func traceChoice(s watches.Server, last int) (useTrace bool, note string) {
 
 // diagnoseTrace decides the initial-phase watches of s from its trace and
 // the APF rows of its first and last samples (A, before the trace; B,
-// after it), and adds the findings, notes and what stayed undecided to r.
-func diagnoseTrace(r *api.Report, info api.APIServer, s watches.Server, note string) {
+// after it), and returns the server's info with its notes, and the
+// findings, warnings and what stayed undecided it adds.
+func diagnoseTrace(info api.APIServer, s watches.Server, note string) (api.APIServer, added) {
 	t := s.Trace
+	var out added
 	info.Notes = append(info.Notes, note)
 	a, b := traceSamples(s.Samples)
 	if b == nil {
@@ -66,13 +68,13 @@ func diagnoseTrace(r *api.Report, info api.APIServer, s watches.Server, note str
 	}
 	addMetricsInfo(&info, b.Metrics)
 	if t.Truncated {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s: verdicts cover the %s read", s.Name, t.Why, roundTenth(t.Window)))
+		out.warnings = append(out.warnings, fmt.Sprintf("%s: %s: verdicts cover the %s read", s.Name, t.Why, roundTenth(t.Window)))
 	}
 	if t.StoppedEarly {
 		info.Notes = append(info.Notes, fmt.Sprintf("trace stopped after %s: %s", roundTenth(t.Window), t.Why))
 	}
 	if t.Dropped > 0 {
-		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: %d watch-path goroutines of the trace were past the parser's bound: their watches are not decided", s.Name, t.Dropped))
+		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d watch-path goroutines of the trace were past the parser's bound: their watches are not decided", s.Name, t.Dropped))
 	}
 	tw := judgeTraceGoroutines(t)
 	info.InitialPhase = tw.total() - len(tw.cacheWait)
@@ -99,20 +101,18 @@ func diagnoseTrace(r *api.Report, info api.APIServer, s watches.Server, note str
 	fs := tf.decidedRows(rows)
 	fs = append(fs, tf.open(rows, left)...)
 	if b.Requests == nil && len(fs) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no APF dump_requests beside the trace: findings name no client", s.Name))
+		out.warnings = append(out.warnings, fmt.Sprintf("%s: no APF dump_requests beside the trace: findings name no client", s.Name))
 	}
 	if n := len(tw.unknown); n > 0 {
-		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: %d initial-phase watchers made no state change in the trace but were not sending an event: stuck or not is not decided", s.Name, n))
+		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d initial-phase watchers made no state change in the trace but were not sending an event: stuck or not is not decided", s.Name, n))
 	}
 	if extra := countOpen(rows) - (left[verdictStuck] + left[verdictProgressing] + left[verdictCacheWait] + left[verdictUnknown]); extra > 0 {
-		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: %d executing watch requests have no initial-phase watcher in the trace (it ended, was cut, or the request started after it): not decided", s.Name, extra))
+		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d executing watch requests have no initial-phase watcher in the trace (it ended, was cut, or the request started after it): not decided", s.Name, extra))
 	}
-	r.PriorityLevels = append(r.PriorityLevels, priorityLevels(s.Name, fs, *b)...)
-	for _, f := range fs {
-		r.Findings = append(r.Findings, *f)
-	}
+	out.levels = priorityLevels(s.Name, fs, *b)
+	out.findings = fs
 	info.Watchers = tw.total() + tw.finished
-	r.APIServers = append(r.APIServers, info)
+	return info, out
 }
 
 // traceSamples are sample A (the first with an APF dump) and sample B
