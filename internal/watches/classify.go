@@ -1,16 +1,3 @@
-// Package watches turns goroutine stacks, APF state and metrics of one
-// kube-apiserver into findings about its watches. It reads no file and no
-// clock: callers hand it a reader of the dump (ReadDump), parsed values and
-// capture times.
-//
-// The pipeline is ReadDump (read.go: one streaming pass over a debug=2
-// dump through a Collector, keeping only watch-related goroutines) -> Dump
-// (watchers linked to their handler, APF and connection goroutines; or,
-// from a debug=1 or protobuf profile, FromAggregated's counts per phase) ->
-// Diagnose (findings, client matching against the APF dump in match.go,
-// the /metrics cross-checks in crosscheck.go, handlers left after their
-// watcher closed in held.go, a second sample deciding stuck versus slow)
-// -> an api.Report.
 package watches
 
 import (
