@@ -2,6 +2,7 @@ package diagnosis
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
@@ -75,6 +76,29 @@ func TestNoDump(t *testing.T) {
 		t.Errorf("info (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(added{warnings: []string{"s: no goroutine dump given: nothing to diagnose"}}, out, cmp.AllowUnexported(added{})); diff != "" {
+		t.Errorf("added (-want +got):\n%s", diff)
+	}
+}
+
+// describeDump fills the server's info and says when the dump is partial;
+// the dump's warnings carry the server's name.
+func TestDescribeDump(t *testing.T) {
+	goroutines := 1000.0
+	at := t0.Add(time.Minute)
+	cur := watches.Sample{CapturedAt: at, Metrics: &watches.MetricsContext{Goroutines: &goroutines}, Dump: &watches.Dump{
+		Format: watches.FormatDebug2, Goroutines: 500, Notes: []string{"n"}, Warnings: []string{"3 unknown lines skipped"},
+		Watchers: []api.Watcher{initialWatcher(10, 1), {GoroutineID: 20, Phase: api.PhaseStreaming}},
+	}}
+	info, out := describeDump(api.APIServer{Name: "s"}, "s", cur)
+	utc := at.UTC()
+	want := api.APIServer{Name: "s", CapturedAt: &utc, DumpFormat: watches.FormatDebug2, Goroutines: 500, Watchers: 2, InitialPhase: 1,
+		Coverage: &api.Coverage{Goroutines: 500, Of: 1000, Reason: "it holds 500 goroutines but go_goroutines said 1000: it was cut, or comes from another process"}}
+	if diff := cmp.Diff(want, info); diff != "" {
+		t.Errorf("info (-want +got):\n%s", diff)
+	}
+	wantOut := added{notes: []string{"n"}, warnings: []string{"s: 3 unknown lines skipped"},
+		incomplete: []string{"s: partial goroutine dump, covering " + want.Coverage.Text() + ": " + want.Coverage.Reason + "; watches in the missing goroutines are not decided"}}
+	if diff := cmp.Diff(wantOut, out, cmp.AllowUnexported(added{})); diff != "" {
 		t.Errorf("added (-want +got):\n%s", diff)
 	}
 }
