@@ -65,15 +65,6 @@ type Capture struct {
 // process, and saying "no watch stuck" of it would be wrong.
 func (c *Capture) Foreign() bool { return c.Dump != nil && c.foreign }
 
-func aggregatedAPIServer(a *stacks.Aggregated) bool {
-	for _, st := range a.Stacks {
-		if hasAPIServerFrame(st.Frames) {
-			return true
-		}
-	}
-	return false
-}
-
 // Warnings are what reading the capture's inputs skipped.
 func (c *Capture) Warnings() []string { return c.warnings }
 
@@ -117,24 +108,24 @@ func (c *Capture) Read(kind api.FileKind, name string, r io.Reader) error {
 	}
 	switch kind {
 	case api.FileGoroutineDebug2:
-		d, apiserver, err := readDebug2(r)
+		d, err := ReadDebug2(r)
 		if err != nil {
 			return wrap(err)
 		}
-		c.Dump, c.foreign = d, !apiserver
+		c.Dump, c.foreign = d, !d.APIServer
 	case api.FileGoroutineDebug1:
-		a, err := stacks.ParseDebug1(r)
+		_, d, err := watches.ReadProfile(r, watches.FormatDebug1)
 		if err != nil {
 			return wrap(err)
 		}
-		c.Dump, c.foreign = watches.FromAggregated(a, watches.FormatDebug1), !aggregatedAPIServer(a)
+		c.Dump, c.foreign = d, !d.APIServer
 	case api.FileGoroutineProfile:
-		a, err := stacks.ParseProfile(r)
+		_, d, err := watches.ReadProfile(r, watches.FormatProtobuf)
 		if err != nil {
 			delete(c.files, kind)
 			return fmt.Errorf("%s: %w: binary data that is not a goroutine profile (%v)", name, ErrUnknownKind, err)
 		}
-		c.Dump, c.foreign = watches.FromAggregated(a, watches.FormatProtobuf), !aggregatedAPIServer(a)
+		c.Dump, c.foreign = d, !d.APIServer
 	case api.FileAPFRequests:
 		rq, err := apf.ParseRequests(r)
 		if err != nil {
@@ -188,51 +179,11 @@ type lineError interface {
 	Reason() string
 }
 
-// ReadDebug2 streams a debug=2 dump through the watch classifier, keeping
-// only what the diagnosis needs.
+// ReadDebug2 streams a debug=2 dump through the watch classifier
+// (watches.ReadDump), keeping only what the diagnosis needs; a dump
+// concatenated to another is refused there.
 func ReadDebug2(r io.Reader) (*watches.Dump, error) {
-	d, _, err := readDebug2(r)
-	return d, err
-}
-
-// readDebug2 is ReadDebug2 that also tells whether any goroutine ran
-// kube-apiserver code, and refuses dumps concatenated into one input.
-func readDebug2(r io.Reader) (*watches.Dump, bool, error) {
-	// The ids of a dump's first goroutines (the dumping one, goroutine 1,
-	// the runtime's): a dump lists each id once, so seeing one again means
-	// another dump starts. A few ids suffice and cost nothing at 1M
-	// goroutines; the long-lived ones recur in any later dump of a process.
-	const watched = 64
-	first := make(map[int64]int, watched)
-	apiserver := false
-	d, err := watches.ReadDump(r, watches.ReadOptions{Each: func(g *stacks.Goroutine) error {
-		if line, ok := first[g.ID]; ok {
-			return &stacks.SyntaxError{LineNo: g.Line, Msg: fmt.Sprintf("a second goroutine dump starts here (goroutine %d was already listed at line %d): the input holds concatenated dumps; split it into one file per capture (one directory each)", g.ID, line)}
-		}
-		if len(first) < watched {
-			first[g.ID] = g.Line
-		}
-		if !apiserver {
-			apiserver = hasAPIServerFrame(g.Frames)
-		}
-		return nil
-	}})
-	if err != nil {
-		return nil, false, err
-	}
-	return d, apiserver, nil
-}
-
-// hasAPIServerFrame reports whether frames run k8s.io/apiserver code,
-// which every kube-apiserver goroutine dump holds (its handlers, the
-// watch cache, APF), vendored and forked builds included.
-func hasAPIServerFrame(frames []stacks.Frame) bool {
-	for _, f := range frames {
-		if watches.IsAPIServerFrame(f) {
-			return true
-		}
-	}
-	return false
+	return watches.ReadDump(r, watches.ReadOptions{})
 }
 
 func readVersion(r io.Reader) (string, error) {

@@ -2,7 +2,8 @@
 // `collect` wrote: goroutine dumps, APF dumps, /metrics, /version and
 // capture times, as loose files, directories or stdin, gzip-compressed or
 // not. Each input's kind is detected from its content, never from its name.
-// It hands parsed values to the diagnosis (internal/watches).
+// It hands classified values (internal/watches) to the diagnosis
+// (internal/diagnosis).
 package bundle
 
 import (

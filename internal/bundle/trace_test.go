@@ -12,9 +12,9 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/report"
-	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -75,7 +75,7 @@ func diagnoseLoaded(t *testing.T, paths ...string) (*Loaded, *api.Report) {
 	if err != nil {
 		t.Fatalf("Load(%q): %v", paths, err)
 	}
-	return l, watches.Diagnose(l.Servers(), watches.Options{})
+	return l, diagnosis.Diagnose(l.Servers(), diagnosis.Options{})
 }
 
 // The seed capture's ground truth (testdata README): goroutine 35799 is
@@ -151,9 +151,9 @@ func TestTraceSeedNeverWeakerThanDumps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	withTrace := watches.Diagnose(servers, watches.Options{})
+	withTrace := diagnosis.Diagnose(servers, diagnosis.Options{})
 	servers[0].Trace = nil
-	dumpsAlone := watches.Diagnose(servers, watches.Options{})
+	dumpsAlone := diagnosis.Diagnose(servers, diagnosis.Options{})
 	types := func(r *api.Report) map[int64]api.FindingType {
 		m := map[int64]api.FindingType{}
 		for _, f := range r.Findings {

@@ -11,17 +11,17 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/report"
-	"github.com/watch-doctor/watch-doctor/internal/watches"
 )
 
 // diagnoseOptions are the diagnosis options of every command, with the
 // command lines and flags its warnings and advice point at.
-func diagnoseOptions(captureSlack time.Duration) watches.Options {
-	return watches.Options{
+func diagnoseOptions(captureSlack time.Duration) diagnosis.Options {
+	return diagnosis.Options{
 		CaptureSlack: captureSlack,
-		Words:        watches.Words{Resample: "diagnose --interval 3m30s", CapturedAt: "--captured-at"},
+		Words:        diagnosis.Words{Resample: "diagnose --interval 3m30s", CapturedAt: "--captured-at"},
 	}
 }
 

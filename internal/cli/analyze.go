@@ -11,8 +11,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/report"
-	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -128,7 +128,7 @@ func (o *AnalyzeOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	r := watches.Diagnose(loaded.Servers(), diagnoseOptions(0))
+	r := diagnosis.Diagnose(loaded.Servers(), diagnoseOptions(0))
 	applyRecorded(r, loaded.Instances)
 	r.Warnings = append(loaded.Warnings, r.Warnings...)
 	if err := writeReport(o.Out, r, o.printer, o.failOn); err != nil {

@@ -11,9 +11,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/clock"
 
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/report"
-	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -164,7 +164,7 @@ func (o *DiagnoseOptions) Run() error {
 			}
 		}
 	}
-	r := watches.Diagnose(servers, diagnoseOptions(captureSlack))
+	r := diagnosis.Diagnose(servers, diagnoseOptions(captureSlack))
 	applyRecorded(r, res.Manifest(api.Manifest{}).Instances)
 	withheld := withheldAdvice(res, o.MaxPause)
 	r.Warnings = append(append(append(res.Notes, loaded.Warnings...), withheld...), r.Warnings...)

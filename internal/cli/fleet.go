@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/live"
-	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -191,7 +191,7 @@ func (o *DiagnoseOptions) diagnoseContext(ctx context.Context, name string, errO
 	if len(loaded.Captures) == 0 {
 		return nil, fmt.Errorf("%w: %s", errNoInstance, firstOr(errs, "nothing fetched"))
 	}
-	r := watches.Diagnose(loaded.Servers(), diagnoseOptions(captureSlack))
+	r := diagnosis.Diagnose(loaded.Servers(), diagnoseOptions(captureSlack))
 	r.Warnings = append(append(res.Notes, loaded.Warnings...), r.Warnings...)
 	r.Errors = errs
 	return r, errIncomplete(errs)

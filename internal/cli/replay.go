@@ -15,10 +15,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/replay"
 	"github.com/watch-doctor/watch-doctor/internal/replay/upstream"
 	"github.com/watch-doctor/watch-doctor/internal/report"
-	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -237,7 +237,7 @@ func scenarioFromDir(dir string, progress io.Writer) (*replay.Scenario, error) {
 		}
 		if ev.Report == nil {
 			fmt.Fprintf(progress, "replay --from %s: diagnosing %d capture(s)\n", dir, len(loaded.Captures))
-			ev.Report = watches.Diagnose(loaded.Servers(), diagnoseOptions(0))
+			ev.Report = diagnosis.Diagnose(loaded.Servers(), diagnoseOptions(0))
 		}
 	}
 	sc, err := replay.Derive(ev)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -152,7 +153,7 @@ func TestPlantedFoundExactly(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	r := watches.Diagnose([]watches.Server{{Name: "gen", Samples: []watches.Sample{{Source: "gen", Dump: d}}}}, watches.Options{})
+	r := diagnosis.Diagnose([]watches.Server{{Name: "gen", Samples: []watches.Sample{{Source: "gen", Dump: d}}}}, diagnosis.Options{})
 	type trio struct{ Watcher, Handler, APF, Conn int64 }
 	var got, want []trio
 	for _, p := range res.Planted {

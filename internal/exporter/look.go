@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -74,7 +75,7 @@ func (e *Exporter) look(ctx context.Context) lookResult {
 	loaded := captures.Loaded(res)
 	after := e.pausesAfter(ctx, cfg, res)
 	servers := loaded.Servers()
-	report := watches.Diagnose(servers, watches.Options{CaptureSlack: 5 * time.Second})
+	report := diagnosis.Diagnose(servers, diagnosis.Options{CaptureSlack: 5 * time.Second})
 	out := lookResult{errs: map[string][]error{}}
 	b := bounds{users: e.cfg.TopUsers, resources: e.cfg.MaxResources, levels: e.cfg.MaxLevels}
 	for _, ir := range res.Instances {
@@ -178,9 +179,9 @@ func pauseDelta(before, after *metrics.Sample) (*metrics.PauseDelta, error) {
 }
 
 // decided counts the initializing watches of server by what the cheap
-// look decides (watches.Diagnose, whose decideAggregated rules it reads):
+// look decides (diagnosis.Diagnose, whose decideAggregated rules it reads):
 // progressing when the debug=1 profile shows no initial-phase watcher
-// blocked sending, or when initializing for less than watches.StallBound
+// blocked sending, or when initializing for less than diagnosis.StallBound
 // (it cannot be stuck past that bound); undecided otherwise. The stuck
 // count is left out (unknown) while any watch is undecided: only a
 // goroutine dump or an execution trace decides it, and a look takes
@@ -195,7 +196,7 @@ func decided(r *api.Report, server string, s watches.Sample, read bool) map[stri
 	if s.Dump == nil {
 		// No profile: Diagnose decides nothing; ages alone bound it.
 		for _, rq := range init {
-			if !s.CapturedAt.IsZero() && s.CapturedAt.Sub(rq.StartTime) <= watches.StallBound {
+			if !s.CapturedAt.IsZero() && s.CapturedAt.Sub(rq.StartTime) <= diagnosis.StallBound {
 				st[StateProgressing]++
 			} else {
 				st[StateUndecided]++

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -182,7 +183,7 @@ func decideDump(cfg Config, instance string, look cheapLook) (take bool, why str
 
 // cheapAnswer returns why the cheap look is a complete answer, "" when it
 // is not: the profile shows no watcher blocked sending, or the APF dump
-// shows no watch initializing longer than watches.StallBound and the
+// shows no watch initializing longer than diagnosis.StallBound and the
 // profile no streaming watcher blocked sending.
 func cheapAnswer(look cheapLook) string {
 	if look.profile == nil {
@@ -210,9 +211,9 @@ func cheapAnswer(look cheapLook) string {
 			continue
 		}
 		n++
-		if look.at.Sub(r.StartTime) > watches.StallBound {
+		if look.at.Sub(r.StartTime) > diagnosis.StallBound {
 			return ""
 		}
 	}
-	return fmt.Sprintf("%d watch requests initializing (APF dump_requests), none for longer than %s", n, watches.StallBound)
+	return fmt.Sprintf("%d watch requests initializing (APF dump_requests), none for longer than %s", n, diagnosis.StallBound)
 }

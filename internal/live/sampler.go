@@ -15,10 +15,10 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
-	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
 // pathOf is the path, with its query, fetched from each instance for a
@@ -564,7 +564,7 @@ func (sp *sampler) readProfile() {
 		if err != nil {
 			return err
 		}
-		if a, err := stacks.ParseDebug1(bytes.NewReader(b)); err == nil {
+		if a, _, err := watches.ReadProfile(bytes.NewReader(b), watches.FormatDebug1); err == nil {
 			sp.look.profile = a
 		}
 		sp.debug1 = b

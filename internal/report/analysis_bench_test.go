@@ -7,6 +7,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/benchmetrics"
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
@@ -23,7 +24,7 @@ func BenchmarkRenderReport(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	real := watches.Diagnose(loaded.Servers(), watches.Options{})
+	real := diagnosis.Diagnose(loaded.Servers(), diagnosis.Options{})
 
 	data, res, err := dumpgen.Cached(dumpgen.Config{Goroutines: 10_000, Stuck: 500})
 	if err != nil {
@@ -33,7 +34,7 @@ func BenchmarkRenderReport(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	many := watches.Diagnose([]watches.Server{{Name: "generated", Samples: []watches.Sample{{Source: "generated", Dump: d}}}}, watches.Options{})
+	many := diagnosis.Diagnose([]watches.Server{{Name: "generated", Samples: []watches.Sample{{Source: "generated", Dump: d}}}}, diagnosis.Options{})
 	if many.Summary.StuckWatches != len(res.Planted) {
 		b.Fatalf("%d stuck watches, want the %d planted", many.Summary.StuckWatches, len(res.Planted))
 	}

@@ -1,16 +1,3 @@
-// Package watches turns goroutine stacks, APF state and metrics of one
-// kube-apiserver into findings about its watches. It reads no file and no
-// clock: callers hand it a reader of the dump (ReadDump), parsed values and
-// capture times.
-//
-// The pipeline is ReadDump (read.go: one streaming pass over a debug=2
-// dump through a Collector, keeping only watch-related goroutines) -> Dump
-// (watchers linked to their handler, APF and connection goroutines; or,
-// from a debug=1 or protobuf profile, FromAggregated's counts per phase) ->
-// Diagnose (findings, client matching against the APF dump in match.go,
-// the /metrics cross-checks in crosscheck.go, handlers left after their
-// watcher closed in held.go, a second sample deciding stuck versus slow)
-// -> an api.Report.
 package watches
 
 import (
@@ -132,6 +119,8 @@ type Collector struct {
 	byState    map[string]int
 	byTopFunc  map[string]int
 	topFuncMax int
+	// apiServer is set once a goroutine runs k8s.io/apiserver code.
+	apiServer bool
 }
 
 // NewCollector returns an empty Collector.
@@ -157,6 +146,9 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 		c.byTopFunc[top]++
 	} else if n, ok := c.byTopFunc[top]; ok {
 		c.byTopFunc[top] = n + 1
+	}
+	if !c.apiServer {
+		c.apiServer = hasAPIServerFrame(g.Frames)
 	}
 	ref := goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}
 	if len(g.Frames) == 0 {

@@ -7,7 +7,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/benchmetrics"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
-	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
@@ -75,29 +74,6 @@ func BenchmarkDump(b *testing.B) {
 			}
 			if stuck != len(res.Planted) {
 				b.Fatalf("%d blocked watchers with a wait, want the %d planted", stuck, len(res.Planted))
-			}
-		})
-	}
-}
-
-// BenchmarkDiagnose measures the rules: findings from a linked dump.
-func BenchmarkDiagnose(b *testing.B) {
-	for _, stuck := range []int{4, 500} {
-		gs, stats, res := parsed(b, 10_000, stuck)
-		c := watches.NewCollector()
-		for _, g := range gs {
-			c.Add(g)
-		}
-		d := c.Dump(stats)
-		servers := []watches.Server{{Name: "bench", Samples: []watches.Sample{{Source: "bench", Dump: d}}}}
-		b.Run("stuck="+benchmetrics.SizeName(stuck), func(b *testing.B) {
-			b.ReportAllocs()
-			var r *api.Report
-			for b.Loop() {
-				r = watches.Diagnose(servers, watches.Options{})
-			}
-			if r.Summary.StuckWatches != len(res.Planted) {
-				b.Fatalf("%d stuck watches, want the %d planted", r.Summary.StuckWatches, len(res.Planted))
 			}
 		})
 	}

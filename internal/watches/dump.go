@@ -3,8 +3,11 @@ package watches
 import (
 	"fmt"
 	"sort"
+	"time"
 
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
@@ -53,6 +56,11 @@ type Dump struct {
 	// Partial says why the dump is known to be cut ("" when it looks
 	// whole): its goroutines are decided, the missing ones are not.
 	Partial string `json:"partial,omitempty"`
+	// APIServer reports whether any goroutine (any stack of an aggregated
+	// profile) runs k8s.io/apiserver code, as every kube-apiserver dump
+	// does: without it the dump may be another process's, and "no watch
+	// stuck" would be wrong of it.
+	APIServer bool `json:"apiServer"`
 }
 
 // Aggregated reports whether the dump carries counts, not goroutines.
@@ -68,6 +76,7 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 		ByState:        c.byState,
 		TopFuncs:       topFuncs(c.byTopFunc, 10),
 		HasParentIDs:   stats.HasParentIDs(),
+		APIServer:      c.apiServer,
 	}
 	if !d.HasParentIDs {
 		d.Notes = append(d.Notes, "the dump was written by Go < 1.21: \"created by\" lines name no parent goroutine, so watchers cannot be linked to their handlers, APF goroutines or connections")
@@ -144,6 +153,9 @@ func FromAggregated(a *stacks.Aggregated, format string) *Dump {
 		if len(st.Frames) == 0 {
 			continue
 		}
+		if !d.APIServer {
+			d.APIServer = hasAPIServerFrame(st.Frames)
+		}
 		g := stacks.Goroutine{Frames: st.Frames}
 		if isWatcherGoroutine(&g) {
 			w := classifyWatcher(goroutineRef{}, st.Frames)
@@ -176,4 +188,67 @@ func FromAggregated(a *stacks.Aggregated, format string) *Dump {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("%d unknown lines skipped in the goroutine dump (first at line %d: %s)", a.SkippedLines, a.Skipped[0].Line, a.Skipped[0].Reason))
 	}
 	return d
+}
+
+// Sample is what was captured of one API server at one time. Any part may
+// be missing.
+type Sample struct {
+	// Source names where the sample came from (a directory, a URL), for
+	// messages.
+	Source string
+	// CapturedAt is when the goroutine dump was taken; zero when unknown.
+	CapturedAt time.Time
+	// MetricsAt is when /metrics was read, on the server's clock when
+	// known; zero when unknown (then CapturedAt less the capture slack
+	// stands for it).
+	MetricsAt time.Time
+	Dump      *Dump
+	Requests  *apf.Requests
+	Levels    []apf.PriorityLevel
+	Metrics   *MetricsContext
+	// Mixed says why the sample's dumps may come from different
+	// processes (read through a load balancer): clients are then matched
+	// as ambiguous at best.
+	Mixed string
+	// Withheld says why no debug=2 dump was taken and what it would have
+	// cost ("a dump would stop this server for about 1.2 s"); empty when
+	// none was withheld.
+	Withheld string
+}
+
+// MetricsContext is what the diagnosis uses of /metrics.
+type MetricsContext struct {
+	Goroutines          *float64
+	ResidentMemoryBytes *float64
+	ProcessStartTime    *float64
+	// Levels maps a priority level to its executing seats and seat limit.
+	Levels             map[string]LevelSeats
+	WatchersByResource []api.ResourceCount
+	// WatchRequests is apiserver_longrunning_requests{verb="WATCH"} per
+	// "group/resource" and scope (metrics.WatchRequests); nil when absent.
+	WatchRequests map[string]map[string]float64
+	// EventSizes is apiserver_watch_events_sizes per "group/resource"
+	// (metrics.EventSizeBuckets); nil when absent.
+	EventSizes map[string][]metrics.SizeBucket
+	// WatchEvents is apiserver_watch_events_total per "group/resource";
+	// nil when absent. Its growth between two samples says whether any
+	// handler of a resource wrote an event (the trace route's elimination).
+	WatchEvents map[string]float64
+}
+
+// LevelSeats is one priority level's seat use from metrics.
+type LevelSeats struct {
+	Executing *float64
+	Limit     *float64
+}
+
+// Server is one API server instance and its samples, oldest first.
+type Server struct {
+	Name    string
+	Version string
+	Samples []Sample
+	Notes   []string
+	// Trace is the server's execution trace, taken between its first and
+	// last samples (ReadTrace); nil when none was taken.
+	Trace *Trace
 }

@@ -3,10 +3,7 @@ package watches
 import (
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/watch-doctor/watch-doctor/pkg/apf"
-	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
@@ -32,10 +29,14 @@ const (
 	fnGzipRWWrite   = "k8s.io/apiserver/pkg/endpoints/handlers.(*perFlushGzipWriter).Write"
 	fnPlainRWWrite  = "k8s.io/apiserver/pkg/endpoints/handlers.(*plainResponseWriter).Write"
 	fnGzipWrite     = "compress/gzip.(*Writer).Write"
+)
 
-	transportHTTP2      = "http2"
-	transportHTTP11     = "http/1.1"
-	transportWebsockets = "websocket"
+// The transports a watch handler is served over (api.Handler.Transport),
+// as handlerTransport reads them from its frames.
+const (
+	TransportHTTP2      = "http2"
+	TransportHTTP11     = "http/1.1"
+	TransportWebsockets = "websocket"
 )
 
 // objectType returns the itab word of the object a watch handler is
@@ -177,58 +178,12 @@ func splitArgs(s string) []string {
 // connection's own goroutine and block in the socket write.
 func handlerTransport(frames []stacks.Frame, h2 bool) string {
 	if h2 {
-		return transportHTTP2
+		return TransportHTTP2
 	}
 	for _, f := range frames {
 		if is(f.Func, fnWatchHandleWS) {
-			return transportWebsockets
+			return TransportWebsockets
 		}
 	}
-	return transportHTTP11
-}
-
-// resourceKey is the group/resource an APF request names ("" without
-// request details): requests of one group/resource are served by handlers
-// showing the same object type.
-func resourceKey(r apf.Request) string {
-	if r.Resource == "" {
-		return ""
-	}
-	return apiGroup(r.Path) + "/" + r.Resource
-}
-
-// apiGroup is the API group of a request path: "" for the core group
-// (/api/v1/...), the segment after /apis/ otherwise.
-func apiGroup(path string) string {
-	rest, ok := strings.CutPrefix(path, "/apis/")
-	if !ok {
-		return ""
-	}
-	g, _, _ := strings.Cut(rest, "/")
-	return g
-}
-
-// seenAt maps the initial-phase watchers of prev that are still in their
-// initial phase in cur (same goroutine id, same *cacheWatcher when the
-// dumps print it) to prev's capture time: their requests were executing
-// then. nil without an earlier timed sample.
-func seenAt(cur Sample, prev *Sample) map[int64]time.Time {
-	if prev == nil || prev.Dump == nil || prev.CapturedAt.IsZero() || cur.CapturedAt.IsZero() || !prev.CapturedAt.Before(cur.CapturedAt) {
-		return nil
-	}
-	before := make(map[int64]api.Watcher, len(prev.Dump.Watchers))
-	for _, w := range prev.Dump.Watchers {
-		if w.Phase == api.PhaseInitial {
-			before[w.GoroutineID] = w
-		}
-	}
-	out := map[int64]time.Time{}
-	for _, w := range cur.Dump.Watchers {
-		p, ok := before[w.GoroutineID]
-		if !ok || w.Phase != api.PhaseInitial || (p.CacheWatcher != "" && w.CacheWatcher != "" && p.CacheWatcher != w.CacheWatcher) {
-			continue
-		}
-		out[w.GoroutineID] = prev.CapturedAt
-	}
-	return out
+	return TransportHTTP11
 }

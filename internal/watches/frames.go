@@ -67,3 +67,15 @@ const apiServerPrefix = "k8s.io/apiserver/"
 func IsAPIServerFrame(f stacks.Frame) bool {
 	return strings.HasPrefix(CanonicalFunc(f.Func), apiServerPrefix)
 }
+
+// hasAPIServerFrame reports whether frames run k8s.io/apiserver code,
+// which every kube-apiserver goroutine dump holds (its handlers, the
+// watch cache, APF), vendored and forked builds included.
+func hasAPIServerFrame(frames []stacks.Frame) bool {
+	for _, f := range frames {
+		if IsAPIServerFrame(f) {
+			return true
+		}
+	}
+	return false
+}

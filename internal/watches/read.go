@@ -1,6 +1,7 @@
 package watches
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
@@ -22,20 +23,38 @@ type ReadOptions struct {
 	Each func(g *stacks.Goroutine) error
 }
 
+// firstIDs is how many of a dump's first goroutine ids ReadDump remembers
+// to tell concatenated dumps apart (the dumping goroutine, goroutine 1,
+// the runtime's): a dump lists each id once, so seeing one again means
+// another dump starts. A few ids suffice and cost nothing at 1M
+// goroutines; the long-lived ones recur in any later dump of a process.
+const firstIDs = 64
+
 // ReadDump streams a debug=2 goroutine dump through the classifier and
 // returns its watchers, handlers and counters. A scanner error (the dump's
-// line and what is wrong there) is returned as is.
+// line and what is wrong there) is returned as is, and so is a
+// *stacks.SyntaxError at the line where a second dump starts (a goroutine
+// id listed twice: the input holds concatenated dumps).
 //
 // It is the one loop from a dump to watchers: the loaders of captures
-// (internal/bundle) and of the replay's own dumps (internal/replay) both use it.
+// (internal/bundle), of the replay's own dumps (internal/replay) and the
+// upstream column's look at its own process (internal/replay/upstream)
+// all use it; ReadProfile is the same for the aggregated formats.
 func ReadDump(r io.Reader, opts ReadOptions) (*Dump, error) {
 	sc := stacks.NewScanner(r)
 	if !opts.AllArgs {
 		sc.SkipArgs, sc.KeepArgs = true, keepArgs
 	}
 	c := NewCollector()
+	first := make(map[int64]int, firstIDs)
 	for sc.Next() {
 		g := sc.Goroutine()
+		if line, ok := first[g.ID]; ok {
+			return nil, &stacks.SyntaxError{LineNo: g.Line, Msg: fmt.Sprintf("a second goroutine dump starts here (goroutine %d was already listed at line %d): the input holds concatenated dumps; split it into one file per capture (one directory each)", g.ID, line)}
+		}
+		if len(first) < firstIDs {
+			first[g.ID] = g.Line
+		}
 		canonicalFrames(g)
 		if opts.Rename != nil {
 			for i := range g.Frames {
@@ -54,4 +73,28 @@ func ReadDump(r io.Reader, opts ReadOptions) (*Dump, error) {
 		return nil, err
 	}
 	return c.Dump(sc.Stats()), nil
+}
+
+// ReadProfile reads an aggregated goroutine profile, format FormatDebug1
+// (/debug/pprof/goroutine?debug=1) or FormatProtobuf (the gzipped
+// profile.proto of debug=0), and returns it with the Dump the classifier
+// makes of it (FromAggregated). The profile itself is for what counts
+// goroutines and reads their frames without classifying them (the pause
+// budget, the version check). A parser error (for debug=1 a
+// *stacks.SyntaxError naming the line) is returned as is.
+func ReadProfile(r io.Reader, format string) (*stacks.Aggregated, *Dump, error) {
+	var a *stacks.Aggregated
+	var err error
+	switch format {
+	case FormatDebug1:
+		a, err = stacks.ParseDebug1(r)
+	case FormatProtobuf:
+		a, err = stacks.ParseProfile(r)
+	default:
+		return nil, nil, fmt.Errorf("unsupported goroutine profile format %q: use %q or %q", format, FormatDebug1, FormatProtobuf)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, FromAggregated(a, format), nil
 }

@@ -217,7 +217,7 @@ func sharedRepro(t *testing.T) *reproEnv {
 // waitSenderBlocked waits until the API server shows an initial-events
 // sender (slow-informer's) before the next watcher starts. The plugin pairs
 // the two initial-phase watchers with their APF requests by handler
-// goroutine id against arrival time (internal/watches/match.go), and goroutine ids
+// goroutine id against arrival time (internal/diagnosis/components.go, orderHint), and goroutine ids
 // follow creation only roughly (each P takes them in batches); requests
 // seconds apart, with the API server's own goroutines created in between,
 // keep that order on a loaded machine.

@@ -403,20 +403,17 @@ func (b *Backend) Settle(ctx context.Context, others func() bool) error {
 		}
 		view := &replay.DumpView{Watchers: map[int64]replay.WatcherGoroutine{}}
 		last = last[:0]
-		// The same parser and classifier as analyze (pkg/stacks,
-		// watches.WatcherOf), on this process's own dump.
-		sc := stacks.NewScanner(bytes.NewReader(b.dumper.Dump()))
-		sc.SkipArgs = true
-		for sc.Next() {
-			g := sc.Goroutine()
+		// The same route from a dump to watchers as analyze
+		// (watches.ReadDump, watches.WatcherOf), on this process's own dump.
+		if _, err := watches.ReadDump(bytes.NewReader(b.dumper.Dump()), watches.ReadOptions{Each: func(g *stacks.Goroutine) error {
 			if w, ok := watches.WatcherOf(g); ok {
 				view.Watchers[g.ParentID] = replay.WatcherGoroutine{ID: w.GoroutineID, ParentID: g.ParentID, Phase: string(w.Phase), Blocked: w.Blocked, State: w.State}
 			}
 			if g.ID != self && relevant(g) && busy(g) {
 				last = append(last, fmt.Sprintf("goroutine %d [%s] in %s", g.ID, g.State, stacks.TopFunc(g.Frames)))
 			}
-		}
-		if err := sc.Err(); err != nil {
+			return nil
+		}}); err != nil {
 			return fmt.Errorf("reading this process's goroutine dump: %w", err)
 		}
 		b.mu.Lock()

@@ -29,7 +29,7 @@ type Seed struct {
 // the paced reader (one event per interval) and the healthy client. The
 // wait keeps the two initial-events requests seconds apart, so the order
 // of their handler goroutines follows their arrival (see
-// internal/watches/match.go). On error whatever started is stopped.
+// internal/diagnosis/components.go). On error whatever started is stopped.
 func StartSeed(ctx context.Context, cfgs SeedConfigs, namespace string, interval time.Duration, senderBlocked func(context.Context) error) (*Seed, error) {
 	s := &Seed{ClientsStarted: time.Now()}
 	var err error

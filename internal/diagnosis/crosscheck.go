@@ -1,11 +1,13 @@
-package watches
+package diagnosis
 
 import (
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
@@ -164,7 +166,7 @@ func formatCount(v float64) string {
 //     its handler is writing. That corroborates; it cannot contradict: an
 //     event is counted only once written in full (RecordEvent, watch.go:450 and 240), and a
 //     handler stuck in its first event of a size has written none.
-func metricsEvidence(f *api.Finding, m *MetricsContext) []string {
+func metricsEvidence(f *api.Finding, m *watches.MetricsContext) []string {
 	if m == nil || f.Client == nil || f.Client.Resource == "" || f.Client.Path == "" {
 		return nil
 	}
@@ -252,16 +254,16 @@ func connectionEvidence(findings []*api.Finding) {
 			}
 			kind := "HTTP/2 connection"
 			switch h.Transport {
-			case transportHTTP11:
+			case watches.TransportHTTP11:
 				kind = "HTTP/1.1 connection"
-			case transportWebsockets:
+			case watches.TransportWebsockets:
 				kind = "websocket connection"
 			}
 			line := fmt.Sprintf("%s%s (goroutine %d) carries only this watch request", kind, addr, conn)
 			if n := max(h.ConnWatches, len(fs)); n > 1 {
 				line = fmt.Sprintf("%s%s (goroutine %d) carries %d watch requests, %d in this report", kind, addr, conn, n, len(fs))
 			}
-			if h.Transport == transportHTTP11 {
+			if h.Transport == watches.TransportHTTP11 {
 				line += "; net/http serves one request at a time on an HTTP/1.1 connection"
 			}
 			f.Evidence = append(f.Evidence, line)
@@ -273,4 +275,50 @@ func connectionEvidence(findings []*api.Finding) {
 			}
 		}
 	}
+}
+
+// resourceKey is the group/resource an APF request names ("" without
+// request details): requests of one group/resource are served by handlers
+// showing the same object type.
+func resourceKey(r apf.Request) string {
+	if r.Resource == "" {
+		return ""
+	}
+	return apiGroup(r.Path) + "/" + r.Resource
+}
+
+// apiGroup is the API group of a request path: "" for the core group
+// (/api/v1/...), the segment after /apis/ otherwise.
+func apiGroup(path string) string {
+	rest, ok := strings.CutPrefix(path, "/apis/")
+	if !ok {
+		return ""
+	}
+	g, _, _ := strings.Cut(rest, "/")
+	return g
+}
+
+// seenAt maps the initial-phase watchers of prev that are still in their
+// initial phase in cur (same goroutine id, same *cacheWatcher when the
+// dumps print it) to prev's capture time: their requests were executing
+// then. nil without an earlier timed sample.
+func seenAt(cur watches.Sample, prev *watches.Sample) map[int64]time.Time {
+	if prev == nil || prev.Dump == nil || prev.CapturedAt.IsZero() || cur.CapturedAt.IsZero() || !prev.CapturedAt.Before(cur.CapturedAt) {
+		return nil
+	}
+	before := make(map[int64]api.Watcher, len(prev.Dump.Watchers))
+	for _, w := range prev.Dump.Watchers {
+		if w.Phase == api.PhaseInitial {
+			before[w.GoroutineID] = w
+		}
+	}
+	out := map[int64]time.Time{}
+	for _, w := range cur.Dump.Watchers {
+		p, ok := before[w.GoroutineID]
+		if !ok || w.Phase != api.PhaseInitial || (p.CacheWatcher != "" && w.CacheWatcher != "" && p.CacheWatcher != w.CacheWatcher) {
+			continue
+		}
+		out[w.GoroutineID] = prev.CapturedAt
+	}
+	return out
 }

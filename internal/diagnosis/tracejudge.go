@@ -1,4 +1,4 @@
-package watches
+package diagnosis
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/trace"
@@ -32,7 +33,7 @@ const (
 // watchers and cache waits still there at the window's end, each with
 // its verdict, and the watchers that finished their replay in the window.
 type traceWatches struct {
-	stuck, progressing, cacheWait, unknown []TraceGoroutine
+	stuck, progressing, cacheWait, unknown []watches.TraceGoroutine
 	finished                               int
 }
 
@@ -40,14 +41,14 @@ func (tw traceWatches) total() int {
 	return len(tw.stuck) + len(tw.progressing) + len(tw.cacheWait) + len(tw.unknown)
 }
 
-func judgeTraceGoroutines(t *Trace) traceWatches {
+func judgeTraceGoroutines(t *watches.Trace) traceWatches {
 	var tw traceWatches
 	for _, g := range t.Goroutines {
 		gone := g.EndState == trace.StateNotExist
 		switch {
-		case g.Class == TraceCacheWait && !gone:
+		case g.Class == watches.TraceCacheWait && !gone:
 			tw.cacheWait = append(tw.cacheWait, g)
-		case g.Class != TraceWatcher:
+		case g.Class != watches.TraceWatcher:
 		case gone || g.Phase != api.PhaseInitial:
 			tw.finished++
 		case g.Transitions == 0 && g.InSend:
@@ -176,11 +177,11 @@ func verdictName(v traceVerdict) string {
 }
 
 // goroutineEvidence is what the trace shows of one goroutine.
-func goroutineEvidence(g TraceGoroutine, window time.Duration) string {
+func goroutineEvidence(g watches.TraceGoroutine, window time.Duration) string {
 	seen := g.Observed(window)
 	switch {
-	case g.Class == TraceCacheWait:
-		return fmt.Sprintf("goroutine %d waits for its watch cache (%s): no replay has begun; state %s, %d state changes in %s", g.ID, cacheWaitFunc(g.Stack), g.EndState, g.Transitions, roundDuration(seen))
+	case g.Class == watches.TraceCacheWait:
+		return fmt.Sprintf("goroutine %d waits for its watch cache (%s): no replay has begun; state %s, %d state changes in %s", g.ID, watches.CacheWaitFunc(g.Stack), g.EndState, g.Transitions, roundDuration(seen))
 	case g.Transitions == 0:
 		return fmt.Sprintf("goroutine %d in sendWatchCacheEvent from processInterval: no state change in %s (%s, since %s into the trace)", g.ID, roundTenth(seen), g.EndState, roundTenth(g.FirstSeen))
 	}
@@ -193,17 +194,6 @@ func goroutineEvidence(g TraceGoroutine, window time.Duration) string {
 		s += "; woken by " + strings.Join(by, ", ")
 	}
 	return s
-}
-
-func cacheWaitFunc(stack []trace.Frame) string {
-	for _, f := range stack {
-		for _, name := range []string{traceFnReadyWait, traceFnReadyWaitGen, traceFnWaitFreshLocked} {
-			if is(f.Func, name) {
-				return name[strings.LastIndexByte(name, '/')+1:]
-			}
-		}
-	}
-	return "the cacher"
 }
 
 // roundTenth rounds to a tenth of a second (whole seconds from 10 s).

@@ -1,4 +1,4 @@
-package watches
+package diagnosis
 
 import "testing"
 

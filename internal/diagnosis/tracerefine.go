@@ -1,8 +1,9 @@
-package watches
+package diagnosis
 
 import (
 	"fmt"
 
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -15,10 +16,10 @@ import (
 // stuck; one they call stuck stays stuck (the trace is never used to
 // weaken a verdict), with a note when the two disagree. It returns notes
 // for the API server.
-func refineWithTrace(findings []*api.Finding, t *Trace) []string {
-	byID := map[int64]TraceGoroutine{}
+func refineWithTrace(findings []*api.Finding, t *watches.Trace) []string {
+	byID := map[int64]watches.TraceGoroutine{}
 	for _, g := range t.Goroutines {
-		if g.Class == TraceWatcher {
+		if g.Class == watches.TraceWatcher {
 			byID[g.ID] = g
 		}
 	}
@@ -36,7 +37,7 @@ func refineWithTrace(findings []*api.Finding, t *Trace) []string {
 		switch {
 		case stuck[id] && f.Type == api.SlowInitialEvents:
 			was := f.Message
-			tv := tf.finding(verdictStuck, []TraceGoroutine{g})
+			tv := tf.finding(verdictStuck, []watches.TraceGoroutine{g})
 			f.Type, f.Severity, f.Message = tv.Type, tv.Severity, tv.Message
 			f.Evidence = append(f.Evidence, "decided by the "+EvidenceTrace+" "+t.Source+": "+line, "the debug=2 samples alone: "+was)
 		case progressing[id] && f.Type == api.StuckInitialEvents:
@@ -52,7 +53,7 @@ func refineWithTrace(findings []*api.Finding, t *Trace) []string {
 	return notes
 }
 
-func idSet(gs []TraceGoroutine) map[int64]bool {
+func idSet(gs []watches.TraceGoroutine) map[int64]bool {
 	m := make(map[int64]bool, len(gs))
 	for _, g := range gs {
 		m[g.ID] = true

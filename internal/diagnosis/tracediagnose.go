@@ -1,10 +1,11 @@
-package watches
+package diagnosis
 
 import (
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -28,7 +29,7 @@ const FormatTrace = "trace"
 // (refineWithTrace), so the verdict is never weaker than either alone.
 // Without a debug=2 dump (a debug=1 or protobuf profile, or none) the
 // trace decides alone.
-func traceChoice(s Server, last int) (useTrace bool, note string) {
+func traceChoice(s watches.Server, last int) (useTrace bool, note string) {
 	if s.Trace == nil {
 		return false, ""
 	}
@@ -44,14 +45,16 @@ func traceChoice(s Server, last int) (useTrace bool, note string) {
 
 // diagnoseTrace decides the initial-phase watches of s from its trace and
 // the APF rows of its first and last samples (A, before the trace; B,
-// after it), and adds the findings, notes and what stayed undecided to r.
-func diagnoseTrace(r *api.Report, info api.APIServer, s Server, note string) {
+// after it), and returns the server's info with its notes, and the
+// findings, warnings and what stayed undecided it adds.
+func diagnoseTrace(info api.APIServer, s watches.Server, note string) (api.APIServer, added) {
 	t := s.Trace
+	var out added
 	info.Notes = append(info.Notes, note)
 	a, b := traceSamples(s.Samples)
 	if b == nil {
 		info.Notes = append(info.Notes, "no sample beside the trace: no APF rows to tie its watchers to")
-		b = &Sample{}
+		b = &watches.Sample{}
 	}
 	if !b.CapturedAt.IsZero() {
 		at := b.CapturedAt.UTC()
@@ -65,13 +68,13 @@ func diagnoseTrace(r *api.Report, info api.APIServer, s Server, note string) {
 	}
 	addMetricsInfo(&info, b.Metrics)
 	if t.Truncated {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %s: verdicts cover the %s read", s.Name, t.Why, roundTenth(t.Window)))
+		out.warnings = append(out.warnings, fmt.Sprintf("%s: %s: verdicts cover the %s read", s.Name, t.Why, roundTenth(t.Window)))
 	}
 	if t.StoppedEarly {
 		info.Notes = append(info.Notes, fmt.Sprintf("trace stopped after %s: %s", roundTenth(t.Window), t.Why))
 	}
 	if t.Dropped > 0 {
-		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: %d watch-path goroutines of the trace were past the parser's bound: their watches are not decided", s.Name, t.Dropped))
+		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d watch-path goroutines of the trace were past the parser's bound: their watches are not decided", s.Name, t.Dropped))
 	}
 	tw := judgeTraceGoroutines(t)
 	info.InitialPhase = tw.total() - len(tw.cacheWait)
@@ -98,25 +101,23 @@ func diagnoseTrace(r *api.Report, info api.APIServer, s Server, note string) {
 	fs := tf.decidedRows(rows)
 	fs = append(fs, tf.open(rows, left)...)
 	if b.Requests == nil && len(fs) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no APF dump_requests beside the trace: findings name no client", s.Name))
+		out.warnings = append(out.warnings, fmt.Sprintf("%s: no APF dump_requests beside the trace: findings name no client", s.Name))
 	}
 	if n := len(tw.unknown); n > 0 {
-		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: %d initial-phase watchers made no state change in the trace but were not sending an event: stuck or not is not decided", s.Name, n))
+		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d initial-phase watchers made no state change in the trace but were not sending an event: stuck or not is not decided", s.Name, n))
 	}
 	if extra := countOpen(rows) - (left[verdictStuck] + left[verdictProgressing] + left[verdictCacheWait] + left[verdictUnknown]); extra > 0 {
-		r.Incomplete = append(r.Incomplete, fmt.Sprintf("%s: %d executing watch requests have no initial-phase watcher in the trace (it ended, was cut, or the request started after it): not decided", s.Name, extra))
+		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d executing watch requests have no initial-phase watcher in the trace (it ended, was cut, or the request started after it): not decided", s.Name, extra))
 	}
-	r.PriorityLevels = append(r.PriorityLevels, priorityLevels(s.Name, fs, *b)...)
-	for _, f := range fs {
-		r.Findings = append(r.Findings, *f)
-	}
+	out.levels = priorityLevels(s.Name, fs, *b)
+	out.findings = fs
 	info.Watchers = tw.total() + tw.finished
-	r.APIServers = append(r.APIServers, info)
+	return info, out
 }
 
 // traceSamples are sample A (the first with an APF dump) and sample B
 // (the last); a is nil when only one sample has one.
-func traceSamples(ss []Sample) (a, b *Sample) {
+func traceSamples(ss []watches.Sample) (a, b *watches.Sample) {
 	for i := range ss {
 		if ss[i].Requests == nil {
 			continue
@@ -138,7 +139,7 @@ func traceSamples(ss []Sample) (a, b *Sample) {
 // zeroDeltaResources are the group/resources whose
 // apiserver_watch_events_total did not grow between A and B (both read,
 // same process).
-func zeroDeltaResources(a, b *MetricsContext) map[string]bool {
+func zeroDeltaResources(a, b *watches.MetricsContext) map[string]bool {
 	if a == nil || b == nil || a.WatchEvents == nil || b.WatchEvents == nil {
 		return nil
 	}
@@ -168,13 +169,13 @@ func countOpen(rows []traceRow) int {
 // traceFindings builds the findings of one server's trace.
 type traceFindings struct {
 	server string
-	t      *Trace
+	t      *watches.Trace
 	tw     traceWatches
 	at     time.Time
 }
 
 // of returns the goroutines of a verdict.
-func (tf traceFindings) of(v traceVerdict) []TraceGoroutine {
+func (tf traceFindings) of(v traceVerdict) []watches.TraceGoroutine {
 	switch v {
 	case verdictStuck:
 		return tf.tw.stuck
@@ -188,7 +189,7 @@ func (tf traceFindings) of(v traceVerdict) []TraceGoroutine {
 
 // finding is the finding of one watch of verdict v; gs are the goroutines
 // it may be (one: it is that one).
-func (tf traceFindings) finding(v traceVerdict, gs []TraceGoroutine) *api.Finding {
+func (tf traceFindings) finding(v traceVerdict, gs []watches.TraceGoroutine) *api.Finding {
 	f := &api.Finding{APIServer: tf.server, Phase: api.PhaseInitial, GoroutineIDs: []int64{}}
 	window := roundTenth(tf.t.Window)
 	switch v {

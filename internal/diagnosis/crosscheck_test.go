@@ -1,21 +1,15 @@
-package watches
+package diagnosis
 
 import (
 	"math"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
-	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
 // Two samples of two pod watches (type 0xa) and one configmaps watch
@@ -24,17 +18,17 @@ import (
 func TestCrossCheckWithLongRunningRequests(t *testing.T) {
 	prevAt, at := t0.Add(5*time.Minute), t0.Add(10*time.Minute)
 	ws := []api.Watcher{typed(1000, 2, "0xa"), typed(1100, 2, "0xa"), typed(1200, 2, "0xb")}
-	two := func(wr map[string]map[string]float64, one bool, metricsAt time.Time) []Sample {
+	two := func(wr map[string]map[string]float64, one bool, metricsAt time.Time) []watches.Sample {
 		prev := sample(prevAt, ws)
 		cur := sample(at, ws, resourceRequest("pods-1", "pods", t0), resourceRequest("pods-2", "pods", t0), resourceRequest("cm", "configmaps", t0))
 		if wr != nil {
-			cur.Metrics = &MetricsContext{WatchRequests: wr}
+			cur.Metrics = &watches.MetricsContext{WatchRequests: wr}
 			cur.MetricsAt = metricsAt
 		}
 		if one {
-			return []Sample{cur}
+			return []watches.Sample{cur}
 		}
-		return []Sample{prev, cur}
+		return []watches.Sample{prev, cur}
 	}
 	tests := []struct {
 		name    string
@@ -58,7 +52,7 @@ func TestCrossCheckWithLongRunningRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Diagnose([]Server{{Name: "s", Samples: two(tc.wr, tc.one, tc.metricsAt)}}, Options{CaptureSlack: time.Second})
+			r := Diagnose([]watches.Server{{Name: "s", Samples: two(tc.wr, tc.one, tc.metricsAt)}}, Options{CaptureSlack: time.Second})
 			var cm *api.Finding
 			for i := range r.Findings {
 				if r.Findings[i].Watcher.GoroutineID == 1200 {
@@ -88,11 +82,11 @@ func TestConnectionGroups(t *testing.T) {
 	// The configmaps watch shares a connection with one of the pod watches.
 	for _, i := range []int{1, 2} {
 		h := *ws[i].Handler
-		h.ConnGoroutineID, h.ConnAddress, h.ConnWatches, h.Transport = 7, "0xc0001", 2, transportHTTP2
+		h.ConnGoroutineID, h.ConnAddress, h.ConnWatches, h.Transport = 7, "0xc0001", 2, watches.TransportHTTP2
 		ws[i].Handler = &h
 	}
 	s := sample(at, ws, resourceRequest("pods-1", "pods", t0), resourceRequest("pods-2", "pods", t0), resourceRequest("cm", "configmaps", t0))
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{CaptureSlack: time.Second})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s}}}, Options{CaptureSlack: time.Second})
 	byID := map[int64]api.Finding{}
 	for _, f := range r.Findings {
 		byID[f.Watcher.GoroutineID] = f
@@ -118,7 +112,7 @@ func TestMetricsEvidenceSizes(t *testing.T) {
 	b := func(ub, n float64) metrics.SizeBucket { return metrics.SizeBucket{UpperBound: ub, Count: n} }
 	buckets := []metrics.SizeBucket{b(1024, 6), b(16384, 6), b(32768, 4908), b(math.Inf(1), 4908)}
 	f := &api.Finding{Client: &api.Client{Resource: "pods", Path: "/api/v1/pods"}, Watcher: api.Watcher{Handler: &api.Handler{}}}
-	m := &MetricsContext{EventSizes: map[string][]metrics.SizeBucket{"/pods": buckets}}
+	m := &watches.MetricsContext{EventSizes: map[string][]metrics.SizeBucket{"/pods": buckets}}
 	for _, tc := range []struct {
 		size int
 		want string
@@ -133,58 +127,4 @@ func TestMetricsEvidenceSizes(t *testing.T) {
 			t.Errorf("size %d: %q, want %q...", tc.size, got, tc.want)
 		}
 	}
-}
-
-// The handlers of the real capture: the event each writes (the framer's
-// argument: 0x5274 bytes, a 20 KB pod) and its connection.
-func TestHandlerWritesOnTheRealCapture(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "seed-repro", "t2", "goroutine-debug2.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := collect(t, string(b))
-	type hw struct {
-		ID, Conn   int64
-		Bytes, N   int
-		Addr, Type string
-	}
-	var got []hw
-	for _, w := range d.Watchers {
-		if h := w.Handler; w.Phase == api.PhaseInitial && h != nil {
-			got = append(got, hw{h.GoroutineID, h.ConnGoroutineID, h.EventBytes, h.ConnWatches, h.ConnAddress, h.ObjectType})
-		}
-	}
-	want := []hw{
-		{33542, 33539, 21108, 1, "0x24b5db8c3a40", "0x472a248"},
-		{33855, 33847, 21108, 1, "0x24b5dddfeb40", "0x472a248"},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("initial-phase handlers (-want +got):\n%s", diff)
-	}
-}
-
-// FuzzWriteArgs feeds argument text to the readers of a writer's []byte
-// length and a connection's address: never a panic, a length only from a
-// certain word, an address only as one certain hex word.
-func FuzzWriteArgs(f *testing.F) {
-	addRealArgs(f, regexp.MustCompile(`(?m)^(?:k8s\.io/\S+\.\(\*(?:watchEventMetricsRecorder|lengthDelimitedFrameWriter|watchResponseWriter|perFlushGzipWriter)\)\.Write|compress/gzip\.\(\*Writer\)\.Write|golang\.org/x/net/http2\.\(\*serverConn\)\.writeDataFromHandler)\((.*)\)$`))
-	f.Add("0x1, {0x2, 0xffffffffffffffff, 0x3}")
-	f.Add("0x1, {0x2, 0x5274?, 0x5500}")
-	f.Fuzz(func(t *testing.T, args string) {
-		n := eventBytes([]stacks.Frame{{Func: fnFramerWrite, Args: args}, {Func: fnDoEncode}})
-		if n < 0 {
-			t.Fatalf("eventBytes(%q) = %d", args, n)
-		}
-		if n > 0 {
-			sl := splitArgs(strings.TrimSuffix(strings.TrimPrefix(splitArgs(args)[1], "{"), "}"))
-			v, err := strconv.ParseInt(strings.TrimPrefix(sl[1], "0x"), 16, 64)
-			if len(sl) != 3 || !strings.HasPrefix(sl[1], "0x") || err != nil || int(v) != n {
-				t.Fatalf("eventBytes(%q) = %d, not the slice's certain length word", args, n)
-			}
-		}
-		a := connAddress([]stacks.Frame{{Func: fnWriteDataFromH, Args: args}})
-		if a != "" && (!isHexWord(a) || !strings.HasPrefix(strings.TrimSpace(args), a)) {
-			t.Fatalf("connAddress(%q) = %q", args, a)
-		}
-	})
 }

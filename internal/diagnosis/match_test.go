@@ -1,4 +1,4 @@
-package watches
+package diagnosis
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -32,7 +33,7 @@ func TestMatchByObjectType(t *testing.T) {
 	same := t0 // every request arrived at the same time: ages separate nothing
 	tests := []struct {
 		name string
-		s    Sample
+		s    watches.Sample
 		want []verdict
 	}{
 		{
@@ -78,7 +79,7 @@ func TestMatchByObjectType(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Diagnose([]Server{{Name: "s", Samples: []Sample{tc.s}}}, Options{CaptureSlack: time.Second})
+			r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{tc.s}}}, Options{CaptureSlack: time.Second})
 			if diff := cmp.Diff(tc.want, verdicts(r)); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
 			}
@@ -95,7 +96,7 @@ func TestMatchAnEarlierSampleBoundsTheAge(t *testing.T) {
 	w := typed(1000, 0, "")
 	prev := sample(prevAt, []api.Watcher{w})
 	cur := sample(at, []api.Watcher{w}, resourceRequest("old", "pods", t0), resourceRequest("new", "pods", at.Add(-time.Minute)))
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{prev, cur}}}, Options{CaptureSlack: time.Second})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{prev, cur}}}, Options{CaptureSlack: time.Second})
 	if got := verdicts(r); len(got) != 1 || got[0].User != "old" || got[0].Match != api.MatchExact {
 		t.Errorf("verdicts = %+v, want the request executing at the earlier sample (old), exact", got)
 	}
@@ -164,6 +165,9 @@ func TestMatchSoundOnRandomInstances(t *testing.T) {
 		}
 		in := matchInput{watchers: ws, reqs: reqs, at: at, slack: 0, details: true, seenAt: seen, watchRequests: gauge, metricsAt: at.Add(-time.Second)}
 		res := matchClients(in)
+		if err := checkContract(in, res); err != nil {
+			t.Fatalf("instance %d: %v", n, err)
+		}
 		if res.typesDropped != "" {
 			t.Fatalf("instance %d: /metrics consistent with the truth contradicted the object types: %s", n, res.typesDropped)
 		}
@@ -206,7 +210,7 @@ func TestMatchOrderIsALeadNotAMatch(t *testing.T) {
 	at := t0.Add(10 * time.Minute)
 	s := sample(at, []api.Watcher{typed(2000, 2, "0xa"), typed(1000, 2, "0xa")},
 		resourceRequest("second", "pods", t0.Add(30*time.Millisecond)), resourceRequest("first", "pods", t0))
-	r := Diagnose([]Server{{Name: "s", Samples: []Sample{s}}}, Options{CaptureSlack: time.Second})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s}}}, Options{CaptureSlack: time.Second})
 	lead := map[int64]string{}
 	for _, f := range r.Findings {
 		if f.Client == nil || f.Client.Match != api.MatchAmbiguous || f.Client.User != "" {
@@ -221,4 +225,53 @@ func TestMatchOrderIsALeadNotAMatch(t *testing.T) {
 	if !strings.Contains(lead[1000], "first's request") || !strings.Contains(lead[2000], "second's request") {
 		t.Errorf("leads %v: want the lower handler id led to the earlier arrival", lead)
 	}
+}
+
+// checkContract checks what matchResult's doc guarantees for any input.
+func checkContract(in matchInput, res matchResult) error {
+	if len(res.pairs) != len(in.watchers) || len(res.used) != len(in.reqs) {
+		return fmt.Errorf("%d pairings for %d watchers, %d used marks for %d requests", len(res.pairs), len(in.watchers), len(res.used), len(in.reqs))
+	}
+	owner := map[int]int{}
+	for i, p := range res.pairs {
+		switch {
+		case p.req >= 0:
+			if p.conf != api.MatchExact && p.conf != api.MatchLikely {
+				return fmt.Errorf("watcher %d: request %d attributed with conf %q", i, p.req, p.conf)
+			}
+			if o, ok := owner[p.req]; ok {
+				return fmt.Errorf("request %d attributed to watchers %d and %d", p.req, o, i)
+			}
+			owner[p.req] = i
+			w := in.watchers[i]
+			age := in.at.Sub(in.reqs[p.req].StartTime)
+			if need := time.Duration(w.WaitMinutes)*time.Minute - in.slack; age < need {
+				return fmt.Errorf("watcher %d (wait %d minutes) paired with request %d, %s old", i, w.WaitMinutes, p.req, age)
+			}
+			if t, ok := in.seenAt[w.GoroutineID]; ok && age < in.at.Sub(t)-in.slack {
+				return fmt.Errorf("watcher %d seen at %s paired with request %d, %s old", i, t, p.req, age)
+			}
+			if !res.used[p.req] {
+				return fmt.Errorf("attributed request %d not marked used", p.req)
+			}
+		case p.conf == api.MatchAmbiguous:
+			if p.nCand == 0 || (p.nCand <= maxCandidatesListed) != (len(p.candidates) == p.nCand) {
+				return fmt.Errorf("watcher %d ambiguous with %d candidates, %d listed", i, p.nCand, len(p.candidates))
+			}
+			for _, j := range p.candidates {
+				if !res.used[j] {
+					return fmt.Errorf("candidate %d of watcher %d not marked used", j, i)
+				}
+			}
+		case p.conf != "":
+			return fmt.Errorf("watcher %d: conf %q without a request", i, p.conf)
+		}
+		if p.conf != "" && p.why == "" {
+			return fmt.Errorf("watcher %d: conf %q without a why", i, p.conf)
+		}
+		if (!in.details || in.mixed != "") && p.conf != "" && p.conf != api.MatchAmbiguous {
+			return fmt.Errorf("watcher %d: %q from an untrusted APF dump", i, p.conf)
+		}
+	}
+	return nil
 }
