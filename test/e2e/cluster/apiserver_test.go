@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -35,12 +34,7 @@ func TestReadyzAt(t *testing.T) {
 			defer srv.Close()
 			cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 			err := readyzAt(context.Background(), cfg)
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("readyzAt: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("readyzAt error %v, want one containing %q", err, tt.wantErr)
-			}
+			checkError(t, "readyzAt", err, tt.wantErr)
 		})
 	}
 }

@@ -33,12 +33,19 @@ func TestEtcdHealthy(t *testing.T) {
 			}))
 			defer srv.Close()
 			err := etcdHealthy(context.Background(), srv.URL)
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("etcdHealthy: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("etcdHealthy error %v, want one containing %q", err, tt.wantErr)
-			}
+			checkError(t, "etcdHealthy", err, tt.wantErr)
 		})
+	}
+}
+
+// checkError fails the test when err is not what want says: nil for "",
+// else an error containing want.
+func checkError(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("%s: %v", what, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Fatalf("%s error %v, want one containing %q", what, err, want)
 	}
 }
