@@ -6,7 +6,8 @@ import (
 	"math"
 )
 
-// body is where readBody is in a goroutine's frames.
+// body is where readBody is in a goroutine's frames. Owned by one
+// readBody call.
 type body struct {
 	// inAncestor: after "[originating from goroutine N]:", the frames
 	// belong to an ancestor.
