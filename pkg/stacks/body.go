@@ -44,8 +44,14 @@ func (s *Scanner) readBody() (cutAt string) {
 			return ""
 		}
 		switch {
+		case line[0] == '\t' && b.expectFile && b.last != nil:
+			// The file line of the frame before: most lines of a dump.
+			if !parseFileLine(line[1:], s.intern, b.last) {
+				s.skips.add(s.line, line, "malformed file:line")
+			}
+			b.expectFile = false
 		case line[0] == '\t':
-			s.tabLine(line, &b)
+			s.tabLine(line)
 		case bytes.HasPrefix(line, goroutinePrefix):
 			// A header with no blank line before it: the previous goroutine
 			// ended here.
@@ -73,18 +79,10 @@ func (s *Scanner) readBody() (cutAt string) {
 	}
 }
 
-// tabLine reads a line starting with a tab: the file line of the frame
-// before, or the note of a stack the runtime could not print.
-func (s *Scanner) tabLine(line []byte, b *body) {
-	rest := line[1:]
-	if b.expectFile && b.last != nil {
-		if !parseFileLine(rest, s.intern, b.last) {
-			s.skips.add(s.line, line, "malformed file:line")
-		}
-		b.expectFile = false
-		return
-	}
-	if bytes.Equal(rest, unavailable) {
+// tabLine reads a line starting with a tab that is not the file line of
+// a frame: the note of a stack the runtime could not print, or a stray.
+func (s *Scanner) tabLine(line []byte) {
+	if bytes.Equal(line[1:], unavailable) {
 		s.g.StackUnavailable = true
 		return
 	}
