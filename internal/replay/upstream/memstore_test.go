@@ -46,31 +46,78 @@ func noKeyValidation(ctx context.Context, t *testing.T, key string) {}
 
 func noCallsValidation(t *testing.T, pageSize, estimatedProcessedObjects uint64) {}
 
-// storageTest runs one of upstream's storage tests against a fresh store.
-type storageTest struct {
-	name string
-	run  func(ctx context.Context, t *testing.T, s *MemStore)
-}
-
-func runStorageTests(t *testing.T, tests []storageTest) {
-	t.Helper()
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx, s := newTestStore(t)
-			tt.run(ctx, t, s)
-		})
-	}
-}
-
-// TestUpstreamStorageBehaviour runs upstream's tests of what memstore.go
-// holds: creates, watches and progress notifications.
 func TestUpstreamStorageBehaviour(t *testing.T) {
-	runStorageTests(t, []storageTest{
+	tests := []struct {
+		name string
+		run  func(ctx context.Context, t *testing.T, s *MemStore)
+	}{
 		{"Create", func(ctx context.Context, t *testing.T, s *MemStore) {
 			storagetesting.RunTestCreate(ctx, t, s, noKeyValidation)
 		}},
 		{"CreateWithKeyExist", func(ctx context.Context, t *testing.T, s *MemStore) {
 			storagetesting.RunTestCreateWithKeyExist(ctx, t, s)
+		}},
+		{"Get", func(ctx context.Context, t *testing.T, s *MemStore) { storagetesting.RunTestGet(ctx, t, s) }},
+		{"UnconditionalDelete", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestUnconditionalDelete(ctx, t, s)
+		}},
+		{"ConditionalDelete", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestConditionalDelete(ctx, t, s)
+		}},
+		{"DeleteWithSuggestion", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestDeleteWithSuggestion(ctx, t, s)
+		}},
+		{"DeleteWithSuggestionAndConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestDeleteWithSuggestionAndConflict(ctx, t, s)
+		}},
+		{"DeleteWithConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestDeleteWithConflict(ctx, t, s)
+		}},
+		{"DeleteWithSuggestionOfDeletedObject", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestDeleteWithSuggestionOfDeletedObject(ctx, t, s)
+		}},
+		{"ValidateDeletionWithSuggestion", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestValidateDeletionWithSuggestion(ctx, t, s)
+		}},
+		{"ValidateDeletionWithOnlySuggestionValid", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestValidateDeletionWithOnlySuggestionValid(ctx, t, s)
+		}},
+		{"PreconditionalDeleteWithSuggestion", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestPreconditionalDeleteWithSuggestion(ctx, t, s)
+		}},
+		{"PreconditionalDeleteWithOnlySuggestionPass", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestPreconditionalDeleteWithOnlySuggestionPass(ctx, t, s)
+		}},
+		{"GuaranteedUpdateWithSuggestionAndConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestGuaranteedUpdateWithSuggestionAndConflict(ctx, t, s)
+		}},
+		{"ListPaginationRareObject", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestListPaginationRareObject(ctx, t, s, noCallsValidation)
+		}},
+		{"ListInconsistentContinuation", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestListInconsistentContinuation(ctx, t, s, compaction(s))
+		}},
+		{"GuaranteedUpdateWithConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestGuaranteedUpdateWithConflict(ctx, t, s)
+		}},
+		{"ListPaging", func(ctx context.Context, t *testing.T, s *MemStore) { storagetesting.RunTestListPaging(ctx, t, s) }},
+		{"GetListNonRecursive", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestGetListNonRecursive(ctx, t, increaseRV(s), s)
+		}},
+		{"GetListRecursivePrefix", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestGetListRecursivePrefix(ctx, t, s)
+		}},
+		{"ListContinuation", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestListContinuation(ctx, t, s, noCallsValidation)
+		}},
+		{"ListContinuationWithFilter", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestListContinuationWithFilter(ctx, t, s, noCallsValidation)
+		}},
+		{"NamespaceScopedList", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestNamespaceScopedList(ctx, t, s)
+		}},
+		{"CompactRevision", func(ctx context.Context, t *testing.T, s *MemStore) {
+			storagetesting.RunTestCompactRevision(ctx, t, s, increaseRV(s), compaction(s))
 		}},
 		{"Watch", func(ctx context.Context, t *testing.T, s *MemStore) { storagetesting.RunTestWatch(ctx, t, s) }},
 		{"ClusterScopedWatch", func(ctx context.Context, t *testing.T, s *MemStore) {
@@ -100,5 +147,11 @@ func TestUpstreamStorageBehaviour(t *testing.T) {
 		{"SendInitialEventsBackwardCompatibility", func(ctx context.Context, t *testing.T, s *MemStore) {
 			storagetesting.RunSendInitialEventsBackwardCompatibility(ctx, t, s)
 		}},
-	})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, s := newTestStore(t)
+			tt.run(ctx, t, s)
+		})
+	}
 }

@@ -1,52 +1,47 @@
 package upstream
 
-import (
-	"context"
-	"testing"
+import "testing"
 
-	storagetesting "k8s.io/apiserver/pkg/storage/testing"
-)
-
-// TestUpstreamUpdateBehaviour runs upstream's tests of what
-// memstore_update.go holds: deletes and guaranteed updates, with and
-// without a cached copy, preconditions and conflicts.
-func TestUpstreamUpdateBehaviour(t *testing.T) {
-	runStorageTests(t, []storageTest{
-		{"UnconditionalDelete", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestUnconditionalDelete(ctx, t, s)
-		}},
-		{"ConditionalDelete", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestConditionalDelete(ctx, t, s)
-		}},
-		{"DeleteWithSuggestion", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestDeleteWithSuggestion(ctx, t, s)
-		}},
-		{"DeleteWithSuggestionAndConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestDeleteWithSuggestionAndConflict(ctx, t, s)
-		}},
-		{"DeleteWithConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestDeleteWithConflict(ctx, t, s)
-		}},
-		{"DeleteWithSuggestionOfDeletedObject", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestDeleteWithSuggestionOfDeletedObject(ctx, t, s)
-		}},
-		{"PreconditionalDeleteWithSuggestion", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestPreconditionalDeleteWithSuggestion(ctx, t, s)
-		}},
-		{"PreconditionalDeleteWithOnlySuggestionPass", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestPreconditionalDeleteWithOnlySuggestionPass(ctx, t, s)
-		}},
-		{"GuaranteedUpdateWithSuggestionAndConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestGuaranteedUpdateWithSuggestionAndConflict(ctx, t, s)
-		}},
-		{"GuaranteedUpdateWithConflict", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestGuaranteedUpdateWithConflict(ctx, t, s)
-		}},
-		{"ValidateDeletionWithSuggestion", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestValidateDeletionWithSuggestion(ctx, t, s)
-		}},
-		{"ValidateDeletionWithOnlySuggestionValid", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestValidateDeletionWithOnlySuggestionValid(ctx, t, s)
-		}},
-	})
+// The writes are tested by upstream's storage suite (memstore_test.go:
+// deletes and guaranteed updates with suggestions, preconditions and
+// conflicts); this pins commitLocked, the compare-and-swap all of them end
+// in.
+func TestCommitLocked(t *testing.T) {
+	s := newMemStoreForTests()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	steps := []struct {
+		what   string
+		expect int64
+		data   []byte
+		ok     bool
+	}{
+		{what: "create where nothing is", expect: 0, data: []byte("v1"), ok: true},
+		{what: "create again", expect: 0, data: []byte("v1"), ok: false},
+		{what: "update at a stale revision", expect: 1, data: []byte("v2"), ok: false},
+		{what: "update at the current revision", expect: -1, data: []byte("v2"), ok: true},
+		{what: "delete at the current revision", expect: -1, ok: true},
+		{what: "delete what is gone", expect: -1, ok: false},
+	}
+	var last int64
+	for _, st := range steps {
+		expect := st.expect
+		if expect < 0 {
+			expect = last
+		}
+		rev, ok := s.commitLocked("/pods/ns/a", expect, st.data)
+		if ok != st.ok {
+			t.Fatalf("%s: ok = %v, want %v", st.what, ok, st.ok)
+		}
+		if !ok {
+			continue
+		}
+		if rev <= last {
+			t.Errorf("%s: revision %d, want one after %d", st.what, rev, last)
+		}
+		if kv := s.kvs["/pods/ns/a"]; (st.data == nil) != (kv == nil) {
+			t.Errorf("%s: key present = %v, want %v", st.what, kv != nil, st.data != nil)
+		}
+		last = rev
+	}
 }
