@@ -107,77 +107,16 @@ func (s *Server) Requests() []string {
 	return append([]string(nil), s.requests...)
 }
 
+// serve answers one request: the checks of admit first, then the path's
+// file from the current capture.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.requests = append(s.requests, r.URL.RequestURI())
-	s.mu.Unlock()
-	if s.Started != nil {
-		select {
-		case s.Started <- r.URL.RequestURI():
-		case <-r.Context().Done():
-			return
-		}
-	}
-	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if token != TokenAdmin && token != TokenNoDebug {
-		status(w, http.StatusUnauthorized, "Unauthorized")
-		return
-	}
-	if h := s.hostile(r); h != nil {
-		h.serve(w, r)
-		return
-	}
-	path := r.URL.Path
-	if s.PathPrefix != "" {
-		if !strings.HasPrefix(path, s.PathPrefix+"/") {
-			status(w, http.StatusNotFound, "not under "+s.PathPrefix)
-			return
-		}
-		path = strings.TrimPrefix(path, s.PathPrefix)
-	}
-	if path == DiscoveryPath {
-		if s.BlockDiscovery {
-			<-r.Context().Done()
-			return
-		}
-		if token != TokenAdmin {
-			status(w, http.StatusForbidden, `endpointslices.discovery.k8s.io is forbidden: User "no-debug" cannot list resource "endpointslices" in API group "discovery.k8s.io" in the namespace "default"`)
-			return
-		}
-		s.endpointSlices(w)
-		return
-	}
-	if s.Fail {
-		status(w, http.StatusInternalServerError, "internal error")
-		return
-	}
-	if token != TokenAdmin && path != "/version" {
-		status(w, http.StatusForbidden, fmt.Sprintf(`forbidden: User "no-debug" cannot get path %q`, path))
-		return
-	}
-	if s.BlockAll {
-		<-r.Context().Done()
+	path, ok := s.admit(w, r)
+	if !ok {
 		return
 	}
 	switch {
 	case path == "/debug/pprof/goroutine":
-		if s.NoProfiling {
-			http.NotFound(w, r)
-			return
-		}
-		debug := r.URL.Query().Get("debug")
-		if s.Block && (debug == "2" || s.BlockProfiles) {
-			<-r.Context().Done()
-			return
-		}
-		switch debug {
-		case "2":
-			s.file(w, s.current(), "goroutine-debug2.txt", "text/plain; charset=utf-8")
-		case "1":
-			s.file(w, s.current(), "goroutine-debug1.txt", "text/plain; charset=utf-8")
-		default:
-			s.file(w, s.current(), "goroutine.pb.gz", "application/octet-stream")
-		}
+		s.serveGoroutines(w, r)
 	case path == "/debug/pprof/trace" && s.TraceBody != nil:
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Write(s.TraceBody)
@@ -189,24 +128,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		status(w, http.StatusInternalServerError, "metrics unavailable")
 	case path == "/metrics":
-		s.mu.Lock()
-		dir := s.capture(s.sample)
-		n := s.metrics
-		s.metrics++
-		s.sample++
-		s.mu.Unlock()
-		b, err := os.ReadFile(filepath.Join(dir, "metrics.txt"))
-		if err != nil {
-			status(w, http.StatusInternalServerError, err.Error())
-			return
-		}
-		if len(s.ProcessStart) > 0 {
-			v := s.ProcessStart[min(n, len(s.ProcessStart)-1)]
-			b = replaceMetric(b, "process_start_time_seconds", strconv.FormatFloat(v, 'e', -1, 64))
-		}
-		setDate(w, dir)
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		w.Write(b)
+		s.serveMetrics(w)
 	case path == "/debug/api_priority_and_fairness/dump_requests":
 		s.file(w, s.current(), "apf-requests.txt", "text/plain")
 	case path == "/debug/api_priority_and_fairness/dump_priority_levels":
@@ -216,6 +138,110 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		status(w, http.StatusNotFound, "the server could not find the requested resource")
 	}
+}
+
+// admit records the request and answers it when it goes no further than
+// the checks: the token, a hostile answer, the path prefix, discovery,
+// Fail, RBAC and BlockAll. Otherwise it returns the path, prefix removed,
+// and true.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (string, bool) {
+	s.mu.Lock()
+	s.requests = append(s.requests, r.URL.RequestURI())
+	s.mu.Unlock()
+	if s.Started != nil {
+		select {
+		case s.Started <- r.URL.RequestURI():
+		case <-r.Context().Done():
+			return "", false
+		}
+	}
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if token != TokenAdmin && token != TokenNoDebug {
+		status(w, http.StatusUnauthorized, "Unauthorized")
+		return "", false
+	}
+	if h := s.hostile(r); h != nil {
+		h.serve(w, r)
+		return "", false
+	}
+	path := r.URL.Path
+	if s.PathPrefix != "" {
+		if !strings.HasPrefix(path, s.PathPrefix+"/") {
+			status(w, http.StatusNotFound, "not under "+s.PathPrefix)
+			return "", false
+		}
+		path = strings.TrimPrefix(path, s.PathPrefix)
+	}
+	if path == DiscoveryPath {
+		if s.BlockDiscovery {
+			<-r.Context().Done()
+			return "", false
+		}
+		if token != TokenAdmin {
+			status(w, http.StatusForbidden, `endpointslices.discovery.k8s.io is forbidden: User "no-debug" cannot list resource "endpointslices" in API group "discovery.k8s.io" in the namespace "default"`)
+			return "", false
+		}
+		s.endpointSlices(w)
+		return "", false
+	}
+	if s.Fail {
+		status(w, http.StatusInternalServerError, "internal error")
+		return "", false
+	}
+	if token != TokenAdmin && path != "/version" {
+		status(w, http.StatusForbidden, fmt.Sprintf(`forbidden: User "no-debug" cannot get path %q`, path))
+		return "", false
+	}
+	if s.BlockAll {
+		<-r.Context().Done()
+		return "", false
+	}
+	return path, true
+}
+
+// serveGoroutines answers /debug/pprof/goroutine: the dump of the
+// ?debug= asked for, unless NoProfiling or Block say otherwise.
+func (s *Server) serveGoroutines(w http.ResponseWriter, r *http.Request) {
+	if s.NoProfiling {
+		http.NotFound(w, r)
+		return
+	}
+	debug := r.URL.Query().Get("debug")
+	if s.Block && (debug == "2" || s.BlockProfiles) {
+		<-r.Context().Done()
+		return
+	}
+	switch debug {
+	case "2":
+		s.file(w, s.current(), "goroutine-debug2.txt", "text/plain; charset=utf-8")
+	case "1":
+		s.file(w, s.current(), "goroutine-debug1.txt", "text/plain; charset=utf-8")
+	default:
+		s.file(w, s.current(), "goroutine.pb.gz", "application/octet-stream")
+	}
+}
+
+// serveMetrics answers /metrics from the next sample's capture, with its
+// process_start_time_seconds from ProcessStart when set.
+func (s *Server) serveMetrics(w http.ResponseWriter) {
+	s.mu.Lock()
+	dir := s.capture(s.sample)
+	n := s.metrics
+	s.metrics++
+	s.sample++
+	s.mu.Unlock()
+	b, err := os.ReadFile(filepath.Join(dir, "metrics.txt"))
+	if err != nil {
+		status(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if len(s.ProcessStart) > 0 {
+		v := s.ProcessStart[min(n, len(s.ProcessStart)-1)]
+		b = replaceMetric(b, "process_start_time_seconds", strconv.FormatFloat(v, 'e', -1, 64))
+	}
+	setDate(w, dir)
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	w.Write(b)
 }
 
 func (s *Server) capture(i int) string { return s.Captures[min(i, len(s.Captures)-1)] }

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -131,4 +132,44 @@ func firstOf(names []string, n int) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+// probeTimeout bounds the reachability probe of a pinned instance (at
+// most the request timeout).
+const probeTimeout = 10 * time.Second
+
+// probe checks that an instance answers on its own address. Any HTTP
+// answer counts, a refusal included: only the connection matters here.
+func probe(ctx context.Context, c *client, requestTimeout time.Duration) error {
+	d := probeTimeout
+	if requestTimeout > 0 && requestTimeout < d {
+		d = requestTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	r, err := c.Get(pctx, "/version")
+	if err != nil {
+		var he *HTTPError
+		var fe *ForbiddenError
+		var pe *ProfilingDisabledError
+		if errors.As(err, &he) || errors.As(err, &fe) || errors.As(err, &pe) {
+			return nil
+		}
+		if errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return fmt.Errorf("no answer within %s", d)
+		}
+		return err
+	}
+	r.Close()
+	return nil
+}
+
+// unreachable reports whether err means the instance itself did not
+// answer (a connection refused or reset, a timeout), as opposed to an
+// HTTP error status: the other fetches of the sample would fail alike.
+func unreachable(err error) bool {
+	var he *HTTPError
+	var fe *ForbiddenError
+	var pe *ProfilingDisabledError
+	return err != nil && !errors.As(err, &he) && !errors.As(err, &fe) && !errors.As(err, &pe) && !refusedByGuard(err)
 }

@@ -316,3 +316,49 @@ func TestRunHints(t *testing.T) {
 		t.Errorf("the fetch records %q, want the error's text %q", f.Error, errs[0])
 	}
 }
+
+func TestConfigWithDefaults(t *testing.T) {
+	if _, err := (Config{}).withDefaults(); err == nil || err.Error() != "invalid Config.Samples 0: at least 1" {
+		t.Fatalf("withDefaults() of no samples: error %v", err)
+	}
+	cfg, err := Config{Samples: 1, Progress: io.Discard}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Clock == nil || cfg.Parallel != defaultParallel || cfg.ProgressEvery != 5*time.Second {
+		t.Errorf("withDefaults() = clock %v, parallel %d, progress every %s; want a clock, %d, 5s", cfg.Clock, cfg.Parallel, cfg.ProgressEvery, defaultParallel)
+	}
+	if _, ok := cfg.Progress.(*lockedWriter); !ok {
+		t.Errorf("Progress is %T, want it serialized by a *lockedWriter", cfg.Progress)
+	}
+	kept, err := Config{Samples: 2, Parallel: 7, ProgressEvery: time.Second}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Parallel != 7 || kept.ProgressEvery != time.Second || kept.Progress != nil {
+		t.Errorf("withDefaults() changed set values: parallel %d, progress every %s, progress %v", kept.Parallel, kept.ProgressEvery, kept.Progress)
+	}
+}
+
+func TestDropFailed(t *testing.T) {
+	ok := api.Sample{Fetches: []api.FetchInfo{{Error: "refused"}, {}}}
+	failed := api.Sample{Fetches: []api.FetchInfo{{Error: "refused"}, {Error: "refused"}}}
+	tests := []struct {
+		samples   int
+		wantNotes int
+	}{{samples: 1, wantNotes: 0}, {samples: 3, wantNotes: 1}}
+	for _, tt := range tests {
+		clients := []*client{{}, {}, nil}
+		results := []InstanceResult{{Samples: []api.Sample{ok}}, {Samples: []api.Sample{failed}}, {}}
+		got := Config{Samples: tt.samples}.dropFailed(clients, results)
+		if got != 1 || clients[0] == nil || clients[1] != nil {
+			t.Errorf("samples %d: dropFailed = %d, clients %v; want 1, the failed instance's client cleared", tt.samples, got, clients)
+		}
+		if len(results[1].Notes) != tt.wantNotes || len(results[0].Notes) != 0 {
+			t.Errorf("samples %d: notes %q and %q, want %d for the failed instance only", tt.samples, results[0].Notes, results[1].Notes, tt.wantNotes)
+		}
+		if n := countReachable(clients); n != 1 {
+			t.Errorf("countReachable = %d, want 1", n)
+		}
+	}
+}

@@ -42,14 +42,32 @@ func Derive(ev Evidence) (*Scenario, error) {
 	if ev.Report == nil || len(ev.Report.Findings) == 0 {
 		return nil, fmt.Errorf("no findings to replay: the bundle shows no stuck, slow or blocked watch")
 	}
-	counts, sizes := objectCounts(ev.Metrics)
-	type res struct {
-		name       string
-		namespaces map[string]bool
+	clients, namespaces := derivedClients(ev.Report.Findings)
+	if len(clients) == 0 {
+		return nil, fmt.Errorf("no finding of a type the replay models (%s, %s, %s)", api.StuckInitialEvents, api.SlowInitialEvents, api.BlockedStreaming)
 	}
-	byName := map[string]*res{}
+	counts, sizes := objectCounts(ev.Metrics)
+	sc := &Scenario{
+		Name:        ev.Name,
+		Description: "derived from a bundle: object counts from apiserver_resource_objects, one client per finding",
+		Duration:    Duration{DefaultStallTimeout * 20},
+		Resources:   derivedResources(namespaces, counts, sizes),
+		Clients:     clients,
+	}
+	fitSlowClients(sc)
+	if err := sc.complete(); err != nil {
+		return nil, fmt.Errorf("derived scenario: %w", err)
+	}
+	return sc, nil
+}
+
+// derivedClients returns one client per finding of a type the replay
+// models, and the namespaces ("" for cluster scope) every finding, modelled
+// or not, names per resource.
+func derivedClients(findings []api.Finding) ([]Client, map[string]map[string]bool) {
+	namespaces := map[string]map[string]bool{}
 	var clients []Client
-	for i, f := range ev.Report.Findings {
+	for i, f := range findings {
 		resource, ns, user, seats := "pods", "", "", 1
 		if f.Client != nil {
 			if f.Client.Resource != "" {
@@ -64,12 +82,10 @@ func Derive(ev Evidence) (*Scenario, error) {
 				seats = f.Client.Seats
 			}
 		}
-		r := byName[resource]
-		if r == nil {
-			r = &res{name: resource, namespaces: map[string]bool{}}
-			byName[resource] = r
+		if namespaces[resource] == nil {
+			namespaces[resource] = map[string]bool{}
 		}
-		r.namespaces[ns] = true
+		namespaces[resource][ns] = true
 		c := Client{
 			Name:      clientName(i, user, f.Type),
 			Resource:  resource,
@@ -88,21 +104,21 @@ func Derive(ev Evidence) (*Scenario, error) {
 		}
 		clients = append(clients, c)
 	}
-	if len(clients) == 0 {
-		return nil, fmt.Errorf("no finding of a type the replay models (%s, %s, %s)", api.StuckInitialEvents, api.SlowInitialEvents, api.BlockedStreaming)
-	}
-	names := make([]string, 0, len(byName))
-	for n := range byName {
+	return clients, namespaces
+}
+
+// derivedResources returns the resources named, sorted by name, each with
+// the object count and event size the metrics give (else 1000 objects of
+// defaultDerivedBytes), spread evenly over its namespaces, the first
+// namespace in sort order taking the remainder.
+func derivedResources(namespaces map[string]map[string]bool, counts map[string]int, sizes map[string]int) []Resource {
+	names := make([]string, 0, len(namespaces))
+	for n := range namespaces {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	sc := &Scenario{
-		Name:        ev.Name,
-		Description: "derived from a bundle: object counts from apiserver_resource_objects, one client per finding",
-		Duration:    Duration{DefaultStallTimeout * 20},
-	}
+	var out []Resource
 	for _, n := range names {
-		r := byName[n]
 		total := counts[n]
 		if total == 0 {
 			total = 1000
@@ -112,7 +128,7 @@ func Derive(ev Evidence) (*Scenario, error) {
 			size = defaultDerivedBytes
 		}
 		var nss []string
-		for ns := range r.namespaces {
+		for ns := range namespaces[n] {
 			nss = append(nss, ns)
 		}
 		sort.Strings(nss)
@@ -126,14 +142,17 @@ func Derive(ev Evidence) (*Scenario, error) {
 			}
 			res.Objects = append(res.Objects, ObjectGroup{Namespace: ns, Count: c, Bytes: api.ByteSize(size)})
 		}
-		sc.Resources = append(sc.Resources, res)
+		out = append(out, res)
 	}
-	sc.Clients = clients
-	// Long enough for the slow clients to get through their initial events
-	// at one per second, so that the replay can tell slow from stuck; past
-	// maxDerivedDuration they read faster instead (the stall timeout looks
-	// at progress, not at the rate), so that a huge bundle still gives a
-	// scenario of bounded length.
+	return out
+}
+
+// fitSlowClients makes sc long enough for the slow clients to get through
+// their initial events at one per second, so that the replay can tell slow
+// from stuck; past maxDerivedDuration they read faster instead (the stall
+// timeout looks at progress, not at the rate), so that a huge bundle still
+// gives a scenario of bounded length.
+func fitSlowClients(sc *Scenario) {
 	for i, c := range sc.Clients {
 		if c.Model != "paced 1/s" {
 			continue
@@ -153,10 +172,6 @@ func Derive(ev Evidence) (*Scenario, error) {
 			sc.Duration.Duration = max(sc.Duration.Duration, need.Round(time.Minute)+time.Minute)
 		}
 	}
-	if err := sc.complete(); err != nil {
-		return nil, fmt.Errorf("derived scenario: %w", err)
-	}
-	return sc, nil
 }
 
 func clientName(i int, user string, typ api.FindingType) string {

@@ -153,69 +153,6 @@ func TestProfilesGolden(t *testing.T) {
 	golden(t, "transport-profiles.txt", []byte(b.String()))
 }
 
-// TestTransportProfileComplete checks how a profile fills a transport:
-// what it sets, what explicit fields keep, what a client without a
-// profile inherits, and the errors.
-func TestTransportProfileComplete(t *testing.T) {
-	parent := api.Transport{Profile: api.ProfileNghttp2}
-	if err := completeTransport(&parent, nil); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name    string
-		tr      api.Transport
-		parent  *api.Transport
-		want    api.Transport // Lookahead and BookmarkBytes not compared
-		wantErr string
-	}{
-		{name: "go", tr: api.Transport{Profile: api.ProfileGo},
-			want: api.Transport{Profile: api.ProfileGo, Window: 4 << 20, Refresh: api.RefreshGo}},
-		{name: "half-window", tr: api.Transport{Profile: api.ProfileHalfWindow},
-			want: api.Transport{Profile: api.ProfileHalfWindow, Window: 4 << 20, Refresh: api.RefreshHalfWindow}},
-		{name: "nghttp2", tr: api.Transport{Profile: api.ProfileNghttp2},
-			want: api.Transport{Profile: api.ProfileNghttp2, Window: 4608 << 10, Refresh: api.RefreshThreshold, RefreshBytes: 1536 << 10}},
-		{name: "http1", tr: api.Transport{Profile: api.ProfileHTTP1},
-			want: api.Transport{Profile: api.ProfileHTTP1, Window: 4352 << 10, Refresh: api.RefreshThreshold, RefreshBytes: 1920 << 10}},
-		{name: "explicit fields win over the profile", tr: api.Transport{Profile: api.ProfileHTTP1, Window: 8 << 20, RefreshBytes: 2 << 20},
-			want: api.Transport{Profile: api.ProfileHTTP1, Window: 8 << 20, Refresh: api.RefreshThreshold, RefreshBytes: 2 << 20}},
-		{name: "another refresh drops the profile's refreshBytes", tr: api.Transport{Profile: api.ProfileNghttp2, Refresh: api.RefreshGo},
-			want: api.Transport{Profile: api.ProfileNghttp2, Window: 4608 << 10, Refresh: api.RefreshGo}},
-		{name: "a client without a profile inherits the scenario's", tr: api.Transport{}, parent: &parent,
-			want: api.Transport{Profile: api.ProfileNghttp2, Window: 4608 << 10, Refresh: api.RefreshThreshold, RefreshBytes: 1536 << 10}},
-		{name: "a client's own profile replaces the scenario's", tr: api.Transport{Profile: api.ProfileGo}, parent: &parent,
-			want: api.Transport{Profile: api.ProfileGo, Window: 4 << 20, Refresh: api.RefreshGo}},
-		{name: "no profile: client-go's defaults", tr: api.Transport{},
-			want: api.Transport{Window: 4 << 20, Refresh: api.RefreshGo}},
-		{name: "unknown profile", tr: api.Transport{Profile: "okhttp"},
-			wantErr: `unknown profile "okhttp": use one of go, nghttp2, http1, half-window`},
-		{name: "refreshBytes without threshold", tr: api.Transport{RefreshBytes: 4096},
-			wantErr: `refreshBytes 4096 is only for refresh: threshold (refresh is "go")`},
-		{name: "threshold without refreshBytes", tr: api.Transport{Refresh: api.RefreshThreshold},
-			wantErr: "refreshBytes 0 must be between 1024 and the window (4194304) with refresh: threshold"},
-		{name: "refreshBytes over the window", tr: api.Transport{Profile: api.ProfileHTTP1, Window: 1 << 20},
-			wantErr: "refreshBytes 1966080 must be between 1024 and the window (1048576) with refresh: threshold"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tr := tt.tr
-			err := completeTransport(&tr, tt.parent)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr.Lookahead, tr.BookmarkBytes = nil, 0
-			if tr != tt.want {
-				t.Errorf("got %+v, want %+v", tr, tt.want)
-			}
-		})
-	}
-}
-
 // TestClientStacksAnswer pins the replay column of docs/replay-research.md's client
 // stacks table: each stack's longest gap unpatched, and whether pr141899
 // cuts it.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // detectVersion finds the release of the server that produced s:
@@ -11,76 +13,99 @@ import (
 // catalog releases consistent with the names, labels and stability levels
 // present.
 func detectVersion(s *Sample) VersionInfo {
-	var v VersionInfo
-	if f := s.Family("kubernetes_build_info"); f != nil {
-		for _, m := range f.GetMetric() {
-			gv := labelValue(m, "git_version")
-			if r, err := ParseRelease(gv); err == nil {
-				v.GitVersion, v.Release, v.From = gv, r, "kubernetes_build_info"
-				v.Min, v.Max = r, r
-				return v
-			}
-		}
+	if v, ok := buildInfoVersion(s); ok {
+		return v
 	}
-	v.From = "metric names and labels"
-	atLeast := func(r Release, why string) {
-		if v.Min.IsZero() || r.Compare(v.Min) > 0 {
-			v.Min = r
-		}
-		v.Evidence = append(v.Evidence, fmt.Sprintf("%s (%s or newer)", why, r))
-	}
-	atMost := func(r Release, why string) {
-		if v.Max.IsZero() || r.Compare(v.Max) < 0 {
-			v.Max = r
-		}
-		v.Evidence = append(v.Evidence, fmt.Sprintf("%s (%s or older)", why, r))
-	}
-
+	v := VersionInfo{From: "metric names and labels"}
 	for _, m := range catalog {
 		for _, name := range m.Names() {
-			f := s.Family(name)
-			if f == nil {
-				continue
-			}
-			// Which variants' label sets occur?
-			matched := map[int]bool{}
-			for _, series := range f.GetMetric() {
-				names := labelNames(series)
-				for i, vr := range m.Variants {
-					if vr.Name == name && sameSet(vr.Labels, names) {
-						matched[i] = true
-					}
-				}
-			}
-			level := helpStability(f.GetHelp())
-			for i, vr := range m.Variants {
-				if !matched[i] {
-					continue
-				}
-				// Only a label set that one range of releases has is evidence.
-				if !vr.Since.IsZero() && distinctLabels(m, i) {
-					atLeast(vr.Since, fmt.Sprintf("%s has labels %s", name, strings.Join(vr.Labels, ",")))
-				}
-				if !vr.Until.IsZero() && distinctLabels(m, i) {
-					atMost(vr.Until, fmt.Sprintf("%s has labels %s", name, strings.Join(vr.Labels, ",")))
-				}
-				if level == "" || len(vr.StabilityChanges) == 0 {
-					continue
-				}
-				lo, hi, ok := stabilityRange(vr, level)
-				if !ok {
-					continue
-				}
-				if lo.Compare(OldestRelease()) > 0 && (vr.Since.IsZero() || lo.Compare(vr.Since) > 0) {
-					atLeast(lo, fmt.Sprintf("%s is %s", name, level))
-				}
-				if !hi.IsZero() && (vr.Until.IsZero() || hi.Compare(vr.Until) < 0) {
-					atMost(hi, fmt.Sprintf("%s is %s", name, level))
-				}
+			if f := s.Family(name); f != nil {
+				v.variantEvidence(m, name, f)
 			}
 		}
 	}
-	// Families only newer releases define.
+	v.presenceEvidence(s)
+	v.chooseRelease()
+	return v
+}
+
+// buildInfoVersion is the release kubernetes_build_info's git_version
+// names, if one of its series names one.
+func buildInfoVersion(s *Sample) (VersionInfo, bool) {
+	f := s.Family("kubernetes_build_info")
+	if f == nil {
+		return VersionInfo{}, false
+	}
+	for _, m := range f.GetMetric() {
+		gv := labelValue(m, "git_version")
+		if r, err := ParseRelease(gv); err == nil {
+			return VersionInfo{GitVersion: gv, Release: r, From: "kubernetes_build_info", Min: r, Max: r}, true
+		}
+	}
+	return VersionInfo{}, false
+}
+
+// atLeast raises the lower bound to r, noting why.
+func (v *VersionInfo) atLeast(r Release, why string) {
+	if v.Min.IsZero() || r.Compare(v.Min) > 0 {
+		v.Min = r
+	}
+	v.Evidence = append(v.Evidence, fmt.Sprintf("%s (%s or newer)", why, r))
+}
+
+// atMost lowers the upper bound to r, noting why.
+func (v *VersionInfo) atMost(r Release, why string) {
+	if v.Max.IsZero() || r.Compare(v.Max) < 0 {
+		v.Max = r
+	}
+	v.Evidence = append(v.Evidence, fmt.Sprintf("%s (%s or older)", why, r))
+}
+
+// variantEvidence bounds the release by the variants of catalog metric m
+// whose label sets family f (named name) shows, and by the stability level
+// its help text gives.
+func (v *VersionInfo) variantEvidence(m Metric, name string, f *dto.MetricFamily) {
+	// Which variants' label sets occur?
+	matched := map[int]bool{}
+	for _, series := range f.GetMetric() {
+		names := labelNames(series)
+		for i, vr := range m.Variants {
+			if vr.Name == name && sameSet(vr.Labels, names) {
+				matched[i] = true
+			}
+		}
+	}
+	level := helpStability(f.GetHelp())
+	for i, vr := range m.Variants {
+		if !matched[i] {
+			continue
+		}
+		// Only a label set that one range of releases has is evidence.
+		if !vr.Since.IsZero() && distinctLabels(m, i) {
+			v.atLeast(vr.Since, fmt.Sprintf("%s has labels %s", name, strings.Join(vr.Labels, ",")))
+		}
+		if !vr.Until.IsZero() && distinctLabels(m, i) {
+			v.atMost(vr.Until, fmt.Sprintf("%s has labels %s", name, strings.Join(vr.Labels, ",")))
+		}
+		if level == "" || len(vr.StabilityChanges) == 0 {
+			continue
+		}
+		lo, hi, ok := stabilityRange(vr, level)
+		if !ok {
+			continue
+		}
+		if lo.Compare(OldestRelease()) > 0 && (vr.Since.IsZero() || lo.Compare(vr.Since) > 0) {
+			v.atLeast(lo, fmt.Sprintf("%s is %s", name, level))
+		}
+		if !hi.IsZero() && (vr.Until.IsZero() || hi.Compare(vr.Until) < 0) {
+			v.atMost(hi, fmt.Sprintf("%s is %s", name, level))
+		}
+	}
+}
+
+// presenceEvidence bounds the release by families only newer releases
+// define, and by the watch cache gauges of 1.30.
+func (v *VersionInfo) presenceEvidence(s *Sample) {
 	names := make([]string, 0, len(ignored))
 	for name := range ignored {
 		names = append(names, name)
@@ -88,15 +113,20 @@ func detectVersion(s *Sample) VersionInfo {
 	sort.Strings(names)
 	for _, name := range names {
 		if since := ignored[name]; !since.IsZero() && s.Family(name) != nil {
-			atLeast(since, name+" is present")
+			v.atLeast(since, name+" is present")
 		}
 	}
 	// apiserver_watch_cache_resource_version is set for every cached
 	// resource since 1.31; other watch cache gauges without it mean 1.30.
 	if s.Family("watch_cache_capacity") != nil && s.Family("apiserver_watch_cache_resource_version") == nil {
-		atMost(Release{1, 30}, "watch_cache_capacity without apiserver_watch_cache_resource_version")
+		v.atMost(Release{1, 30}, "watch_cache_capacity without apiserver_watch_cache_resource_version")
 	}
+}
 
+// chooseRelease picks the release within the bounds: the newest one
+// allowed, the lower bound when the evidence conflicts, the newest
+// catalog release when there is none.
+func (v *VersionInfo) chooseRelease() {
 	switch {
 	case v.Min.IsZero() && v.Max.IsZero():
 		v.Release, v.From = NewestRelease(), "assumed"
@@ -112,7 +142,6 @@ func detectVersion(s *Sample) VersionInfo {
 			v.Release = v.Min
 		}
 	}
-	return v
 }
 
 // distinctLabels reports whether variant i's label set is unique among the

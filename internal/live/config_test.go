@@ -1,0 +1,40 @@
+package live
+
+import (
+	"bytes"
+	"testing"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+func TestConfigWants(t *testing.T) {
+	tests := []struct {
+		name string
+		only []api.FileKind
+		kind api.FileKind
+		want bool
+	}{
+		{name: "no Only: every kind", kind: api.FileGoroutineDebug2, want: true},
+		{name: "listed", only: []api.FileKind{api.FileMetrics}, kind: api.FileMetrics, want: true},
+		{name: "not listed", only: []api.FileKind{api.FileMetrics}, kind: api.FileGoroutineDebug2, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := (Config{Only: tt.only}).wants(tt.kind); got != tt.want {
+				t.Errorf("wants(%s) = %v, want %v", tt.kind, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigProgress(t *testing.T) {
+	var buf bytes.Buffer
+	cfg := Config{Progress: &buf}
+	cfg.progress("waiting %s%s", "5s", paren("--interval"))
+	cfg.progress("done%s", paren(""))
+	if got, want := buf.String(), "waiting 5s (--interval)\ndone\n"; got != want {
+		t.Errorf("progress wrote %q, want %q", got, want)
+	}
+	// Without a writer, nothing is written and nothing fails.
+	Config{}.progress("unseen")
+}

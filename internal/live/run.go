@@ -1,0 +1,283 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+// Result is what Run did, per instance.
+type Result struct {
+	Instances []InstanceResult
+	Notes     []string
+}
+
+// InstanceResult is the record of one instance: its samples (the manifest
+// of a bundle) and its errors.
+type InstanceResult struct {
+	Instance Instance
+	Version  string
+	// GoVersion is /version's goVersion ("go1.26.8"): an execution trace
+	// needs Go 1.22 or later.
+	GoVersion string
+	Samples   []api.Sample
+	Errors    []error
+	Notes     []string
+	// Withheld are the debug=2 dumps not taken because their estimated
+	// pause exceeded Config.MaxPause, one per sample concerned.
+	Withheld []*PauseBudgetError
+	// Cost is what the run cost the instance (see finishCost); nil when
+	// it was not measured (the metrics command, an instance never read).
+	Cost *api.ServerCost
+	// Trace is the execution trace taken between the samples, nil when
+	// none was attempted.
+	Trace *TraceResult
+
+	cost costMeter
+	// dumpEvidence is why the debug=2 dump was chosen over a trace.
+	dumpEvidence string
+}
+
+// Failed reports whether nothing at all could be read.
+func (r InstanceResult) Failed() bool {
+	for _, s := range r.Samples {
+		for _, f := range s.Fetches {
+			if f.Error == "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// defaultParallel is Config.Parallel's default: enough for the usual three
+// to five API servers at once, few enough not to load a cluster.
+const defaultParallel = 4
+
+// Run discovers the instances, then takes cfg.Samples samples of each,
+// cfg.Interval apart, handing every response to target. Instances are
+// read concurrently, at most cfg.Parallel at a time.
+//
+// Each sample starts with the cheap look (/metrics, the APF dumps and the
+// debug=1 profile), which costs the server almost nothing; the debug=2
+// dump follows only when the cheap look cannot answer alone and its
+// estimated pause is within cfg.MaxPause (see decideDump).
+//
+// Run fails fast: an instance that times out or refuses a connection is
+// not asked again, and when every instance failed its first sample the
+// interval is not waited out. When ctx ends after discovery, Run returns
+// what was read so far with ctx's error.
+func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	raw := target
+	target = &lockedTarget{t: target}
+	disc, err := cfg.discoverInstances(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Notes: disc.Notes}
+	insts := disc.Instances
+	clients := make([]*client, len(insts))
+	results := make([]InstanceResult, len(insts))
+	// partial is what was read when ctx ended, with ctx's error: a
+	// collect interrupted by Ctrl-C still writes a valid bundle of it.
+	partial := func() (*Result, error) {
+		res.Instances = results
+		return res, ctx.Err()
+	}
+	cfg.probeAll(ctx, insts, results, clients)
+	if ctx.Err() != nil {
+		return partial()
+	}
+	if countReachable(clients) == 0 && len(cfg.APIServers) == 0 && len(insts) > 0 && insts[0].Pinned {
+		var notes []string
+		clients, results, notes, err = cfg.throughBalancer(results)
+		if err != nil {
+			return nil, err
+		}
+		res.Notes = append(res.Notes, notes...)
+	}
+	if !cfg.takeSamples(ctx, clients, results, target, raw) {
+		return partial()
+	}
+	finishCosts(ctx, cfg, clients, results)
+	for i := range results {
+		checkSameProcess(&results[i])
+	}
+	res.Instances = results
+	return res, nil
+}
+
+// withDefaults returns cfg with its defaults filled in and its progress
+// writer serialized, or an error for an invalid Samples.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Samples < 1 {
+		return cfg, fmt.Errorf("invalid Config.Samples %d: at least 1", cfg.Samples)
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = defaultParallel
+	}
+	if cfg.ProgressEvery <= 0 {
+		cfg.ProgressEvery = 5 * time.Second
+	}
+	if cfg.Progress != nil {
+		cfg.Progress = &lockedWriter{w: cfg.Progress}
+	}
+	return cfg, nil
+}
+
+// discoverInstances lists the instances, within the request timeout.
+func (cfg Config) discoverInstances(ctx context.Context) (*discovery, error) {
+	dctx, dcancel := ctx, context.CancelFunc(func() {})
+	if cfg.RequestTimeout > 0 {
+		dctx, dcancel = context.WithTimeout(ctx, cfg.RequestTimeout)
+	}
+	defer dcancel()
+	return discover(dctx, cfg.REST, cfg.APIServers)
+}
+
+// countReachable counts the instances with a client.
+func countReachable(clients []*client) int {
+	n := 0
+	for _, c := range clients {
+		if c != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// throughBalancer replaces the instances, none reachable on its own
+// address (results say why), by the kubeconfig host: behind a load
+// balancer the instances' own addresses are often unreachable. It returns
+// the one client and result, and the notes saying so.
+func (cfg Config) throughBalancer(results []InstanceResult) ([]*client, []InstanceResult, []string, error) {
+	fb := fallbackInstance(cfg.REST)
+	notes := []string{fmt.Sprintf("none of the %d API server instances is reachable directly (%v); reading through the kubeconfig host %s, where a load balancer may answer each request from a different server", len(results), results[0].Errors[0], fb.Name)}
+	c, err := cfg.clientFor(fb)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for i := range results {
+		notes = append(notes, fmt.Sprintf("instance %s not read directly", results[i].Instance.Name))
+	}
+	return []*client{c}, []InstanceResult{{Instance: fb}}, notes, nil
+}
+
+// takeSamples takes cfg.Samples samples of every instance with a client,
+// cfg.Interval apart (the second is the execution trace when one is
+// pending), into results. It reports false when ctx ended first.
+func (cfg Config) takeSamples(ctx context.Context, clients []*client, results []InstanceResult, target, raw Target) bool {
+	reachable := countReachable(clients)
+	for s := 1; s <= cfg.Samples && reachable > 0; s++ {
+		if s == 2 && tracePending(results) {
+			traceRound(ctx, cfg, clients, results, target, raw)
+			if ctx.Err() != nil {
+				return false
+			}
+			continue
+		}
+		if s > 1 {
+			cfg.progress("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, paren(cfg.Hints.Interval))
+			select {
+			case <-ctx.Done():
+				return false
+			case <-cfg.Clock.After(cfg.Interval):
+			}
+		}
+		parallel(ctx, cfg.Parallel, len(clients), func(i int) {
+			c := clients[i]
+			if c == nil {
+				return
+			}
+			sample, errs := takeSample(ctx, cfg, c, s, &results[i], target)
+			results[i].Samples = append(results[i].Samples, sample)
+			results[i].Errors = append(results[i].Errors, errs...)
+		})
+		if ctx.Err() != nil {
+			return false
+		}
+		if s == 1 {
+			reachable = cfg.dropFailed(clients, results)
+		}
+	}
+	return true
+}
+
+// dropFailed fails fast: an instance whose first sample failed entirely
+// is not asked again (its client is cleared); with none left, no interval
+// is waited out. It returns how many instances remain.
+func (cfg Config) dropFailed(clients []*client, results []InstanceResult) int {
+	reachable := 0
+	for i, c := range clients {
+		if c == nil {
+			continue
+		}
+		if results[i].Failed() {
+			clients[i] = nil
+			if cfg.Samples > 1 {
+				results[i].Notes = append(results[i].Notes, "every fetch of the first sample failed: no further sample taken")
+			}
+			continue
+		}
+		reachable++
+	}
+	return reachable
+}
+
+// parallel runs f(0..n-1) with at most limit at once and returns when all
+// have returned. Calls not yet started when ctx ends are skipped.
+func parallel(ctx context.Context, limit, n int, f func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, limit)
+	for i := 0; i < n; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}(i)
+	}
+	wg.Wait()
+}
+
+// lockedWriter serializes writes of concurrent instances.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// lockedTarget serializes Store calls of concurrent instances.
+type lockedTarget struct {
+	mu sync.Mutex
+	t  Target
+}
+
+func (l *lockedTarget) Store(instance string, sample int, kind api.FileKind, body io.Reader) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.t.Store(instance, sample, kind, body)
+}

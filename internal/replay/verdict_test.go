@@ -1,0 +1,65 @@
+package replay
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+// column returns a column named name whose clients a, b, c have the given
+// outcomes.
+func column(name string, outcomes ...api.Outcome) api.Column {
+	col := api.Column{Name: name}
+	for i, o := range outcomes {
+		col.Clients = append(col.Clients, api.ClientResult{Name: string(rune('a' + i)), Outcome: o})
+	}
+	return col
+}
+
+func TestVerdictOf(t *testing.T) {
+	blocked, stopped, completed := api.OutcomeBlocked, api.OutcomeStopped, api.OutcomeCompleted
+	unpatched := column(api.ColumnUnpatched, blocked, completed, completed)
+	unpatched.BlockedGoroutines = 1
+	pr := column(api.ColumnPR141899, stopped, completed, stopped)
+	pr.Clients[0].HandlerBlockedInWrite = true
+	pr.APFSeatSeconds = 12
+	unpatched.APFSeatSeconds = 12
+	tests := []struct {
+		name    string
+		columns []api.Column
+		want    api.Verdict
+	}{
+		{
+			name:    "no fixed column",
+			columns: []api.Column{unpatched},
+			want:    api.Verdict{Summary: "nothing to compare: the unpatched column and a fixed one (pr141899 or complete) are needed"},
+		},
+		{
+			name:    "freed and cut",
+			columns: []api.Column{unpatched, pr},
+			want: api.Verdict{
+				Freed:          []string{"a"},
+				Cut:            []string{"c"},
+				HeldByPR141899: []string{"a"},
+				Summary: "the stall timeout stops the watcher of 1 stuck watch (0 blocked goroutines left, 1 unpatched); " +
+					"pr141899 leaves 1 handler blocked writing and 12 APF seat-seconds held (12 unpatched), telling no client; " +
+					"the stall timeout CUTS 1 client that completes without it: c",
+			},
+		},
+		{
+			name:    "nothing stuck",
+			columns: []api.Column{column(api.ColumnUnpatched, completed), column(api.ColumnComplete, completed)},
+			want:    api.Verdict{Summary: "nothing is stuck unpatched; the stall timeout cuts no client that completes without it"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := verdictOf(&api.Replay{Columns: tt.columns})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("verdictOf (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
