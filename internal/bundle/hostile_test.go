@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/watch-doctor/watch-doctor/internal/bounded"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -136,147 +134,5 @@ func TestBundleFilesArePrivate(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("modes under umask 022 (-want +got):\n%s", diff)
-	}
-}
-
-func TestBundleLinkOutsideIsNotRead(t *testing.T) {
-	outside := filepath.Join(t.TempDir(), "token")
-	const secret = "eyJhbGciOiJSUzI1NiIsImtpZCI6IlNFQ1JFVCJ9.not-for-any-report"
-	if err := os.WriteFile(outside, []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	captureDir(t, dir)
-	if err := os.Symlink(outside, filepath.Join(dir, "token")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero")); err != nil {
-		t.Fatal(err)
-	}
-	// A link inside the bundle is read as the file it names.
-	if err := os.Symlink("metrics.txt", filepath.Join(dir, "metrics-link.txt")); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Load([]string{dir}, Options{})
-	if err == nil || !strings.Contains(err.Error(), "metrics-link.txt and ") || !strings.Contains(err.Error(), "are both metrics") {
-		t.Fatalf("a link inside the bundle was not read: %v", err)
-	}
-	os.Remove(filepath.Join(dir, "metrics-link.txt"))
-	l, err := Load([]string{dir}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := strings.Join(l.Warnings, "\n")
-	if strings.Contains(all, "eyJ") {
-		t.Errorf("a warning quotes the file behind a link out of the bundle:\n%s", all)
-	}
-	for _, want := range []string{
-		filepath.Join(dir, "token") + ": a link to a file outside the directory is not read",
-		filepath.Join(dir, "zero") + ": a link to a file outside the directory is not read",
-	} {
-		if !strings.Contains(all, want) {
-			t.Errorf("warnings do not say %q:\n%s", want, all)
-		}
-	}
-	if strings.Contains(all, outside) {
-		t.Errorf("a warning names the link's target, not the link alone:\n%s", all)
-	}
-}
-
-func TestEveryFileReadIsBoundedNamingTheFile(t *testing.T) {
-	t.Run("captured-at", func(t *testing.T) {
-		dir := t.TempDir()
-		captureDir(t, dir)
-		// A capture time, then spaces past the bound: once silently cut.
-		at := "2026-11-29T10:23:09Z" + strings.Repeat(" ", 300) + "\n"
-		p := filepath.Join(dir, "captured-at.txt")
-		os.WriteFile(p, []byte(at), 0o600)
-		_, err := Load([]string{dir}, Options{})
-		var tl *bounded.TooLargeError
-		if !errors.As(err, &tl) || !strings.Contains(err.Error(), p+" holds more than 256 B") {
-			t.Errorf("err = %v, want one naming %s and its bound", err, p)
-		}
-	})
-	t.Run("manifest", func(t *testing.T) {
-		dir := t.TempDir()
-		captureDir(t, filepath.Join(dir, "i", "sample-1"))
-		p := filepath.Join(dir, ManifestName)
-		big := fmt.Sprintf(`{"apiVersion": %q, "kind": %q, "notes": [%q]}`, api.GroupVersion, api.KindManifest, strings.Repeat("x", MaxManifestBytes))
-		os.WriteFile(p, []byte(big), 0o600)
-		_, err := Load([]string{dir}, Options{})
-		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "more than 16 MiB") {
-			t.Errorf("err = %v, want one naming %s and its bound", err, p)
-		}
-	})
-	t.Run("APF levels, sparse 3 GiB", func(t *testing.T) {
-		dir := t.TempDir()
-		captureDir(t, dir)
-		p := filepath.Join(dir, "apf-priority-levels.txt")
-		// Valid rows up to the bound, then a hole: the bound, not the
-		// parser, must stop it.
-		rows := strings.SplitAfter(string(fixture(t, "t1", "apf-priority-levels.txt")), "\n")
-		var b bytes.Buffer
-		b.WriteString(rows[0])
-		for i := 0; b.Len() <= int(MaxFileBytes(api.FileAPFLevels)); i++ {
-			fmt.Fprintf(&b, "level-%d,%s", i, strings.SplitN(rows[1], ",", 2)[1])
-		}
-		os.WriteFile(p, b.Bytes(), 0o600)
-		if err := os.Truncate(p, 3<<30); err != nil {
-			t.Fatal(err)
-		}
-		_, err := Load([]string{dir}, Options{})
-		if err == nil || !strings.Contains(err.Error(), p+" holds more than 1 MiB") {
-			t.Errorf("err = %v, want one naming %s and its bound", err, p)
-		}
-	})
-}
-
-func TestWalkWarningsAreSummarisedAfterAFewOfAKind(t *testing.T) {
-	dir := t.TempDir()
-	sample := filepath.Join(dir, "i", "sample-1")
-	captureDir(t, sample)
-	for i := range 2000 {
-		os.WriteFile(filepath.Join(sample, fmt.Sprintf("stray-%04d.txt", i)), []byte("not evidence\n"), 0o600)
-	}
-	l, err := Load([]string{dir}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
-		"skipped " + filepath.Join(sample, "stray-0000.txt") + `: unrecognized content: line 1 "not evidence" is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version, a capture time or an execution trace`,
-		"skipped " + filepath.Join(sample, "stray-0001.txt") + `: unrecognized content: line 1 "not evidence" is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version, a capture time or an execution trace`,
-		"skipped " + filepath.Join(sample, "stray-0002.txt") + `: unrecognized content: line 1 "not evidence" is not a goroutine dump (debug=1 or 2), an APF dump, /metrics, /version, a capture time or an execution trace`,
-		"and 1997 more like it",
-	}
-	if diff := cmp.Diff(want, l.Warnings[:min(len(l.Warnings), len(want))]); diff != "" {
-		t.Errorf("warnings (-want +got):\n%s", diff)
-	}
-	if len(l.Warnings) > 10 {
-		t.Errorf("%d warnings for 2000 stray files", len(l.Warnings))
-	}
-}
-
-// TestDumpBoundIsAnOption: Options.MaxDumpBytes bounds a debug=2 dump in
-// place of the default, and the refusal says how to raise it; a raised
-// bound reads the dump whole.
-func TestDumpBoundIsAnOption(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "goroutine-debug2.txt")
-	dump := fixture(t, "t1", "goroutine-debug2.txt") // 2.0 MiB
-	if err := os.WriteFile(p, dump, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Load([]string{dir}, Options{MaxDumpBytes: 1 << 20, MaxDumpSource: "--max-dump-size"})
-	var tl *bounded.TooLargeError
-	want := p + " holds more than 1 MiB, the most a goroutine-debug2 file may hold (raise the bound with --max-dump-size)"
-	if !errors.As(err, &tl) || err.Error() != want {
-		t.Errorf("err = %v, want %q", err, want)
-	}
-	l, err := Load([]string{dir}, Options{MaxDumpBytes: int64(len(dump))})
-	if err != nil {
-		t.Fatalf("a dump of exactly the bound: %v", err)
-	}
-	if d := l.Captures[0].Dump; d == nil || d.Goroutines == 0 || d.Partial != "" {
-		t.Errorf("the dump read at its bound: %+v, want every goroutine", d)
 	}
 }

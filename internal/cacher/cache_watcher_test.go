@@ -198,47 +198,6 @@ func TestDispatcherClosesWatchers(t *testing.T) {
 	}
 }
 
-// TestBookmarkCadence checks when a watch-list watcher gets the bookmark
-// it waits for on a clock stepped in ticks: at the first tick at or after
-// each 1.125 s period, the period restarting at the tick it fired on. Those
-// are the ticks upstream's 1-1.25 s jittered timer fires on for any draw,
-// for every tick below whose multiples none falls strictly between 1 s and
-// 1.25 s.
-func TestBookmarkCadence(t *testing.T) {
-	tests := []struct {
-		tick time.Duration
-		// start is how long the clock runs before the watch starts.
-		start time.Duration
-		want  time.Duration // when the bookmark reached the input
-	}{
-		{tick: time.Second, want: 2 * time.Second},
-		{tick: time.Second, start: time.Second, want: 2 * time.Second},
-		{tick: time.Second, start: 2 * time.Second, want: 4 * time.Second},
-		{tick: time.Second, start: 3 * time.Second, want: 4 * time.Second},
-		{tick: 500 * time.Millisecond, want: 1500 * time.Millisecond},
-		{tick: 500 * time.Millisecond, start: 1500 * time.Millisecond, want: 3 * time.Second},
-		{tick: 250 * time.Millisecond, want: 1250 * time.Millisecond},
-		{tick: 2 * time.Second, want: 2 * time.Second},
-	}
-	for _, tt := range tests {
-		f := newFixture(t, 0, objects("ns", 40, 1000, 100))
-		for f.clock.Since(epoch) < tt.start {
-			f.advance(tt.tick)
-		}
-		cs := f.watch(WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true})
-		var got time.Duration
-		for got == 0 && f.clock.Since(epoch) < 10*time.Second {
-			f.advance(tt.tick)
-			if cs.w.(*cacheWatcher).wasBookmarkAfterRvReceived() {
-				got = f.clock.Since(epoch)
-			}
-		}
-		if got != tt.want {
-			t.Errorf("tick %v, watch started at %v: bookmark at %v, want %v", tt.tick, tt.start, got, tt.want)
-		}
-	}
-}
-
 // TestInitialEventsEndBookmark checks what a watch-list client gets: the
 // initial events, then one bookmark annotated as their end, then changes;
 // and that a legacy watch gets no such bookmark.

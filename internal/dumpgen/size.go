@@ -8,7 +8,7 @@ import (
 
 // ParseSize reads a dump size in goroutines: "10000", "100k" or "1M".
 func ParseSize(s string) (int, error) {
-	mult := 1
+	mult, in := 1, s
 	switch {
 	case strings.HasSuffix(s, "k"):
 		mult, s = 1000, strings.TrimSuffix(s, "k")
@@ -17,7 +17,7 @@ func ParseSize(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("bad size %q: use a number of goroutines like 10000, 100k or 1M", s)
+		return 0, fmt.Errorf("bad size %q: use a number of goroutines like 10000, 100k or 1M", in)
 	}
 	return n * mult, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,50 +16,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
-
-func TestPinnedConfigVerifiesTheKubeconfigHostName(t *testing.T) {
-	base := &rest.Config{Host: "https://api.example.com:6443", BearerToken: "t"}
-	c, err := pinnedConfig(base, Instance{Name: "10.0.0.7:6443", Address: "10.0.0.7:6443", Pinned: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Host != "https://10.0.0.7:6443" || c.TLSClientConfig.ServerName != "api.example.com" || c.BearerToken != "t" {
-		t.Errorf("pinned config: host %q, server name %q, token %q", c.Host, c.TLSClientConfig.ServerName, c.BearerToken)
-	}
-	if base.Host != "https://api.example.com:6443" || base.TLSClientConfig.ServerName != "" {
-		t.Error("pinnedConfig changed the base config")
-	}
-	un, _ := pinnedConfig(base, Instance{Name: "api.example.com:6443"})
-	if un.Host != base.Host {
-		t.Errorf("an unpinned instance must keep the kubeconfig host, got %q", un.Host)
-	}
-}
-
-func TestStatusErrors(t *testing.T) {
-	forbidden := `{"kind":"Status","message":"forbidden: User \"x\" cannot get path \"/debug/pprof/goroutine\""}`
-	for _, tc := range []struct {
-		status int
-		path   string
-		body   string
-		want   string
-	}{
-		{403, "/debug/pprof/goroutine", forbidden, `GET /debug/pprof/goroutine forbidden: missing RBAC rule nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"] (forbidden: User "x"`},
-		{403, "/metrics", "", `missing RBAC rule nonResourceURLs: ["/metrics"], verbs: ["get"]`},
-		{404, "/debug/pprof/goroutine", "404 page not found", "profiling is disabled on this API server (--profiling=false)"},
-		{404, "/debug/api_priority_and_fairness/dump_requests", "", "API Priority and Fairness is disabled"},
-		{401, "/metrics", "", "the credentials of the kubeconfig were rejected"},
-		{503, "/metrics", "<html>\nbusy", "HTTP 503: an HTML page, not a Kubernetes API answer"},
-		{429, "/debug/pprof/goroutine", "Too many requests, please try again later.\n", "HTTP 429: API Priority and Fairness is rejecting requests at this priority level"},
-	} {
-		err := statusError("inst", tc.path, tc.status, []byte(tc.body))
-		if !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%d %s: %v, want %q", tc.status, tc.path, err, tc.want)
-		}
-		if IsForbidden(err) != (tc.status == 403) {
-			t.Errorf("%d: IsForbidden = %v", tc.status, IsForbidden(err))
-		}
-	}
-}
 
 // recorder is a Target that keeps what it is handed.
 type recorder struct{ kinds []string }
@@ -159,37 +114,6 @@ func TestRunCanceledWhileWaitingForTheNextSample(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Run = %v, want context.Canceled", err)
-	}
-}
-
-func TestMaxGoroutinesHoldsWhenMetricsCannotBeRead(t *testing.T) {
-	s := fakeapiserver.Start(t, golden.Fixture("t2"))
-	s.FailMetrics = true
-	clk := testingclock.NewFakeClock(time.Now())
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
-	res, err := Run(context.Background(), cfg, &recorder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range s.Requests() {
-		if strings.HasPrefix(p, "/debug/pprof/goroutine?debug=2") {
-			t.Errorf("the dump was taken although go_goroutines is unknown: %s", p)
-		}
-	}
-	var le *GoroutineLimitError
-	if errs := res.Instances[0].Errors; len(errs) < 2 || !errors.As(errs[1], &le) {
-		t.Errorf("errors = %v, want a *GoroutineLimitError second", errs)
-	}
-	cfg.Force = true
-	if _, err := Run(context.Background(), cfg, &recorder{}); err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, p := range s.Requests() {
-		found = found || strings.HasPrefix(p, "/debug/pprof/goroutine?debug=2")
-	}
-	if !found {
-		t.Error("--force did not take the dump")
 	}
 }
 

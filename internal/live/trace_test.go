@@ -17,7 +17,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
-	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	pkgtrace "github.com/watch-doctor/watch-doctor/pkg/trace"
 )
@@ -144,28 +143,6 @@ func TestTraceFallbacks(t *testing.T) {
 func is[T error](err error) bool {
 	var target T
 	return errors.As(err, &target)
-}
-
-// The trace stops early only when at least as many initial-phase watchers
-// as sample A counted were seen, and every one of them moved.
-func TestStopWhenAllProgressed(t *testing.T) {
-	tests := []struct {
-		min                 int
-		initial, progressed int
-		want                bool
-	}{
-		{2, 2, 2, true},
-		{2, 2, 1, false},
-		{2, 1, 1, false},
-		{0, 0, 0, false},
-		{0, 3, 3, true},
-	}
-	for _, tt := range tests {
-		got := stopWhenAllProgressed(tt.min)(watches.TraceProgress{Initial: tt.initial, Progressed: tt.progressed})
-		if got != tt.want {
-			t.Errorf("min %d, %d initial, %d progressed: stop %v, want %v", tt.min, tt.initial, tt.progressed, got, tt.want)
-		}
-	}
 }
 
 func TestGoAtLeast122(t *testing.T) {

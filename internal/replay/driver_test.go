@@ -5,69 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/watch"
-	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/cacher"
-	"github.com/watch-doctor/watch-doctor/internal/english"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
-
-// TestRequestEnds covers the ways a request ends from the client's side:
-// a client that disconnects frees its watcher in every column; a request
-// timeout frees it only when the handler is between two writes, as the
-// API server's handler only watches its timeout there
-// (endpoints/handlers/watch.go:423-441): a handler blocked writing to a
-// client that stopped reading never sees it.
-func TestRequestEnds(t *testing.T) {
-	sc, err := Parse(strings.NewReader(`
-name: request-ends
-duration: 3m
-resources:
-- name: pods
-  objects:
-  - {namespace: ns, count: 400, bytes: 20Ki}
-clients:
-- name: leaves
-  model: disconnects-after 30s
-  namespace: ns
-- name: stuck-with-timeout
-  model: stops-after 1
-  namespace: ns
-  timeout: 60s
-- name: healthy-with-timeout
-  model: healthy
-  namespace: ns
-  timeout: 60s
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), sc, []Backend{NewOurs(api.ColumnUnpatched, 0)}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range res.Columns[0].Clients {
-		s := c.Name + "=" + string(c.Outcome)
-		if c.DisconnectedAtSeconds != nil {
-			s += "@" + english.Number(*c.DisconnectedAtSeconds)
-		}
-		got = append(got, s)
-	}
-	want := []string{"leaves=disconnected@30", "stuck-with-timeout=blocked", "healthy-with-timeout=disconnected@60"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	if n := res.Columns[0].WatcherGoroutines; n != 1 {
-		t.Errorf("watcher goroutines alive at the end: %d, want 1 (the stuck one)", n)
-	}
-}
 
 // TestHealthyClientsKeepUp: clients that read everything complete at 11,
 // 20 and 60 changes a second, in internal/cacher's columns (the differential
@@ -163,51 +107,5 @@ clients: [{name: c, model: healthy}]
 	}
 	if b.applies != 1 {
 		t.Errorf("%d applies, want 1: no retry", b.applies)
-	}
-}
-
-// TestBudgetLeavesReplayClock: when the dispatcher waits out its time
-// budget on a watcher whose input is full, Settle steps the backend's
-// budget clock; the replay clock, which every other timer and timestamp
-// uses, does not move.
-func TestBudgetLeavesReplayClock(t *testing.T) {
-	clk := testingclock.NewFakeClock(Epoch())
-	o := NewOurs(api.ColumnUnpatched, 0)
-	objs := []*cacher.Object{{Namespace: "ns", Name: "a", ResourceVersion: 100, Size: 10}}
-	if err := o.Start([]ResourceState{{Name: "pods", Objects: objs, ResourceVersion: 100}}, clk); err != nil {
-		t.Fatal(err)
-	}
-	defer o.Stop()
-	ctx := context.Background()
-	all := func() bool { return true }
-	no := false
-	var received atomic.Int64
-	w, err := o.Watch(ctx, WatchRequest{Resource: "pods", Namespace: "ns", SendInitialEvents: &no, Received: &received})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	if err := o.Settle(ctx, all); err != nil {
-		t.Fatal(err)
-	}
-	clk.Step(10 * time.Second) // some budget to wait with
-	// Nobody reads: 10 changes fill result, 10 the input, the next one
-	// makes the dispatcher wait out its budget and close the watcher.
-	for rv := uint64(101); rv <= 125; rv++ {
-		if err := o.Apply("pods", watch.Modified, &cacher.Object{Namespace: "ns", Name: "a", ResourceVersion: rv, Size: 10}); err != nil {
-			t.Fatal(err)
-		}
-		if err := o.Settle(ctx, all); err != nil {
-			t.Fatal(err)
-		}
-		if got := clk.Now(); !got.Equal(Epoch().Add(10 * time.Second)) {
-			t.Fatalf("after change %d the replay clock reads %v, want %v", rv, got, Epoch().Add(10*time.Second))
-		}
-	}
-	if got := o.Counters()[0].TerminatedWatchers; got != 1 {
-		t.Errorf("%d watchers closed by the dispatcher, want 1", got)
-	}
-	if got, want := o.budget.Now(), Epoch().Add(10*time.Second+100*time.Millisecond); !got.Equal(want) {
-		t.Errorf("budget clock at %v, want %v (the replay's 10 s, then the full 100 ms budget waited)", got, want)
 	}
 }

@@ -78,31 +78,3 @@ func TestParseScenarioDefaults(t *testing.T) {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 }
-
-func TestBuiltinsParseAndRoundTrip(t *testing.T) {
-	names := BuiltinNames()
-	want := []string{"client-stacks", "half-window-client", "issue-131721", "issue-137631", "slow-but-progressing", "streaming-stall"}
-	if diff := cmp.Diff(want, names); diff != "" {
-		t.Fatalf("built-ins (-want +got):\n%s", diff)
-	}
-	for _, n := range names {
-		sc, err := Builtin(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := sc.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		again, err := Parse(strings.NewReader(string(b)))
-		if err != nil {
-			t.Fatalf("%s: marshalled scenario does not parse: %v\n%s", n, err, b)
-		}
-		if diff := cmp.Diff(sc, again); diff != "" {
-			t.Errorf("%s: round trip (-want +got):\n%s", n, diff)
-		}
-	}
-	if _, err := Builtin("nope"); err == nil || !strings.Contains(err.Error(), `unknown scenario "nope": use one of client-stacks, half-window-client,`) {
-		t.Errorf("unknown built-in: %v", err)
-	}
-}

@@ -53,27 +53,6 @@ func TestParseRequests(t *testing.T) {
 	}
 }
 
-func TestRequestExecutingSeats(t *testing.T) {
-	tests := []struct {
-		row       reqRow
-		executing bool
-		seats     int
-	}{
-		{exemptRow, true, 1},
-		{slowRow, true, 1},
-		{waitingRow, false, 8},
-		{subresourceRow, true, 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.row.pl, func(t *testing.T) {
-			r := tt.row.want(v037, true, 2)
-			if r.Executing() != tt.executing || r.Seats() != tt.seats {
-				t.Errorf("Executing() %v, Seats() %d; want %v, %d", r.Executing(), r.Seats(), tt.executing, tt.seats)
-			}
-		})
-	}
-}
-
 // TestParseRequestsCommas covers values holding commas, which split into
 // extra cells and are put back by anchoring on the cells of fixed form.
 func TestParseRequestsCommas(t *testing.T) {

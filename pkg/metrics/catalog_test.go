@@ -167,37 +167,3 @@ func TestVariantIn(t *testing.T) {
 		})
 	}
 }
-
-func TestParseRelease(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    Release
-		wantErr string
-	}{
-		{in: "1.33", want: Release{1, 33}},
-		{in: "v1.37.2", want: Release{1, 37}},
-		{in: "v1.30.14-eks-1a2b3c", want: Release{1, 30}},
-		{in: "1.31+", want: Release{1, 31}},
-		{in: "", wantErr: `invalid Kubernetes version "": want MAJOR.MINOR, like 1.33 or v1.33.2`},
-		{in: "v1", wantErr: `invalid Kubernetes version "v1": want MAJOR.MINOR, like 1.33 or v1.33.2`},
-		{in: "x.33", wantErr: `invalid Kubernetes version "x.33": major "x" is not a small number`},
-		{in: "1.y", wantErr: `invalid Kubernetes version "1.y": minor "y" is not a small number`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseRelease(tt.in)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("ParseRelease(%q) error = %v, want %q", tt.in, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.want {
-				t.Errorf("ParseRelease(%q) = %v, want %v", tt.in, got, tt.want)
-			}
-		})
-	}
-}

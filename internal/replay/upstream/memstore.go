@@ -24,9 +24,10 @@ import (
 // Watch from a resource version with progress notifications,
 // GetCurrentResourceVersion, RequestWatchProgress, CompactRevision) and
 // what upstream's storage behaviour tests need to set themselves up
-// (Create, Get, GuaranteedUpdate, Delete); memstore_test.go runs those
-// tests (k8s.io/apiserver/pkg/storage/testing) against it. TTLs and
-// transformers are not modelled.
+// (Create, Get, GuaranteedUpdate, Delete); memstore_test.go and, for the
+// watch cases, memwatch_test.go run those tests
+// (k8s.io/apiserver/pkg/storage/testing) against it. TTLs and transformers
+// are not modelled.
 //
 // Safe for concurrent use: mu guards everything but the watchers' queues,
 // which each watcher guards itself.

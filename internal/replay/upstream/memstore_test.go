@@ -46,11 +46,25 @@ func noKeyValidation(ctx context.Context, t *testing.T, key string) {}
 
 func noCallsValidation(t *testing.T, pageSize, estimatedProcessedObjects uint64) {}
 
+// storageTest is one of upstream's storage behaviour tests, run on a
+// fresh MemStore.
+type storageTest struct {
+	name string
+	run  func(ctx context.Context, t *testing.T, s *MemStore)
+}
+
+func runStorageTests(t *testing.T, tests []storageTest) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, s := newTestStore(t)
+			tt.run(ctx, t, s)
+		})
+	}
+}
+
 func TestUpstreamStorageBehaviour(t *testing.T) {
-	tests := []struct {
-		name string
-		run  func(ctx context.Context, t *testing.T, s *MemStore)
-	}{
+	tests := []storageTest{
 		{"Create", func(ctx context.Context, t *testing.T, s *MemStore) {
 			storagetesting.RunTestCreate(ctx, t, s, noKeyValidation)
 		}},
@@ -119,39 +133,6 @@ func TestUpstreamStorageBehaviour(t *testing.T) {
 		{"CompactRevision", func(ctx context.Context, t *testing.T, s *MemStore) {
 			storagetesting.RunTestCompactRevision(ctx, t, s, increaseRV(s), compaction(s))
 		}},
-		{"Watch", func(ctx context.Context, t *testing.T, s *MemStore) { storagetesting.RunTestWatch(ctx, t, s) }},
-		{"ClusterScopedWatch", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestClusterScopedWatch(ctx, t, s)
-		}},
-		{"NamespaceScopedWatch", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestNamespaceScopedWatch(ctx, t, s)
-		}},
-		{"DeleteTriggerWatch", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestDeleteTriggerWatch(ctx, t, s)
-		}},
-		{"WatchFromZero", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestWatchFromZero(ctx, t, s, compaction(s))
-		}},
-		{"WatchFromNonZero", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestWatchFromNonZero(ctx, t, s)
-		}},
-		{"WatchContextCancel", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestWatchContextCancel(ctx, t, s)
-		}},
-		{"WatchDeleteEventObjectHaveLatestRV", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunTestWatchDeleteEventObjectHaveLatestRV(ctx, t, s)
-		}},
-		{"ProgressNotify", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunOptionalTestProgressNotify(ctx, t, s, increaseRV(s))
-		}},
-		{"SendInitialEventsBackwardCompatibility", func(ctx context.Context, t *testing.T, s *MemStore) {
-			storagetesting.RunSendInitialEventsBackwardCompatibility(ctx, t, s)
-		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx, s := newTestStore(t)
-			tt.run(ctx, t, s)
-		})
-	}
+	runStorageTests(t, tests)
 }

@@ -1,0 +1,35 @@
+package dumpgen_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
+)
+
+// TestWriteAPFRequests: pkg/apf reads the table back as n executing pod
+// watches, one user each, a millisecond apart from first.
+func TestWriteAPFRequests(t *testing.T) {
+	first := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	if err := dumpgen.WriteAPFRequests(&b, 3, first); err != nil {
+		t.Fatal(err)
+	}
+	rq, err := apf.ParseRequests(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rq.Requests) != 3 || len(rq.Skipped) != 0 {
+		t.Fatalf("%d requests, %d skipped; want 3, 0", len(rq.Requests), len(rq.Skipped))
+	}
+	for i, r := range rq.Requests {
+		want := fmt.Sprintf("client-%d watch /api/v1/namespaces/ns-%d/pods pods %v executing %v seats 1", i, i, first.Add(time.Duration(i)*time.Millisecond), true)
+		got := fmt.Sprintf("%s %s %s %s %v executing %v seats %d", r.User, r.Verb, r.Path, r.Resource, r.StartTime, r.Executing(), r.Seats())
+		if got != want {
+			t.Errorf("request %d: %s\nwant %s", i, got, want)
+		}
+	}
+}

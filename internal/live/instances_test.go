@@ -1,0 +1,83 @@
+package live
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"k8s.io/client-go/rest"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+func TestPinnedConfigVerifiesTheKubeconfigHostName(t *testing.T) {
+	base := &rest.Config{Host: "https://api.example.com:6443", BearerToken: "t"}
+	c, err := pinnedConfig(base, Instance{Name: "10.0.0.7:6443", Address: "10.0.0.7:6443", Pinned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Host != "https://10.0.0.7:6443" || c.TLSClientConfig.ServerName != "api.example.com" || c.BearerToken != "t" {
+		t.Errorf("pinned config: host %q, server name %q, token %q", c.Host, c.TLSClientConfig.ServerName, c.BearerToken)
+	}
+	if base.Host != "https://api.example.com:6443" || base.TLSClientConfig.ServerName != "" {
+		t.Error("pinnedConfig changed the base config")
+	}
+	un, _ := pinnedConfig(base, Instance{Name: "api.example.com:6443"})
+	if un.Host != base.Host {
+		t.Errorf("an unpinned instance must keep the kubeconfig host, got %q", un.Host)
+	}
+}
+
+// When no listed instance answers on its own address (behind a load
+// balancer, the addresses are often private), Run reads through the
+// kubeconfig host, says so, and notices when one sample's fetches reached
+// two processes; the note points at the caller's way to pin instances.
+func TestRunFallsBackThroughTheBalancer(t *testing.T) {
+	lb := fakeapiserver.Start(t, golden.Fixture("t2"))
+	lb.Endpoints = []string{"127.0.0.1:1", "127.0.0.1:2"} // nothing listens there
+	// The balancer sends the sample's /metrics and the check after it to
+	// two different processes.
+	lb.ProcessStart = []float64{1764410000, 1764420000}
+	var progress strings.Builder
+	cfg := Config{REST: restConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true,
+		Progress: &progress, Hints: Hints{APIServers: "--apiserver"}}
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Instances) != 1 {
+		t.Fatalf("instances %+v, want the kubeconfig host alone", res.Instances)
+	}
+	ir := res.Instances[0]
+	if ir.Instance.Pinned || ir.Instance.Name != lb.Address() || len(ir.Errors) != 0 {
+		t.Errorf("instance %+v, errors %v; want the unpinned kubeconfig host", ir.Instance, ir.Errors)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	for _, want := range []string{"none of the 2 API server instances is reachable directly", "reading through the kubeconfig host " + lb.Address(), "instance 127.0.0.1:1 not read directly", "instance 127.0.0.1:2 not read directly"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", res.Notes, want)
+		}
+	}
+	mixed := ir.Samples[0].Mixed
+	if !strings.Contains(mixed, "reached different API server processes (process_start_time_seconds 1764410000, then 1764420000)") || !strings.HasSuffix(mixed, "; pin instances with --apiserver") {
+		t.Errorf("sample's Mixed = %q", mixed)
+	}
+	if !strings.Contains(progress.String(), mixed) {
+		t.Errorf("progress %q does not say it", progress.String())
+	}
+
+	// Without a hint, the note ends with what was seen. The first run
+	// read /metrics three times: the sample's, the check's, and the cost
+	// read after the last fetch.
+	cfg.Hints, cfg.Progress = Hints{}, nil
+	lb.ProcessStart = []float64{1764410000, 1764420000, 1764420000, 1764410000, 1764420000}
+	res, err = Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Instances[0].Samples[0].Mixed; m == "" || strings.Contains(m, "pin instances") {
+		t.Errorf("Mixed without a hint = %q", m)
+	}
+}
