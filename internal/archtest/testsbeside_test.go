@@ -33,12 +33,6 @@ var testsBesideAllowlist = map[string]bool{
 	"internal/fakeapiserver/fakeapiserver.go": true,
 	"internal/fakeapiserver/hostile.go":       true,
 	"internal/live/sampler.go":                true,
-	"internal/watches/advice.go":              true,
-	"internal/watches/dump.go":                true,
-	"internal/watches/evidence.go":            true,
-	"internal/watches/read.go":                true,
-	"internal/watches/tracediagnose.go":       true,
-	"internal/watches/tracerefine.go":         true,
 	"pkg/trace/state.go":                      true,
 	"pkg/trace/types.go":                      true,
 }
