@@ -30,7 +30,6 @@ var testsBesideAllowlist = map[string]bool{
 	"internal/exporter/config.go":    true,
 	"internal/exporter/http.go":      true,
 	"internal/exporter/look.go":      true,
-	"internal/live/sampler.go":       true,
 	"pkg/trace/state.go":             true,
 	"pkg/trace/types.go":             true,
 }

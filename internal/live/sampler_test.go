@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,5 +134,42 @@ func TestServerURLPathPrefixIsKept(t *testing.T) {
 	r.Close()
 	if got := s.Requests(); len(got) != 1 || got[0] != "/k8s/clusters/c-abc/version" {
 		t.Errorf("requests = %q, want the prefixed path", got)
+	}
+}
+
+// TestCheckSameProcess: samples whose /metrics name another process start
+// get a note each; equal starts, and fetches without a start, get none.
+func TestCheckSameProcess(t *testing.T) {
+	sample := func(start float64) api.Sample {
+		return api.Sample{Fetches: []api.FetchInfo{{Kind: api.FileAPFRequests}, {Kind: api.FileMetrics, ProcessStartTime: start}}}
+	}
+	tests := []struct {
+		name    string
+		samples []api.Sample
+		want    []string
+	}{
+		{"one process", []api.Sample{sample(100), sample(100)}, nil},
+		{"no start read", []api.Sample{sample(0), sample(100), sample(100)}, nil},
+		{"restarted", []api.Sample{sample(100), sample(250), sample(100)}, []string{
+			"sample 2 came from a different process than sample 1 (process_start_time_seconds 100, then 250): the API server restarted, or a load balancer switched servers; samples are not compared",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ir := &InstanceResult{Samples: tc.samples}
+			checkSameProcess(ir)
+			if diff := cmp.Diff(tc.want, ir.Notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCountingReader counts every byte read through it.
+func TestCountingReader(t *testing.T) {
+	c := &countingReader{r: strings.NewReader("0123456789")}
+	b, err := io.ReadAll(c)
+	if err != nil || string(b) != "0123456789" || c.n != 10 {
+		t.Errorf("read %q (%v), counted %d; want all 10 bytes", b, err, c.n)
 	}
 }
