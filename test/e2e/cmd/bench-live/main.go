@@ -47,6 +47,7 @@ func main() {
 	flag.StringVar(&wr.plugin, "plugin", os.Getenv("WATCH_DOCTOR_BIN"), "the plugin binary, for the whole-run rows")
 	flag.StringVar(&wr.interval, "interval", "70s", "the plugin's --interval in the whole-run rows")
 	flag.StringVar(&wr.evidence, "evidence", "trace", "the plugin's --evidence in the whole-run rows")
+	flag.StringVar(&wr.keep, "keep", "", "keep each whole-run row's bundle in this directory (idle-N, idle-N-load) instead of removing it")
 	flag.Parse()
 	if *whole != "" && wr.plugin == "" {
 		fmt.Fprintln(os.Stderr, "bench-live: -whole needs -plugin or $WATCH_DOCTOR_BIN")

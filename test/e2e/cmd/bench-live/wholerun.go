@@ -35,16 +35,19 @@ type wholeRun struct {
 	plugin   string
 	interval string
 	evidence string
+	// keep, when set, is a directory the bundles are kept in (one per row,
+	// "idle-N" or "idle-N-load"), for offline work; otherwise they are
+	// removed after the row.
+	keep string
 }
 
 // wholeRow runs collect then analyze once and prints the row.
 func wholeRow(ctx context.Context, c *cluster.Cluster, wr wholeRun, admin *rest.Config, fetch, probe *http.Client, idle int, loaded bool) error {
-	dir, err := os.MkdirTemp("", "bench-live-bundle-")
+	bundle, cleanup, err := rowBundle(wr.keep, idle, loaded)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	bundle := filepath.Join(dir, "b")
+	defer cleanup()
 	g, err := goroutines(ctx, fetch, admin.Host)
 	if err != nil {
 		return err
@@ -84,6 +87,23 @@ func wholeRow(ctx context.Context, c *cluster.Cluster, wr wholeRun, admin *rest.
 	fmt.Printf("| %d | %s | %d | %s | %d, %.3f ms | %s | %s | %s, %s | %s |\n", idle, load, g, stall.Round(time.Millisecond),
 		after.count-before.count, (after.sum-before.sum)*1e3, rate, size(collect.maxRSS), an.wall.Round(10*time.Millisecond), size(an.maxRSS), verdict(an.stdout))
 	return nil
+}
+
+// rowBundle names the bundle directory of one row (collect creates it)
+// and what removes it after the row: nothing when keep is set.
+func rowBundle(keep string, idle int, loaded bool) (string, func(), error) {
+	if keep != "" {
+		name := fmt.Sprintf("idle-%d", idle)
+		if loaded {
+			name += "-load"
+		}
+		return filepath.Join(keep, name), func() {}, os.MkdirAll(keep, 0o700)
+	}
+	dir, err := os.MkdirTemp("", "bench-live-bundle-")
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(dir, "b"), func() { os.RemoveAll(dir) }, nil
 }
 
 // runStats is what one run of the plugin cost on this side.
