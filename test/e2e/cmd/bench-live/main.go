@@ -123,7 +123,7 @@ func run(levelsFlag, wholeFlag string, wr wholeRun, stuck, runs int) error {
 		return err
 	}
 	if len(wholeLevels) > 0 {
-		if err := wholeTable(ctx, env.c, wr, admin, load, fetchClient, probeClient, wholeLevels, logf); err != nil {
+		if err := wholeTable(ctx, env.c, wr, admin, load, fetchClient, probeClient, wholeLevels, env.stuckSince, logf); err != nil {
 			return err
 		}
 	}
@@ -196,6 +196,8 @@ type loaded struct {
 	// load is the watches' own client: one transport shared by all
 	// (HTTP/2, new connections as streams run out).
 	load *http.Client
+	// stuckSince is when the last stuck watch was opened.
+	stuckSince time.Time
 }
 
 func (l *loaded) stop() {
@@ -250,7 +252,7 @@ func (l *loaded) fill(ctx context.Context, stuck int) error {
 			return fmt.Errorf("stuck watch %d: %w", i, err)
 		}
 	}
-	l.admin, l.load = admin, load
+	l.admin, l.load, l.stuckSince = admin, load, time.Now()
 	return nil
 }
 
