@@ -262,6 +262,10 @@ func (s *state) finish(cr *countingReader, fault error) (*Summary, error) {
 		err = &LimitError{Source: s.opts.Source, Limit: cr.limit}
 	case fault != nil && errors.Is(fault, errLimit):
 		err = &LimitError{Source: s.opts.Source, Limit: cr.limit}
+	case cr.err != nil:
+		// The stream failed: its own error says why, the decoder's only
+		// that a batch was short.
+		err = &TruncatedError{Source: s.opts.Source, Bytes: cr.n, Generations: sum.Generations, Err: cr.err}
 	case fault != nil:
 		err = &TruncatedError{Source: s.opts.Source, Bytes: cr.n, Generations: sum.Generations, Err: fault}
 	}
