@@ -166,6 +166,7 @@ func keepTraceStack(stack []trace.Frame) bool {
 	return keepClass(classifyTraceStack(stack))
 }
 
+// keepClass says whether a classified stack is one keepTraceStack keeps.
 func keepClass(c TraceGoroutine) bool {
 	switch c.Class {
 	case TraceWatcher:
