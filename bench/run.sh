@@ -40,9 +40,9 @@ go build -trimpath -o "$out/bin/kubectl-watch_doctor" ./cmd/kubectl-watch_doctor
 go build -trimpath -o "$out/bin/wdbench" ./bench/cmd/wdbench
 (cd bench/peers && go build -trimpath -o "$out/bin/peers" .)
 
-step "stage benchmarks: pkg/stacks (parse), internal/watches (classify, link), internal/diagnosis (diagnose), internal/bundle (streaming read), internal/report (render)"
+step "stage benchmarks: pkg/stacks (parse), pkg/trace (execution traces), internal/watches (classify, link, ReadTrace), internal/diagnosis (diagnose), internal/bundle (streaming read), internal/report (render)"
 go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" \
-  ./pkg/stacks ./internal/watches ./internal/diagnosis ./internal/bundle ./internal/report
+  ./pkg/stacks ./pkg/trace ./internal/watches ./internal/diagnosis ./internal/bundle ./internal/report
 
 step "replay: one virtual hour of issue-137631 at 1000 clients and 20000 objects (internal/cacher, unpatched and pr141899)"
 go test -run '^$' -bench '^BenchmarkIssue137631Hour$' -benchtime 1x -benchmem ./internal/replay

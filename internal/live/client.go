@@ -91,7 +91,13 @@ func (c *client) Get(ctx context.Context, pathAndQuery string) (*response, error
 	} else {
 		cctx, cancel = context.WithCancel(ctx)
 	}
-	req, err := http.NewRequestWithContext(withLimit(cctx, limitFor(ref.Path, ref.Query())), http.MethodGet, u.String(), nil)
+	// A bound the caller set wins over the path's: the trace's is its
+	// budget (tracefetch.go), above the 64 MiB of the other profiles.
+	lctx := cctx
+	if _, set := ctx.Value(limitKey{}).(int64); !set {
+		lctx = withLimit(cctx, limitFor(ref.Path, ref.Query()))
+	}
+	req, err := http.NewRequestWithContext(lctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		cancel()
 		return nil, err

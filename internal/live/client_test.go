@@ -221,3 +221,40 @@ func TestClientCanceled(t *testing.T) {
 		t.Errorf("err = %v, want context.Canceled and no timeout", err)
 	}
 }
+
+// The bound of an answer is the path's unless the caller set one: the
+// execution trace's is its byte budget, above the 64 MiB that bounds the
+// other /debug/pprof/ answers (a 70 s trace of a server of 5,000 idle
+// watches under request load is 64 MiB and more: it was cut there).
+func TestClientGetCallerBoundWins(t *testing.T) {
+	const body = 100 << 10 // over /version's 64 KiB
+	_, c := plainServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(strings.Repeat("x", body)))
+	})
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		wantErr bool
+	}{
+		{"the path's bound", context.Background(), true},
+		{"the caller's bound above it", withLimit(context.Background(), 1<<20), false},
+		{"the caller's bound below the body", withLimit(context.Background(), 10<<10), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := c.Get(tt.ctx, "/version")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Close()
+			n, err := io.Copy(io.Discard, resp.Body)
+			var tl *TooLargeError
+			if got := errors.As(err, &tl); got != tt.wantErr {
+				t.Errorf("read %d bytes, err %v: want a *TooLargeError %v", n, err, tt.wantErr)
+			}
+			if !tt.wantErr && n != body {
+				t.Errorf("read %d bytes, want the whole %d", n, body)
+			}
+		})
+	}
+}

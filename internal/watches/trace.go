@@ -100,12 +100,13 @@ type TraceProgress struct {
 // parser's error (a *trace.TruncatedError or *trace.LimitError), which the
 // caller may report as a note; a stream that is not a trace returns nil.
 func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, error) {
-	popts := trace.Options{Source: opts.Source, MaxBytes: opts.MaxBytes, Keep: keepTraceStack}
+	var cl traceClassifier
+	popts := trace.Options{Source: opts.Source, MaxBytes: opts.MaxBytes, Keep: cl.keep}
 	if opts.Progress != nil {
 		popts.Progress = func(p trace.Progress) bool {
 			tp := TraceProgress{Window: p.Window, Bytes: p.Bytes}
 			for _, g := range p.Goroutines {
-				if c := classifyTraceStack(g.Stack); c.Class == TraceWatcher && c.Phase == api.PhaseInitial {
+				if c := cl.classify(g.Stack); c.Class == TraceWatcher && c.Phase == api.PhaseInitial {
 					tp.Initial++
 					if g.Transitions > 0 {
 						tp.Progressed++
@@ -124,7 +125,7 @@ func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, error) {
 		Truncated: sum.Truncated, StoppedEarly: sum.StoppedEarly, Why: sum.Why, Dropped: sum.DroppedGoroutines,
 	}
 	for _, g := range sum.Goroutines {
-		c := classifyTraceStack(g.Stack)
+		c := cl.classify(g.Stack)
 		if c.Class == "" {
 			continue
 		}
@@ -137,13 +138,36 @@ func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, error) {
 	return t, err
 }
 
+// traceClassifier classifies trace stacks with one frame buffer reused
+// from call to call: the parser asks Keep about every distinct stack of
+// every generation (about a second each), most of them not on the watch
+// path. Not safe for concurrent use.
+type traceClassifier struct {
+	frames []stacks.Frame
+}
+
+// classify is classifyTraceStack through the reused buffer.
+func (cl *traceClassifier) classify(stack []trace.Frame) TraceGoroutine {
+	cl.frames = toStackFrames(cl.frames[:0], stack)
+	return classifyTraceFrames(cl.frames)
+}
+
+// keep is the parser's Keep: keepTraceStack through the reused buffer.
+func (cl *traceClassifier) keep(stack []trace.Frame) bool {
+	return keepClass(cl.classify(stack))
+}
+
 // keepTraceStack is the parser's Keep: initial-phase watchers, watch
 // handlers blocked writing to their client, APF waits for
 // WatchInitialized, and watch requests waiting for their watch cache.
 // Streaming watchers and idle handlers are not kept: a server of 10,000
 // idle watches would otherwise keep 20,000 goroutines.
 func keepTraceStack(stack []trace.Frame) bool {
-	c := classifyTraceStack(stack)
+	return keepClass(classifyTraceStack(stack))
+}
+
+// keepClass says whether a classified stack is one keepTraceStack keeps.
+func keepClass(c TraceGoroutine) bool {
 	switch c.Class {
 	case TraceWatcher:
 		return c.Phase == api.PhaseInitial
@@ -156,10 +180,19 @@ func keepTraceStack(stack []trace.Frame) bool {
 // classifyTraceStack classifies one trace stack with the dump's frame
 // rules (classifyFrames); the cache waits are the trace's own.
 func classifyTraceStack(stack []trace.Frame) TraceGoroutine {
-	frames := make([]stacks.Frame, len(stack))
-	for i, f := range stack {
-		frames[i] = stacks.Frame{Func: f.Func, File: f.File, Line: f.Line}
+	return classifyTraceFrames(toStackFrames(make([]stacks.Frame, 0, len(stack)), stack))
+}
+
+// toStackFrames appends stack to dst as the dump's frames.
+func toStackFrames(dst []stacks.Frame, stack []trace.Frame) []stacks.Frame {
+	for _, f := range stack {
+		dst = append(dst, stacks.Frame{Func: f.Func, File: f.File, Line: f.Line})
 	}
+	return dst
+}
+
+// classifyTraceFrames classifies a trace stack converted to the dump's frames.
+func classifyTraceFrames(frames []stacks.Frame) TraceGoroutine {
 	var c TraceGoroutine
 	switch fc := classifyFrames(frames); fc.kind {
 	case frameWatcher:

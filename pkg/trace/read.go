@@ -93,10 +93,14 @@ func checkHeader(br *bufio.Reader, source string) (string, error) {
 }
 
 // countingReader counts the bytes read and refuses to read past limit.
+// err keeps the first error of r other than io.EOF: the decoder reports a
+// stream that fails mid-batch as its own "failed to read full batch",
+// without the cause (a transport's bound, a reset connection).
 type countingReader struct {
 	r        io.Reader
 	n, limit int64
 	exceeded bool
+	err      error
 }
 
 var errLimit = errors.New("byte limit reached")
@@ -115,6 +119,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	}
 	k, err := c.r.Read(p)
 	c.n += int64(k)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
 	return k, err
 }
 

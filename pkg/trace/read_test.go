@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"runtime"
 	rtrace "runtime/trace"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -202,6 +204,7 @@ func TestReadFaults(t *testing.T) {
 	}{
 		{"over the byte bound", data, trace.Options{Source: "big", MaxBytes: int64(len(data) / 2)}, func(e error) bool { return errors.As(e, &limit) }, false, `"big" exceeds`},
 		{"cut in half", data[:len(data)/2], trace.Options{Source: "half"}, func(e error) bool { return errors.As(e, &cut) }, false, `"half" cut short`},
+		{"stream failing mid-batch", nil, trace.Options{Source: "reset"}, func(e error) bool { return errors.As(e, &cut) && errors.Is(e, errReset) }, false, `"reset" cut short after 4000 bytes (0 complete generations): connection reset`},
 		{"empty", nil, trace.Options{Source: "empty"}, func(e error) bool { return errors.As(e, &version) }, true, `"empty" is not`},
 		{"old version", append([]byte("go 1.21 trace\x00\x00\x00"), data[16:]...), trace.Options{Source: "old"}, func(e error) bool { return errors.As(e, &version) }, true, `"old" is not a Go 1.22`},
 		{"not a trace", []byte("goroutine 1 [running]:\nmain.main()\n"), trace.Options{Source: "dump"}, func(e error) bool { return errors.As(e, &version) }, true, `"dump" is not`},
@@ -209,7 +212,13 @@ func TestReadFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sum, err := trace.Read(bytes.NewReader(tt.in), tt.opts)
+			var r io.Reader = bytes.NewReader(tt.in)
+			if tt.in == nil && tt.opts.Source == "reset" {
+				// The transport fails inside the first generation: the
+				// error names its cause, not only the decoder's short batch.
+				r = io.MultiReader(bytes.NewReader(data[:4000]), iotest.ErrReader(errReset))
+			}
+			sum, err := trace.Read(r, tt.opts)
 			if err == nil || !tt.is(err) || !strings.Contains(err.Error(), tt.inText) {
 				t.Fatalf("error %v (%T), want one containing %q", err, err, tt.inText)
 			}
@@ -222,6 +231,8 @@ func TestReadFaults(t *testing.T) {
 		})
 	}
 }
+
+var errReset = errors.New("connection reset")
 
 func TestReadStopsEarly(t *testing.T) {
 	st := newSelfTrace(t)

@@ -75,7 +75,13 @@ func (s *state) event(ev *xtrace.Event, bytes int64) bool {
 			c := *sync.ClockSnapshot
 			s.clock = &c
 		}
-		clear(s.keepCache) // stacks are per generation
+		// Stacks are per generation: forget the last one's, so that no
+		// kept goroutine holds its tables (an exited one would hold them
+		// to the end).
+		clear(s.keepCache)
+		for _, tg := range s.kept {
+			tg.stack = xtrace.NoStack
+		}
 		s.genStart = t
 		if sync.N > 1 {
 			s.sum.Generations++
@@ -134,13 +140,8 @@ func (s *state) admit(id int64, st *xtrace.StateTransition, t xtrace.Time, from,
 		return nil
 	}
 	keep, seen := s.keepCache[st.Stack]
-	var frames []Frame
-	var cut bool
-	if !seen || keep {
-		frames, cut = s.frames(st.Stack, nil)
-	}
 	if !seen {
-		keep = s.opts.Keep == nil || s.opts.Keep(frames)
+		keep = s.opts.Keep == nil || s.opts.Keep(s.scratch(st.Stack))
 		s.keepCache[st.Stack] = keep
 	}
 	if !keep {
@@ -152,6 +153,7 @@ func (s *state) admit(id int64, st *xtrace.StateTransition, t xtrace.Time, from,
 		}
 		return nil
 	}
+	frames, cut := s.frames(st.Stack, nil)
 	// A status that is no change proves the state since the generation
 	// began: the runtime writes a goroutine's status before its first
 	// event in a generation, or, for one with no event in it, when the
@@ -182,6 +184,21 @@ func (s *state) frames(stk xtrace.Stack, dst []Frame) (out []Frame, cut bool) {
 		dst = append(dst, Frame{Func: s.intern(f.Func), File: s.intern(f.File), Line: int(f.Line)})
 	}
 	return dst, false
+}
+
+// scratch converts a stack for Keep into a buffer reused from call to
+// call, cut to MaxFrames like frames, with the names as the decoder holds
+// them (valid while its generation is): asking about a stack that is not
+// kept allocates nothing.
+func (s *state) scratch(stk xtrace.Stack) []Frame {
+	s.buf = s.buf[:0]
+	for f := range stk.Frames() {
+		if len(s.buf) == s.maxF {
+			break
+		}
+		s.buf = append(s.buf, Frame{Func: f.Func, File: f.File, Line: int(f.Line)})
+	}
+	return s.buf
 }
 
 // intern shares one copy of each function and file name, so a kept stack
@@ -245,6 +262,10 @@ func (s *state) finish(cr *countingReader, fault error) (*Summary, error) {
 		err = &LimitError{Source: s.opts.Source, Limit: cr.limit}
 	case fault != nil && errors.Is(fault, errLimit):
 		err = &LimitError{Source: s.opts.Source, Limit: cr.limit}
+	case cr.err != nil:
+		// The stream failed: its own error says why, the decoder's only
+		// that a batch was short.
+		err = &TruncatedError{Source: s.opts.Source, Bytes: cr.n, Generations: sum.Generations, Err: cr.err}
 	case fault != nil:
 		err = &TruncatedError{Source: s.opts.Source, Bytes: cr.n, Generations: sum.Generations, Err: fault}
 	}

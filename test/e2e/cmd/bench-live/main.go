@@ -47,6 +47,7 @@ func main() {
 	flag.StringVar(&wr.plugin, "plugin", os.Getenv("WATCH_DOCTOR_BIN"), "the plugin binary, for the whole-run rows")
 	flag.StringVar(&wr.interval, "interval", "70s", "the plugin's --interval in the whole-run rows")
 	flag.StringVar(&wr.evidence, "evidence", "trace", "the plugin's --evidence in the whole-run rows")
+	flag.StringVar(&wr.keep, "keep", "", "keep each whole-run row's bundle in this directory (idle-N, idle-N-load) instead of removing it")
 	flag.Parse()
 	if *whole != "" && wr.plugin == "" {
 		fmt.Fprintln(os.Stderr, "bench-live: -whole needs -plugin or $WATCH_DOCTOR_BIN")
@@ -122,7 +123,7 @@ func run(levelsFlag, wholeFlag string, wr wholeRun, stuck, runs int) error {
 		return err
 	}
 	if len(wholeLevels) > 0 {
-		if err := wholeTable(ctx, env.c, wr, admin, load, fetchClient, probeClient, wholeLevels, logf); err != nil {
+		if err := wholeTable(ctx, env.c, wr, admin, load, fetchClient, probeClient, wholeLevels, env.stuckSince, logf); err != nil {
 			return err
 		}
 	}
@@ -195,6 +196,8 @@ type loaded struct {
 	// load is the watches' own client: one transport shared by all
 	// (HTTP/2, new connections as streams run out).
 	load *http.Client
+	// stuckSince is when the last stuck watch was opened.
+	stuckSince time.Time
 }
 
 func (l *loaded) stop() {
@@ -249,7 +252,7 @@ func (l *loaded) fill(ctx context.Context, stuck int) error {
 			return fmt.Errorf("stuck watch %d: %w", i, err)
 		}
 	}
-	l.admin, l.load = admin, load
+	l.admin, l.load, l.stuckSince = admin, load, time.Now()
 	return nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -28,23 +27,27 @@ import (
 //   - the execution trace's bytes per second;
 //   - the plugin's peak RSS during the collect (it parses the trace as it
 //     streams), and the wall time and peak RSS of analyze, which parses the
-//     saved trace.out offline: the parse time.
+//     saved trace.out offline: the parse time. Peak RSS is GNU time's
+//     (gnuTime), the plugin's own.
 
 // wholeRun is the configuration of the whole-run rows.
 type wholeRun struct {
 	plugin   string
 	interval string
 	evidence string
+	// keep, when set, is a directory the bundles are kept in (one per row,
+	// "idle-N" or "idle-N-load"), for offline work; otherwise they are
+	// removed after the row.
+	keep string
 }
 
 // wholeRow runs collect then analyze once and prints the row.
 func wholeRow(ctx context.Context, c *cluster.Cluster, wr wholeRun, admin *rest.Config, fetch, probe *http.Client, idle int, loaded bool) error {
-	dir, err := os.MkdirTemp("", "bench-live-bundle-")
+	bundle, cleanup, err := rowBundle(wr.keep, idle, loaded)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	bundle := filepath.Join(dir, "b")
+	defer cleanup()
 	g, err := goroutines(ctx, fetch, admin.Host)
 	if err != nil {
 		return err
@@ -86,6 +89,23 @@ func wholeRow(ctx context.Context, c *cluster.Cluster, wr wholeRun, admin *rest.
 	return nil
 }
 
+// rowBundle names the bundle directory of one row (collect creates it)
+// and what removes it after the row: nothing when keep is set.
+func rowBundle(keep string, idle int, loaded bool) (string, func(), error) {
+	if keep != "" {
+		name := fmt.Sprintf("idle-%d", idle)
+		if loaded {
+			name += "-load"
+		}
+		return filepath.Join(keep, name), func() {}, os.MkdirAll(keep, 0o700)
+	}
+	dir, err := os.MkdirTemp("", "bench-live-bundle-")
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(dir, "b"), func() { os.RemoveAll(dir) }, nil
+}
+
 // runStats is what one run of the plugin cost on this side.
 type runStats struct {
 	wall   time.Duration
@@ -94,24 +114,51 @@ type runStats struct {
 	stdout string
 }
 
+// gnuTime is GNU time, through which each plugin run's peak RSS is taken.
+// A child's ru_maxrss starts from the RSS of the process that spawned it
+// (Linux keeps the old address space's high-water mark at exec), so read
+// straight from this harness, which holds thousands of watches, it was
+// this harness's RSS (200 to 400 MiB), not the plugin's; GNU time is small
+// (bench/cmd/wdbench measures the same way).
+const gnuTime = "/usr/bin/time"
+
 func runPluginStats(ctx context.Context, bin, kubeconfig string, args ...string) (runStats, error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
+	rss, err := os.CreateTemp("", "bench-live-rss-")
+	if err != nil {
+		return runStats{}, err
+	}
+	rss.Close()
+	defer os.Remove(rss.Name())
+	cmd := exec.CommandContext(ctx, gnuTime, append([]string{"-f", "%M", "-o", rss.Name(), bin}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	st := runStats{wall: time.Since(start), stdout: out.String()}
 	if ps := cmd.ProcessState; ps != nil {
-		st.exit = ps.ExitCode()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			st.maxRSS = ru.Maxrss << 10 // KiB on Linux
-		}
+		st.exit = ps.ExitCode() // GNU time exits with the plugin's code
 	}
+	kib, perr := lastInt(rss.Name())
+	st.maxRSS = kib << 10
 	if err != nil {
 		return st, fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), args[0], err, errOut.String())
 	}
+	if perr != nil {
+		return st, fmt.Errorf("%s %s: peak RSS from %s: %w", filepath.Base(bin), args[0], gnuTime, perr)
+	}
 	return st, nil
+}
+
+// lastInt reads the number on the last line of GNU time's output file
+// (after "Command exited with non-zero status N" when there is one).
+func lastInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strconv.ParseInt(strings.TrimSpace(lines[len(lines)-1]), 10, 64)
 }
 
 // traceRate reads the trace's bytes and duration from the manifest.
@@ -236,12 +283,19 @@ func parseHost(host string) (string, error) {
 // wholeTable prints the whole-run rows, opening idle watches up to each
 // level; they are closed when it returns, so the per-fetch table after it
 // starts from none.
-func wholeTable(ctx context.Context, c *cluster.Cluster, wr wholeRun, admin *rest.Config, load, fetch, probe *http.Client, levels []int, logf func(string, ...any)) error {
+func wholeTable(ctx context.Context, c *cluster.Cluster, wr wholeRun, admin *rest.Config, load, fetch, probe *http.Client, levels []int, stuckSince time.Time, logf func(string, ...any)) error {
 	idle, closeIdle := context.WithCancel(ctx)
 	defer closeIdle()
 	fmt.Printf("Whole runs: collect --evidence %s --interval %s, then analyze of its bundle.\n\n", wr.evidence, wr.interval)
 	fmt.Println("| idle watches | background load | go_goroutines | longest /readyz stall | runtime stop-the-world (pauses, total) | trace | collect peak RSS | analyze (parse) time, peak RSS | verdicts |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	// The cheap look takes no trace while every initializing watch is
+	// younger than the stall bound (30 s, kubernetes PR 141899): the first
+	// row waits until the stuck watches are older than that.
+	if wait := time.Until(stuckSince.Add(35 * time.Second)); wait > 0 {
+		logf("whole runs: waiting %s for the stuck watches to pass the 30s stall bound", wait.Round(time.Second))
+		time.Sleep(wait)
+	}
 	open := 0
 	for _, n := range levels {
 		logf("whole runs: opening idle watches up to %d", n)
