@@ -30,8 +30,6 @@ var testsBesideAllowlist = map[string]bool{
 	"internal/exporter/config.go":    true,
 	"internal/exporter/http.go":      true,
 	"internal/exporter/look.go":      true,
-	"pkg/trace/state.go":             true,
-	"pkg/trace/types.go":             true,
 }
 
 // sourcesWithoutTests lists, relative to root and with forward slashes,
