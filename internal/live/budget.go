@@ -150,6 +150,10 @@ type cheapLook struct {
 	buildVersion string
 	// at is the server's clock at the capture, for APF ages.
 	at time.Time
+	// horizon is how long after at the run's verdict is made (the last
+	// sample's capture): a watch initializing at this look is that much
+	// older by then.
+	horizon time.Duration
 }
 
 // decideDump decides whether to take the debug=2 dump after the cheap
@@ -183,8 +187,12 @@ func decideDump(cfg Config, instance string, look cheapLook) (take bool, why str
 
 // cheapAnswer returns why the cheap look is a complete answer, "" when it
 // is not: the profile shows no watcher blocked sending, or the APF dump
-// shows no watch initializing longer than diagnosis.StallBound and the
-// profile no streaming watcher blocked sending.
+// shows no watch that will have been initializing longer than
+// diagnosis.StallBound by the run's last sample (look.horizon later) and
+// the profile no streaming watcher blocked sending. A watch 20 s into its
+// replay at the first of two samples 70 s apart is 90 s into it at the
+// second: if it is still initializing then, only the evidence gathered
+// now decides it.
 func cheapAnswer(look cheapLook) string {
 	if look.profile == nil {
 		return ""
@@ -211,9 +219,12 @@ func cheapAnswer(look cheapLook) string {
 			continue
 		}
 		n++
-		if look.at.Sub(r.StartTime) > diagnosis.StallBound {
+		if look.at.Add(look.horizon).Sub(r.StartTime) > diagnosis.StallBound {
 			return ""
 		}
+	}
+	if look.horizon > 0 {
+		return fmt.Sprintf("%d watch requests initializing (APF dump_requests), none for longer than %s by the last sample", n, diagnosis.StallBound)
 	}
 	return fmt.Sprintf("%d watch requests initializing (APF dump_requests), none for longer than %s", n, diagnosis.StallBound)
 }

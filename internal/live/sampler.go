@@ -132,6 +132,7 @@ func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceR
 	sp.readAPF()
 	sp.readProfile()
 	sp.look.at = sp.sample.CapturedAt
+	sp.look.horizon = time.Duration(max(0, cfg.Samples-n)) * cfg.Interval
 	sp.gatherEvidence()
 	sp.storeProfile()
 	sp.readVersion()
