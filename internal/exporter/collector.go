@@ -59,7 +59,7 @@ var (
 		"When the last look that read at least one instance ended, as a Unix time; 0 before the first.",
 		nil, nil)
 	descTraceWindow = prometheus.NewDesc("watchdoctor_trace_window_seconds",
-		"The span the last execution trace of the instance proved (serve --trace-window); 0 when it proved nothing.",
+		"The span the last execution trace of the instance proved; 0 when it proved nothing.",
 		[]string{"apiserver"}, nil)
 	descTraceBytes = prometheus.NewDesc("watchdoctor_trace_bytes_total",
 		"Bytes of the execution traces read from the instance (rate probes included), summed.",
