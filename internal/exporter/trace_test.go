@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
 )
 
 // traceSeed is the capture of a real kube-apiserver v1.37.2 traced for
@@ -339,5 +342,38 @@ func TestTraceKindTimeout(t *testing.T) {
 	}
 	if got := traceKind(context.Background(), &live.TimeoutError{}, false); got != KindTraceFailed {
 		t.Errorf("kind %q, want %q", got, KindTraceFailed)
+	}
+}
+
+// A decision is carried only while the watches past the bound are the
+// ones the trace judged.
+func TestCarry(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	stuck := watchReq("stuck", "global-default", "/api/v1/pods", "pods", 1, at.Add(-90*time.Second))
+	slow := watchReq("slow", "global-default", "/api/v1/pods", "pods", 1, at.Add(-80*time.Second))
+	young := watchReq("young", "global-default", "/api/v1/pods", "pods", 1, at.Add(-5*time.Second))
+	later := watchReq("later", "global-default", "/api/v1/pods", "pods", 1, at.Add(-35*time.Second))
+	judged := watches.Sample{CapturedAt: at, Requests: &apf.Requests{HasDetails: true, Requests: []apf.Request{stuck, slow}}}
+	undecided := map[string]int{StateProgressing: 0, StateUndecided: 2}
+	for _, tc := range []struct {
+		name string
+		reqs []apf.Request
+		want map[string]int
+	}{
+		{"the same two", []apf.Request{stuck, slow}, map[string]int{StateStuck: 1, StateProgressing: 1, StateUndecided: 0}},
+		{"the same two and a young one", []apf.Request{stuck, slow, young}, map[string]int{StateStuck: 1, StateProgressing: 2, StateUndecided: 0}},
+		{"one ended", []apf.Request{stuck}, undecided},
+		{"a new one past the bound", []apf.Request{stuck, slow, later}, undecided},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newBare(t)
+			e.decisions["a"] = decision{keys: undecidedKeys(judged), stuck: 1}
+			s := watches.Sample{CapturedAt: at, Requests: &apf.Requests{HasDetails: true, Requests: tc.reqs}}
+			snap := instanceSnap{name: "a", states: maps.Clone(undecided), undecided: undecidedKeys(s)}
+			e.carry(&snap, s)
+			if diff := cmp.Diff(tc.want, snap.states); diff != "" {
+				t.Errorf("states (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
