@@ -33,6 +33,8 @@ type Exporter struct {
 	decisions map[string]decision
 	lastTrace map[string]time.Time
 	traces    map[string]traceStat
+	// unpinnedSaid: the instance was logged as not traced (unpinned).
+	unpinnedSaid map[string]bool
 }
 
 // Look results of watchdoctor_looks_total.
@@ -53,6 +55,7 @@ func New(cfg Config) (*Exporter, error) {
 		errs: map[[2]string]float64{}, pauseTotal: map[string]float64{},
 		looks:     map[string]float64{ResultOK: 0, ResultFailed: 0},
 		decisions: map[string]decision{}, lastTrace: map[string]time.Time{}, traces: map[string]traceStat{},
+		unpinnedSaid: map[string]bool{},
 	}
 	if cfg.Live.REST != nil {
 		e.discoveryName = Label(hostOf(cfg.Live.REST.Host))

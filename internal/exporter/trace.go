@@ -127,7 +127,17 @@ func (e *Exporter) due(res lookResult) []string {
 	var out []string
 	for _, s := range res.instances {
 		last, traced := e.lastTrace[s.name]
-		if !s.pinned || (s.states[StateUndecided] == 0 && !s.carried) || (traced && now.Sub(last) < e.cfg.Trace.Every) {
+		if (s.states[StateUndecided] == 0 && !s.carried) || (traced && now.Sub(last) < e.cfg.Trace.Every) {
+			continue
+		}
+		if !s.pinned {
+			// Through the kubeconfig host a load balancer may send the
+			// samples and the trace to different processes, and the
+			// trace would judge watchers against another's APF rows.
+			if !e.unpinnedSaid[s.name] {
+				e.unpinnedSaid[s.name] = true
+				e.cfg.Logger.Warn("not tracing: the instance is read through the kubeconfig host, not at its own address"+paren(e.cfg.Live.Hints.APIServers), "apiserver", s.name)
+			}
 			continue
 		}
 		e.lastTrace[s.name] = now
@@ -321,4 +331,12 @@ func (e *Exporter) publishTraces(ts []traced) {
 		}
 	}
 	e.snap = snap
+}
+
+// paren is " (pin it with hint)", or "" for no hint.
+func paren(hint string) string {
+	if hint == "" {
+		return ""
+	}
+	return " (pin it with " + hint + ")"
 }

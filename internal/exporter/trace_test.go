@@ -377,3 +377,27 @@ func TestCarry(t *testing.T) {
 		})
 	}
 }
+
+// An instance read through the kubeconfig host (no EndpointSlice lists
+// it) is never traced: a load balancer may send the samples and the
+// trace to different processes. serve says so once.
+func TestTraceNeverThroughTheKubeconfigHost(t *testing.T) {
+	e, s, clk, logs := newTraceTest(t, TraceConfig{Window: 20 * time.Second, Every: time.Minute})
+	s.Endpoints = nil
+	for range 2 {
+		if !e.LookOnce(context.Background()) {
+			t.Fatal("the look read nothing")
+		}
+		clk.Step(2 * time.Minute)
+	}
+	if got := countTraces(s); got != 0 {
+		t.Errorf("%d traces of an unpinned instance, want none", got)
+	}
+	if n := strings.Count(logs.String(), `"msg":"not tracing: the instance is read through the kubeconfig host, not at its own address"`); n != 1 {
+		t.Errorf("%d lines saying why it is not traced, want 1:\n%s", n, logs)
+	}
+	want := map[string]float64{StateProgressing: 0, StateUndecided: 2}
+	if diff := cmp.Diff(want, states(t, e, s.Address())); diff != "" {
+		t.Errorf("watches by state (-want +got):\n%s", diff)
+	}
+}

@@ -32,7 +32,11 @@ func TestServeTraceDecidesStuckWithPrometheus(t *testing.T) {
 		t.Fatalf("create pods: %v", err)
 	}
 	kubeconfig := serveAccountKubeconfig(t, c, admin)
-	metricsAddr := startServe(t, kubeconfig, "--trace-window", "10s", "--trace-every", "15s", "--trace-budget", "64Mi")
+	// Pinned: serve traces an instance only at its own address (this
+	// cluster's EndpointSlices list none, so it would be read through the
+	// kubeconfig host, and never traced).
+	instance := strings.TrimPrefix(c.Server(), "https://")
+	metricsAddr := startServe(t, kubeconfig, "--apiserver", instance, "--trace-window", "10s", "--trace-every", "15s", "--trace-budget", "64Mi")
 	prom := startPrometheus(t, metricsAddr)
 
 	ctx, cancel := context.WithCancel(context.Background())
