@@ -24,7 +24,11 @@ const serveExample = `  # In a pod, with the ServiceAccount of deploy/ (kubectl 
   kubectl watch-doctor serve --in-cluster
 
   # From a laptop, against the current context, looking every minute
-  kubectl watch-doctor serve --listen-address 127.0.0.1:9090 --interval 1m`
+  kubectl watch-doctor serve --listen-address 127.0.0.1:9090 --interval 1m
+
+  # Count watches stuck or progressing: trace an undecided instance for 30 s,
+  # at most every 10 minutes, reading at most 64 MiB of trace
+  kubectl watch-doctor serve --trace-window 30s --trace-every 10m --trace-budget 64Mi`
 
 // ServeOptions holds the flags of `serve`.
 type ServeOptions struct {
@@ -40,6 +44,9 @@ type ServeOptions struct {
 	TopUsers      int
 	MaxResources  int
 	LogLevel      string
+	TraceWindow   time.Duration
+	TraceBudget   string
+	TraceEvery    time.Duration
 
 	cfg   exporter.Config
 	level slog.Level
@@ -52,6 +59,7 @@ func NewServeOptions(streams genericiooptions.IOStreams) *ServeOptions {
 		ListenAddress: ":8080", Interval: exporter.DefaultInterval, Jitter: exporter.DefaultJitter,
 		MaxBackoff: exporter.DefaultMaxBackoff, TopUsers: exporter.DefaultTopUsers,
 		MaxResources: exporter.DefaultMaxResources, LogLevel: "info",
+		TraceBudget: "128Mi", TraceEvery: exporter.DefaultTraceEvery,
 	}
 }
 
@@ -66,6 +74,14 @@ profile: no debug=2 dump, ever) against every API server instance every
 --interval, and serve what it found on /metrics for Prometheus, with /healthz
 and /readyz (ready once a look has read an instance). Logs are JSON on stderr.
 SIGTERM shuts it down gracefully.
+
+Only an execution trace tells a stuck watch from a slow one once it has been
+initializing for 30 s. With --trace-window, when a look leaves such watches
+undecided on an instance (and it was not traced within --trace-every), the
+instance is looked at again with a trace of that window between two samples,
+as diagnose --evidence trace does (a 1 s rate probe, --trace-budget bounding
+the bytes; one stop-the-world of well under a millisecond), and the trace's
+stuck and progressing counts are exported. Off by default.
 
 Metrics, labels and their bounds: docs/serve.md. Alerts, dashboard and the
 manifests: deploy/ (kubectl apply -k deploy/). Needs the read-only rules of
@@ -95,6 +111,9 @@ deploy/rbac.yaml.`,
 	f.IntVar(&o.TopUsers, "top-users", o.TopUsers, "(user, resource) rows exported per instance, by seats held; the rest are summed into user=\"other\"")
 	f.IntVar(&o.MaxResources, "max-resources", o.MaxResources, "(resource, priority level) rows exported per instance; the rest are summed into resource=\"other\"")
 	f.StringVar(&o.LogLevel, "log-level", o.LogLevel, "least level logged: debug, info, warn or error")
+	f.DurationVar(&o.TraceWindow, "trace-window", o.TraceWindow, "trace an instance for this long (/debug/pprof/trace, between two samples) when a look leaves watches undecided, to count them stuck or progressing; 0 never traces")
+	f.StringVar(&o.TraceBudget, "trace-budget", o.TraceBudget, "the most bytes of execution trace read from an API server per trace; a 1 s probe measures the rate, and the window is shortened to fit")
+	f.DurationVar(&o.TraceEvery, "trace-every", o.TraceEvery, "least time between two traces of an instance (at least --trace-window); a trace's decision is carried between them while the same watches are initializing")
 	return cmd
 }
 
@@ -118,6 +137,10 @@ func (o *ServeOptions) Complete() error {
 		}
 		servers = append(servers, addr)
 	}
+	budget, err := parseTraceBudget(o.TraceBudget)
+	if err != nil {
+		return err
+	}
 	timeout := rc.Timeout
 	if timeout == 0 {
 		timeout = defaultRequestTimeout
@@ -125,8 +148,9 @@ func (o *ServeOptions) Complete() error {
 	o.cfg = exporter.Config{
 		Live: live.Config{
 			REST: rc, APIServers: servers, RequestTimeout: timeout,
-			Hints: live.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout"},
+			Hints: live.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", TraceBudget: "--trace-budget"},
 		},
+		Trace:    exporter.TraceConfig{Window: o.TraceWindow, Budget: budget, Every: o.TraceEvery},
 		Interval: o.Interval, Jitter: o.Jitter, MaxBackoff: o.MaxBackoff,
 		TopUsers: o.TopUsers, MaxResources: o.MaxResources,
 		Logger: slog.New(slog.NewJSONHandler(o.ErrOut, &slog.HandlerOptions{Level: o.level})),
@@ -180,6 +204,10 @@ func (o *ServeOptions) Validate() error {
 		return fmt.Errorf("invalid --top-users %d: at least 1", o.TopUsers)
 	case o.MaxResources < 1:
 		return fmt.Errorf("invalid --max-resources %d: at least 1", o.MaxResources)
+	case o.TraceWindow < 0 || (o.TraceWindow > 0 && o.TraceWindow < 2*time.Second):
+		return fmt.Errorf("invalid --trace-window %s: 0 (never trace) or at least 2s", o.TraceWindow)
+	case o.TraceWindow > 0 && o.TraceEvery < o.TraceWindow:
+		return fmt.Errorf("invalid --trace-every %s: must be at least --trace-window %s", o.TraceEvery, o.TraceWindow)
 	}
 	return nil
 }

@@ -20,6 +20,10 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--top-users", "0"}, `invalid --top-users 0: at least 1`},
 		{[]string{"--log-level", "loud"}, `unsupported --log-level "loud": use one of debug, info, warn, error`},
 		{[]string{"--listen-address", "nonsense"}, `invalid --listen-address "nonsense"`},
+		{[]string{"--trace-window", "1s"}, `invalid --trace-window 1s: 0 (never trace) or at least 2s`},
+		{[]string{"--trace-window", "-1s"}, `invalid --trace-window -1s: 0 (never trace) or at least 2s`},
+		{[]string{"--trace-window", "30s", "--trace-every", "10s"}, `invalid --trace-every 10s: must be at least --trace-window 30s`},
+		{[]string{"--trace-budget", "1Ki"}, `invalid --trace-budget "1Ki": use a quantity of at least 1Mi, like 128Mi or 1Gi`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := run(t, nil, append([]string{"serve", "--kubeconfig", kc}, tc.args...)...)

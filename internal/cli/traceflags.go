@@ -35,12 +35,18 @@ func (t *traceFlags) validate() error {
 	default:
 		return fmt.Errorf("unsupported --evidence %q: use one of auto, dump, trace", t.Evidence)
 	}
-	q, err := resource.ParseQuantity(t.Budget)
+	b, err := parseTraceBudget(t.Budget)
+	t.budget = b
+	return err
+}
+
+// parseTraceBudget reads --trace-budget (diagnose, collect and serve).
+func parseTraceBudget(s string) (int64, error) {
+	q, err := resource.ParseQuantity(s)
 	if err != nil || q.Value() < 1<<20 {
-		return fmt.Errorf("invalid --trace-budget %q: use a quantity of at least 1Mi, like 128Mi or 1Gi", t.Budget)
+		return 0, fmt.Errorf("invalid --trace-budget %q: use a quantity of at least 1Mi, like 128Mi or 1Gi", s)
 	}
-	t.budget = q.Value()
-	return nil
+	return q.Value(), nil
 }
 
 // config is the engine's TraceConfig.

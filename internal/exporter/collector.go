@@ -58,12 +58,21 @@ var (
 	descLastComplete = prometheus.NewDesc("watchdoctor_last_complete_look_timestamp_seconds",
 		"When the last look that read at least one instance ended, as a Unix time; 0 before the first.",
 		nil, nil)
+	descTraceWindow = prometheus.NewDesc("watchdoctor_trace_window_seconds",
+		"The span the last execution trace of the instance proved; 0 when it proved nothing.",
+		[]string{"apiserver"}, nil)
+	descTraceBytes = prometheus.NewDesc("watchdoctor_trace_bytes_total",
+		"Bytes of the execution traces read from the instance (rate probes included), summed.",
+		[]string{"apiserver"}, nil)
+	descTracePause = prometheus.NewDesc("watchdoctor_last_trace_server_pause_seconds",
+		"Non-GC stop-the-world time of the API server during the last traced look, its two samples and the trace: what it cost, at most.",
+		[]string{"apiserver"}, nil)
 	descInterval = prometheus.NewDesc("watchdoctor_look_interval_seconds",
 		"The configured time between looks.",
 		nil, nil)
 )
 
-var allDescs = []*prometheus.Desc{descInitializing, descOldest, descSeats, descLimit, descStates, descUserWatches, descUserSeats, descUserOldest, descLookErrors, descLastLook, descLastDuration, descLastSuccess, descLastPause, descLastPauseMax, descPauseTotal, descLooks, descLastComplete, descInterval}
+var allDescs = []*prometheus.Desc{descInitializing, descOldest, descSeats, descLimit, descStates, descUserWatches, descUserSeats, descUserOldest, descLookErrors, descLastLook, descLastDuration, descLastSuccess, descLastPause, descLastPauseMax, descPauseTotal, descLooks, descLastComplete, descInterval, descTraceWindow, descTraceBytes, descTracePause}
 
 // collector is the Exporter seen as a prometheus.Collector: it writes the
 // last published snapshot as constant metrics.
@@ -90,6 +99,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		collectInstance(s, gauge)
 		if v, ok := c.pauseTotal[s.name]; ok {
 			counter(descPauseTotal, v, s.name)
+		}
+	}
+	for name, t := range c.traces {
+		gauge(descTraceWindow, t.window, name)
+		counter(descTraceBytes, t.bytes, name)
+		if t.pause != nil {
+			gauge(descTracePause, *t.pause, name)
 		}
 	}
 	for k, v := range c.errs {

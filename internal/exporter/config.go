@@ -46,6 +46,9 @@ type Config struct {
 	MaxResources int
 	MaxLevels    int
 	MaxInstances int
+	// Trace, when its Window is set, lets a look trace the instances it
+	// left undecided (trace.go); the zero value never traces.
+	Trace TraceConfig
 	// Clock drives the loop and the ages; nil means the real clock.
 	Clock clock.WithTicker
 	// Logger receives one structured record per look and per failure.
@@ -87,6 +90,9 @@ func (c *Config) setDefaults() {
 		c.Rand = rand.Float64
 	}
 	c.Live.Clock = c.Clock
+	if c.Trace.Every <= 0 {
+		c.Trace.Every = DefaultTraceEvery
+	}
 }
 
 // Validate checks the values a caller may get wrong.
@@ -96,6 +102,9 @@ func (c Config) Validate() error {
 	}
 	if c.Interval < 0 || c.MaxBackoff < 0 {
 		return fmt.Errorf("invalid interval %s or backoff %s: must not be negative", c.Interval, c.MaxBackoff)
+	}
+	if err := c.Trace.validate(); err != nil {
+		return err
 	}
 	if c.TopUsers < 0 || c.MaxResources < 0 || c.MaxLevels < 0 || c.MaxInstances < 0 {
 		return fmt.Errorf("invalid bounds: top users %d, resources %d, levels %d, instances %d: must not be negative", c.TopUsers, c.MaxResources, c.MaxLevels, c.MaxInstances)

@@ -7,18 +7,21 @@
 // goroutine profile, then /metrics again to measure the stop-the-world
 // pauses the look cost the server (go_sched_pauses_total_other_seconds). It
 // never takes a debug=2 dump. An execution trace (which alone tells a stuck
-// watcher from a slow one) is not taken: when the trace path of
-// internal/live exists, a look may take one within a pause budget set in
-// Config, and the "stuck" state of watchdoctor_watches_by_state is where it
-// reports.
+// watcher from a slow one) is taken only when Config.Trace sets a window
+// (trace.go): after a look leaves watches undecided on an instance, that
+// instance is looked at again with a trace between two samples, and the
+// trace's verdicts fill the "stuck" and "progressing" states of
+// watchdoctor_watches_by_state, carried while the same watches initialize.
 //
 // The loop, drawn as states:
 //
-//	         +---------- interval (jittered) ---------+
-//	         v                                        |
-//	start -> look --ok--> publish snapshot, ready -----+
-//	          |                                       ^
-//	          +--failed--> publish errors -- backoff -+
+//	         +------------------- interval (jittered) -----------------+
+//	         v                                                         |
+//	start -> look --ok--> publish snapshot, ready --> trace due? --no--+
+//	          |                                          |yes          |
+//	          |                       traced look, publish its states -+
+//	          |                                                        |
+//	          +--failed--> publish errors -- backoff ------------------+
 //
 // Exporter is safe for concurrent use: the loop publishes an immutable
 // snapshot under a mutex, and scrapes read the latest one, so a scrape

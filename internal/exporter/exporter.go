@@ -28,6 +28,13 @@ type Exporter struct {
 	pauseTotal   map[string]float64
 	looks        map[string]float64 // "ok" | "failed" -> count
 	lastComplete time.Time
+	// Per instance, of the traces (trace.go): the last decision, when
+	// the last trace started, and what the traces cost.
+	decisions map[string]decision
+	lastTrace map[string]time.Time
+	traces    map[string]traceStat
+	// unpinnedSaid: the instance was logged as not traced (unpinned).
+	unpinnedSaid map[string]bool
 }
 
 // Look results of watchdoctor_looks_total.
@@ -46,7 +53,9 @@ func New(cfg Config) (*Exporter, error) {
 	e := &Exporter{
 		cfg: cfg, reg: prometheus.NewRegistry(), discoveryName: "unknown",
 		errs: map[[2]string]float64{}, pauseTotal: map[string]float64{},
-		looks: map[string]float64{ResultOK: 0, ResultFailed: 0},
+		looks:     map[string]float64{ResultOK: 0, ResultFailed: 0},
+		decisions: map[string]decision{}, lastTrace: map[string]time.Time{}, traces: map[string]traceStat{},
+		unpinnedSaid: map[string]bool{},
 	}
 	if cfg.Live.REST != nil {
 		e.discoveryName = Label(hostOf(cfg.Live.REST.Host))
@@ -131,6 +140,7 @@ func (e *Exporter) LookOnce(ctx context.Context) (ok bool) {
 	e.publish(res, ok)
 	if ok {
 		e.ready.Store(true)
+		e.traceIfDue(ctx, res)
 	}
 	e.cfg.Logger.Debug("look done", "ok", ok, "seconds", e.cfg.Clock.Since(start).Seconds())
 	return ok
@@ -181,12 +191,7 @@ func (e *Exporter) publish(res lookResult, ok bool) {
 	for _, s := range res.instances {
 		keep[s.name] = true
 		for _, err := range res.errs[s.name] {
-			kind := errorKind(err)
-			var pe *pauseError
-			if asPause(err, &pe) {
-				kind = KindPause
-			}
-			e.errs[[2]string{s.name, kind}]++
+			e.errs[[2]string{s.name, kindOf(err)}]++
 		}
 		if s.pause != nil {
 			e.pauseTotal[s.name] += s.pause.Sum
@@ -200,6 +205,13 @@ func (e *Exporter) publish(res lookResult, ok bool) {
 	for k := range e.pauseTotal {
 		if !keep[k] {
 			delete(e.pauseTotal, k)
+		}
+	}
+	for k := range e.lastTrace {
+		if !keep[k] {
+			delete(e.traces, k)
+			delete(e.decisions, k)
+			delete(e.lastTrace, k)
 		}
 	}
 	e.snap = res.instances

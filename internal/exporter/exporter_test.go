@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -14,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -151,38 +148,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func TestLookOfAFailingServerCountsErrorsByKind(t *testing.T) {
-	e, s, _, logs := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t1"))
-	s.Fail = true
-	if e.LookOnce(context.Background()) {
-		t.Fatal("a look of a server answering 500 to everything counted as ok")
-	}
-	if e.Ready() {
-		t.Error("ready after a look that read nothing")
-	}
-	want := fmt.Sprintf(`
-# HELP watchdoctor_look_errors_total Errors of the looks, by kind.
-# TYPE watchdoctor_look_errors_total counter
-watchdoctor_look_errors_total{apiserver=%[1]q,kind="http_status"} 4
-# HELP watchdoctor_last_look_success 1 when every fetch of the last look of the instance answered, else 0.
-# TYPE watchdoctor_last_look_success gauge
-watchdoctor_last_look_success{apiserver=%[1]q} 0
-# HELP watchdoctor_looks_total Looks of every instance, by result: ok when at least one instance was read.
-# TYPE watchdoctor_looks_total counter
-watchdoctor_looks_total{result="failed"} 1
-watchdoctor_looks_total{result="ok"} 0
-# HELP watchdoctor_last_complete_look_timestamp_seconds When the last look that read at least one instance ended, as a Unix time; 0 before the first.
-# TYPE watchdoctor_last_complete_look_timestamp_seconds gauge
-watchdoctor_last_complete_look_timestamp_seconds 0
-`, s.Address())
-	if err := testutil.GatherAndCompare(e.Registry(), strings.NewReader(want), "watchdoctor_look_errors_total", "watchdoctor_last_look_success", "watchdoctor_looks_total", "watchdoctor_last_complete_look_timestamp_seconds", "watchdoctor_initializing_watches"); err != nil {
-		t.Error(err)
-	}
-	if !strings.Contains(logs.String(), `"level":"WARN","msg":"look error","apiserver":"`+s.Address()+`","kind":"http_status"`) {
-		t.Errorf("no structured warning for the failed fetches:\n%s", logs)
-	}
-}
-
 func TestDiscoveryFailureKeepsInstancesFailed(t *testing.T) {
 	e, s, _, _ := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t1"))
 	if !e.LookOnce(context.Background()) {
@@ -246,74 +211,5 @@ func TestRunLooksEveryIntervalAndServes(t *testing.T) {
 	}
 	if strings.Contains(body, "promhttp_metric_handler_requests_total") {
 		t.Error("/metrics serves the global default registry's handler metrics")
-	}
-}
-
-func get(t *testing.T, url string) int {
-	t.Helper()
-	r, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Body.Close()
-	return r.StatusCode
-}
-
-func getBody(t *testing.T, url string) string {
-	t.Helper()
-	r, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
-	var b strings.Builder
-	if _, err := io.Copy(&b, r.Body); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
-func TestWaitBacksOffAndJitters(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		failures int
-		rand     float64
-		want     time.Duration
-	}{
-		{"no failure, middle of the jitter", 0, 0.5, 30 * time.Second},
-		{"no failure, shortest", 0, 0, 27 * time.Second},
-		{"no failure, longest", 0, 1, 33 * time.Second},
-		{"one failure doubles", 1, 0.5, 60 * time.Second},
-		{"three failures", 3, 0.5, 240 * time.Second},
-		{"capped at MaxBackoff", 10, 0.5, 5 * time.Minute},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := Config{Interval: 30 * time.Second, Jitter: 0.1, Rand: func() float64 { return tc.rand }}
-			c.setDefaults()
-			if diff := cmp.Diff(tc.want, c.wait(tc.failures)); diff != "" {
-				t.Errorf("wait (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestServeShutsDownWhenCancelled(t *testing.T) {
-	e, _, _, _ := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t1"))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- e.Serve(ctx, l) }()
-	if code := get(t, "http://"+l.Addr().String()+"/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz: %d", code)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Serve after cancel: %v", err)
-	}
-	if _, err := http.Get("http://" + l.Addr().String() + "/healthz"); err == nil {
-		t.Error("still serving after shutdown")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
@@ -27,6 +28,19 @@ const (
 	KindUnreachable       = "unreachable"
 	KindPause             = "pause_reading"
 	KindOther             = "other"
+	// The kinds of a trace's failure (trace.go): a trace refused by
+	// RBAC (403) or by --profiling=false (404); one already running in
+	// the server; a server built with Go older than 1.22; a budget that
+	// allows less than the shortest window; a trace cut short (only what
+	// was read counts); the traced look past its deadline; any other.
+	KindTraceForbidden   = "trace_forbidden"
+	KindTraceNoProfiling = "trace_profiling_disabled"
+	KindTraceBusy        = "trace_busy"
+	KindTraceUnsupported = "trace_unsupported"
+	KindTraceBudget      = "trace_budget"
+	KindTraceCut         = "trace_cut_short"
+	KindTraceTimeout     = "trace_timeout"
+	KindTraceFailed      = "trace_failed"
 )
 
 // errorKind sorts an error of a look into one of the kinds.
@@ -75,12 +89,12 @@ func (e *Exporter) look(ctx context.Context) lookResult {
 	loaded := captures.Loaded(res)
 	after := e.pausesAfter(ctx, cfg, res)
 	servers := loaded.Servers()
-	report := diagnosis.Diagnose(servers, diagnosis.Options{CaptureSlack: 5 * time.Second})
+	report := diagnose(servers)
 	out := lookResult{errs: map[string][]error{}}
 	b := bounds{users: e.cfg.TopUsers, resources: e.cfg.MaxResources, levels: e.cfg.MaxLevels}
 	for _, ir := range res.Instances {
 		name := Label(ir.Instance.Name)
-		snap := instanceSnap{name: name, ok: len(ir.Errors) == 0, at: end, took: lookDuration(ir, end)}
+		snap := instanceSnap{name: name, pinned: ir.Instance.Pinned, ok: len(ir.Errors) == 0, at: end, took: lookDuration(ir, end)}
 		out.errs[name] = append(out.errs[name], ir.Errors...)
 		for _, s := range servers {
 			if s.Name != ir.Instance.Name || len(s.Samples) == 0 {
@@ -93,6 +107,8 @@ func (e *Exporter) look(ctx context.Context) lookResult {
 			}
 			snap.fill(sample, at, b)
 			snap.states = decided(report, s.Name, sample, snap.read)
+			snap.undecided = undecidedKeys(sample)
+			e.carry(&snap, sample)
 		}
 		for _, c := range loaded.Captures {
 			if c.Instance != ir.Instance.Name {
@@ -178,6 +194,18 @@ func pauseDelta(before, after *metrics.Sample) (*metrics.PauseDelta, error) {
 	return &d, nil
 }
 
+// diagnose is the one call of the diagnosis rules (diagnosis.Diagnose).
+func diagnose(servers []watches.Server) *api.Report {
+	return diagnosis.Diagnose(servers, diagnosis.Options{CaptureSlack: 5 * time.Second})
+}
+
+// pastStallBound reports whether rq had been initializing for longer than
+// diagnosis.StallBound at a sample taken at: the cheap look alone cannot
+// tell whether it is stuck.
+func pastStallBound(rq apf.Request, at time.Time) bool {
+	return at.IsZero() || at.Sub(rq.StartTime) > diagnosis.StallBound
+}
+
 // decided counts the initializing watches of server by what the cheap
 // look decides (diagnosis.Diagnose, whose decideAggregated rules it reads):
 // progressing when the debug=1 profile shows no initial-phase watcher
@@ -196,7 +224,7 @@ func decided(r *api.Report, server string, s watches.Sample, read bool) map[stri
 	if s.Dump == nil {
 		// No profile: Diagnose decides nothing; ages alone bound it.
 		for _, rq := range init {
-			if !s.CapturedAt.IsZero() && s.CapturedAt.Sub(rq.StartTime) <= diagnosis.StallBound {
+			if !pastStallBound(rq, s.CapturedAt) {
 				st[StateProgressing]++
 			} else {
 				st[StateUndecided]++
@@ -224,4 +252,15 @@ func decided(r *api.Report, server string, s watches.Sample, read bool) map[stri
 	return st
 }
 
-func asPause(err error, pe **pauseError) bool { return errors.As(err, pe) }
+// kindOf is the kind an error of a look is counted as.
+func kindOf(err error) string {
+	var pe *pauseError
+	var te *traceError
+	switch {
+	case errors.As(err, &te):
+		return te.kind
+	case errors.As(err, &pe):
+		return KindPause
+	}
+	return errorKind(err)
+}

@@ -25,6 +25,9 @@ const (
 // published.
 type instanceSnap struct {
 	name string
+	// pinned: the instance is read at its own address (a trace of it
+	// and its samples reach one process).
+	pinned bool
 	// ok: every fetch of the look answered.
 	ok bool
 	// at is when the look ended; took how long it lasted.
@@ -41,6 +44,11 @@ type instanceSnap struct {
 	users     []userRow
 	// states is nil when nothing was decided.
 	states map[string]int
+	// undecided are the keys (requestKey) of the watches initializing
+	// past the stall bound: those only a trace decides.
+	undecided []string
+	// carried: states are a trace's decision carried on (carry).
+	carried bool
 }
 
 type resourceRow struct {

@@ -153,6 +153,22 @@ func (e *TraceBusyError) Error() string {
 	return fmt.Sprintf("%s: an execution trace is already running in this server (it allows one at a time): %s", e.Instance, e.Message)
 }
 
+// TraceBudgetError is a trace not taken because the byte budget, at the
+// rate the probe measured, allows less than the shortest window worth
+// tracing.
+type TraceBudgetError struct {
+	Instance string
+	Budget   int64
+	Allowed  time.Duration
+	Rate     float64
+	// Hint names the setting of the budget; "" for none.
+	Hint string
+}
+
+func (e *TraceBudgetError) Error() string {
+	return fmt.Sprintf("%s: the trace budget of %s allows only %s at the rate of %s/s measured%s", e.Instance, mib1(e.Budget), e.Allowed, mib1(int64(e.Rate)), paren(e.Hint))
+}
+
 // TraceUnsupportedError is a server whose Go runtime is older than 1.22:
 // its traces are in a format the parser does not read.
 type TraceUnsupportedError struct {
@@ -173,7 +189,7 @@ func (sp *sampler) gatherEvidence() {
 	case ir.Trace != nil && sp.n > 1 && ir.Trace.Summary != nil:
 		sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump: the execution trace of the interval decides")
 		return
-	case mode == EvidenceDump || sp.n != 1 || cfg.Samples < 2 || !cfg.wants(api.FileGoroutineDebug2) || sp.down != nil || cfg.Force:
+	case mode == EvidenceDump || sp.n != 1 || cfg.Samples < 2 || !cfg.mayTrace() || sp.down != nil || cfg.Force:
 		sp.dumpIfNeeded()
 		return
 	}
@@ -201,6 +217,14 @@ func (sp *sampler) gatherEvidence() {
 	ir.Trace = &TraceResult{Reason: reason, pending: true, withheld: withheld, suspects: initialInSend(sp.look)}
 	cfg.progress("sample %d/%d: %s: evidence: %s", sp.n, cfg.Samples, sp.c.inst.Name, reason)
 	sp.sample.Notes = append(sp.sample.Notes, "evidence: "+reason)
+}
+
+// mayTrace reports whether the fetches allowed include the evidence
+// between the samples: the debug=2 dump (whose place a trace takes), or,
+// with Only naming FileTrace without FileGoroutineDebug2 (serve), the
+// trace alone: dumpIfNeeded then never dumps.
+func (c Config) mayTrace() bool {
+	return c.wants(api.FileGoroutineDebug2) || (len(c.Only) > 0 && c.wants(api.FileTrace))
 }
 
 // initialInSend counts the initial-phase watchers blocked sending in the

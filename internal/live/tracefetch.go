@@ -42,7 +42,7 @@ func traceInstance(ctx context.Context, cfg Config, c *client, ir *InstanceResul
 		}
 	}
 	if window < minTraceWindow {
-		tr.Err = fmt.Errorf("%s: the trace budget of %s allows only %s at the rate of %s/s measured%s", c.inst.Name, mib1(budget), window, mib1(int64(tr.Rate)), paren(cfg.Hints.TraceBudget))
+		tr.Err = &TraceBudgetError{Instance: c.inst.Name, Budget: budget, Allowed: window, Rate: tr.Rate, Hint: cfg.Hints.TraceBudget}
 		return
 	}
 	tr.Requested = window

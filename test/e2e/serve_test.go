@@ -223,15 +223,16 @@ func serveAccountKubeconfig(t *testing.T, c *cluster.Cluster, admin kubernetes.I
 }
 
 // startServe runs the built plugin's serve with kubeconfig, looking every
-// 5 s, and returns the address it serves on once /readyz answers 200. It
+// 5 s (with the extra flags), and returns the address it serves on once /readyz answers 200. It
 // is stopped with SIGTERM at the end of the test and must exit 0.
-func startServe(t *testing.T, kubeconfig string) string {
+func startServe(t *testing.T, kubeconfig string, extra ...string) string {
 	t.Helper()
 	bin := os.Getenv(envPluginBin)
 	if bin == "" {
 		t.Fatalf("$%s is not set: build the plugin (make build) and export %s, or run `make e2e`", envPluginBin, envPluginBin)
 	}
-	cmd := exec.Command(bin, "serve", "--kubeconfig", kubeconfig, "--listen-address", "127.0.0.1:0", "--interval", "5s", "--jitter", "0", "--request-timeout", "20s")
+	args := append([]string{"serve", "--kubeconfig", kubeconfig, "--listen-address", "127.0.0.1:0", "--interval", "5s", "--jitter", "0", "--request-timeout", "20s"}, extra...)
+	cmd := exec.Command(bin, args...)
 	logPath := filepath.Join(t.TempDir(), "serve.log")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
