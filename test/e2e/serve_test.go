@@ -63,16 +63,7 @@ func TestServeAlertsWithPrometheus(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	startWatcher := func(user string, b workload.Behaviour, interval time.Duration) *workload.Watcher {
-		cfg, err := c.RESTConfig(user)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := workload.StartWatcher(ctx, cfg, workload.WatcherOptions{Name: user, Namespace: pods.Namespace, ListOptions: workload.InitialEventsListOptions(), Behaviour: b, Interval: interval})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(w.Stop)
-		return w
+		return startInitialEventsWatcher(ctx, t, c, pods.Namespace, user, b, interval)
 	}
 	stuck := startWatcher(cluster.UserSlowInformer, workload.StopAfterFirst, 0)
 	slow := startWatcher(cluster.UserPacedReader, workload.Paced, 20*time.Millisecond)
@@ -306,4 +297,21 @@ func httpStatus(ctx context.Context, url string) int {
 	io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
 	r.Body.Close()
 	return r.StatusCode
+}
+
+// startInitialEventsWatcher starts a client-go watch of namespace's pods
+// as user, asking for initial events, read as b says; it stops when the
+// test ends.
+func startInitialEventsWatcher(ctx context.Context, t *testing.T, c *cluster.Cluster, namespace, user string, b workload.Behaviour, interval time.Duration) *workload.Watcher {
+	t.Helper()
+	cfg, err := c.RESTConfig(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.StartWatcher(ctx, cfg, workload.WatcherOptions{Name: user, Namespace: namespace, ListOptions: workload.InitialEventsListOptions(), Behaviour: b, Interval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
 }

@@ -42,16 +42,7 @@ func TestServeTraceDecidesStuckWithPrometheus(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	startWatcher := func(user string, b workload.Behaviour, interval time.Duration) *workload.Watcher {
-		cfg, err := c.RESTConfig(user)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := workload.StartWatcher(ctx, cfg, workload.WatcherOptions{Name: user, Namespace: pods.Namespace, ListOptions: workload.InitialEventsListOptions(), Behaviour: b, Interval: interval})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(w.Stop)
-		return w
+		return startInitialEventsWatcher(ctx, t, c, pods.Namespace, user, b, interval)
 	}
 	// Stuck, and slow: one event per 250 ms, so its 1,000 initial events
 	// take over 4 minutes, well past the bound while it is traced.
