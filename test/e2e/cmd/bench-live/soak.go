@@ -79,7 +79,7 @@ func soak(d, interval time.Duration, watches, stuck int) error {
 		cmd.Process.Kill()
 		return fmt.Errorf("serve did not say where it serves")
 	}
-	var rss []float64
+	var rss, heap, gs []float64
 	var recs []lookRecord
 	end := time.Now().Add(d)
 	for tick := time.NewTicker(interval); time.Now().Before(end); <-tick.C {
@@ -90,6 +90,12 @@ func soak(d, interval time.Duration, watches, stuck int) error {
 		}
 		if v, ok := sample(b, "process_resident_memory_bytes"); ok {
 			rss = append(rss, v)
+		}
+		if v, ok := sample(b, "go_memstats_heap_inuse_bytes"); ok {
+			heap = append(heap, v)
+		}
+		if v, ok := sample(b, "go_goroutines"); ok {
+			gs = append(gs, v)
 		}
 	drain:
 		for {
@@ -105,6 +111,9 @@ func soak(d, interval time.Duration, watches, stuck int) error {
 	werr := cmd.Wait()
 	g2, _ := goroutines(ctx, fetch, env.admin.Host)
 	report(d, interval, watches, stuck, g, g2, rss, recs)
+	trend("serve heap in use (go_memstats_heap_inuse_bytes)", heap, interval, 1<<20, "MiB")
+	trend("serve RSS", rss, interval, 1<<20, "MiB")
+	trend("serve goroutines", gs, interval, 1, "goroutines")
 	if werr != nil {
 		return fmt.Errorf("serve after SIGTERM: %w", werr)
 	}
@@ -174,4 +183,22 @@ func report(d, interval time.Duration, watches, stuck, g, g2 int, rss []float64,
 	fmt.Printf("looks: %d; API server non-GC stop-the-world per look: median %s, p90 %s, max %s; looks at or over 1 ms: %d; longest single pause per look at most (bucket bound): median %s, max %s\n",
 		len(recs), ms(q(pauses, 0.5)), ms(q(pauses, 0.9)), ms(pauses[len(pauses)-1]), over, ms(q(maxes, 0.5)), ms(maxes[len(maxes)-1]))
 	fmt.Printf("look wall time: median %.2f s, max %.2f s; initializing watches seen in the last look: %d\n", q(walls, 0.5), walls[len(walls)-1], recs[len(recs)-1].Initalizing)
+}
+
+// trend prints the spread of one scraped series over its second half, and
+// its least-squares slope over the whole run in unit per 10 minutes: flat
+// memory has a slope near zero, whatever the garbage collector's sawtooth.
+func trend(name string, v []float64, interval time.Duration, scale float64, unit string) {
+	if len(v) < 4 {
+		return
+	}
+	half := v[len(v)/2:]
+	var sx, sy, sxx, sxy float64
+	for i, y := range v {
+		x := float64(i) * interval.Minutes() / 10
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	n := float64(len(v))
+	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	fmt.Printf("%s over %d scrapes: second half %.1f to %.1f %s; slope %+.2f %s per 10 min\n", name, len(v), slices.Min(half)/scale, slices.Max(half)/scale, unit, slope/scale, unit)
 }
