@@ -185,20 +185,27 @@ func report(d, interval time.Duration, watches, stuck, g, g2 int, rss []float64,
 	fmt.Printf("look wall time: median %.2f s, max %.2f s; initializing watches seen in the last look: %d\n", q(walls, 0.5), walls[len(walls)-1], recs[len(recs)-1].Initalizing)
 }
 
-// trend prints the spread of one scraped series over its second half, and
-// its least-squares slope over the whole run in unit per 10 minutes: flat
-// memory has a slope near zero, whatever the garbage collector's sawtooth.
+// trend prints one scraped series: its lowest value in each quarter of
+// the soak (after a collection the heap falls to what is live, so a leak
+// raises the floor quarter by quarter whatever the garbage collector's
+// sawtooth) and its least-squares slope over the second half, after the
+// warm-up, in unit per 10 minutes.
 func trend(name string, v []float64, interval time.Duration, scale float64, unit string) {
-	if len(v) < 4 {
+	if len(v) < 8 {
 		return
+	}
+	var floors []string
+	for q := range 4 {
+		part := v[q*len(v)/4 : (q+1)*len(v)/4]
+		floors = append(floors, fmt.Sprintf("%.1f", slices.Min(part)/scale))
 	}
 	half := v[len(v)/2:]
 	var sx, sy, sxx, sxy float64
-	for i, y := range v {
+	for i, y := range half {
 		x := float64(i) * interval.Minutes() / 10
 		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
 	}
-	n := float64(len(v))
+	n := float64(len(half))
 	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
-	fmt.Printf("%s over %d scrapes: second half %.1f to %.1f %s; slope %+.2f %s per 10 min\n", name, len(v), slices.Min(half)/scale, slices.Max(half)/scale, unit, slope/scale, unit)
+	fmt.Printf("%s over %d scrapes: lowest per quarter %s %s; second half %.1f to %.1f %s, slope %+.2f %s per 10 min\n", name, len(v), strings.Join(floors, ", "), unit, slices.Min(half)/scale, slices.Max(half)/scale, unit, slope/scale, unit)
 }
