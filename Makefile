@@ -75,10 +75,10 @@ lint: ## go vet, gofmt, go mod tidy must leave no diff.
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@cp go.mod /tmp/watch-doctor.go.mod.bak; cp go.sum /tmp/watch-doctor.go.sum.bak; \
+	@bak=$$(mktemp -d); trap 'rm -rf "$$bak"' EXIT; cp go.mod go.sum "$$bak/"; \
 	  $(GO) mod tidy; \
-	  if ! diff -q go.mod /tmp/watch-doctor.go.mod.bak >/dev/null || ! diff -q go.sum /tmp/watch-doctor.go.sum.bak >/dev/null; then \
-	    echo "go mod tidy changed go.mod/go.sum: commit the tidy result"; diff -u /tmp/watch-doctor.go.mod.bak go.mod || true; exit 1; fi
+	  if ! diff -q go.mod "$$bak/go.mod" >/dev/null || ! diff -q go.sum "$$bak/go.sum" >/dev/null; then \
+	    echo "go mod tidy changed go.mod/go.sum: commit the tidy result"; diff -u "$$bak/go.mod" go.mod || true; exit 1; fi
 
 e2e: build ## End-to-end tests on a real kube-apiserver + etcd built from the module proxy.
 	WATCH_DOCTOR_BIN=$(CURDIR)/bin/$(BINARY) ./test/e2e/run.sh
@@ -91,7 +91,7 @@ bench: ## Benchmarks of every stage and the whole command, against gostackparse 
 # Then whole runs of the plugin (collect, then analyze) at BENCH_LIVE_WHOLE
 # idle watches, with and without background load (docs/diagnose-at-scale.md).
 BENCH_LIVE_WATCHES ?= 2000,5000,10000
-BENCH_LIVE_WHOLE ?= 0,5000,20000
+BENCH_LIVE_WHOLE ?= 0,5000,20000,50000
 BENCH_LIVE_INTERVAL ?= 70s
 bench-live: build ## Measure each fetch's bytes, wall time and API server stall on a real kube-apiserver, and whole runs (docs/diagnose-at-scale.md).
 	cd test/e2e && eval "$$(hack/build-binaries.sh)" && export KUBE_APISERVER_BIN ETCD_BIN && \

@@ -6,7 +6,8 @@
 #   bench/run.sh          run everything
 #   bench/run.sh clean    remove bench/out (binaries, generated dumps, logs)
 #
-# Environment: SIZES (default 10k,100k,1M), RUNS (default 3),
+# Environment: SIZES (default 10k,100k,1M), RUNS (default 3), FLOOR_N
+# (default 300k), MATCH_N (default 50000),
 # BENCHTIME (go test -benchtime of the stage benchmarks, default 1s),
 # PANICPARSE_TIMEOUT (default 60s), KEEP_DUMPS=0 to delete the generated
 # dumps (about 1 GB) at the end instead of keeping them for the next run.
@@ -54,8 +55,13 @@ step "whole command as a process, against gostackparse and panicparse on the sam
 "$out/bin/wdbench" -wd "$out/bin/kubectl-watch_doctor" -peers "$out/bin/peers" \
   -dir "$out/dumps" -sizes "$SIZES" -runs "$RUNS" -panicparse-timeout "$PANICPARSE_TIMEOUT"
 
-step "matching: analyze -o json on 50,000 initial-phase watchers with 50,000 executing watch requests (targets < 2 s, < 256 MiB peak RSS), then the storm's table (targets <= 36 lines, < 3 s)"
-"$out/bin/wdbench" match -wd "$out/bin/kubectl-watch_doctor" -dir "$out/dumps" -n "${MATCH_N:-50000}" -runs "$RUNS"
+step "the floor: analyze --max-dump-size 1Gi -o json of a ${FLOOR_N:-300k}-goroutine dump against gostackparse's parse and wc -l, alternating (targets >= 4x gostackparse, <= 8x wc -l, < 128 MiB peak RSS)"
+"$out/bin/wdbench" floor -wd "$out/bin/kubectl-watch_doctor" -peers "$out/bin/peers" -dir "$out/dumps" -n "${FLOOR_N:-300k}" -runs "$RUNS"
+
+for shape in spread one-connection same-instant; do
+  step "matching ($shape storm): analyze -o json on 50,000 initial-phase watchers with 50,000 executing watch requests (targets < 2 s, < 256 MiB peak RSS), then the storm's table (targets <= 36 lines, < 3 s)"
+  "$out/bin/wdbench" match -wd "$out/bin/kubectl-watch_doctor" -dir "$out/dumps" -n "${MATCH_N:-50000}" -runs "$RUNS" -shape "$shape"
+done
 
 if [[ "$KEEP_DUMPS" == "0" ]]; then
   rm -rf "$out/dumps"

@@ -99,42 +99,10 @@ func routeViolations(fset *token.FileSet, f *ast.File, dir string) []string {
 // outside pkg/stacks, pkg/trace and internal/watches parses a goroutine
 // dump or an execution trace itself.
 func TestOneRouteFromDumpsToWatchers(t *testing.T) {
-	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
 	var got []string
-	files := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "testdata", "node_modules", "vendor":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		files++
-		rel, err := filepath.Rel(root, filepath.Dir(p))
-		if err != nil {
-			return err
-		}
-		got = append(got, routeViolations(fset, f, filepath.ToSlash(rel))...)
-		return nil
+	eachSourceFile(t, func(fset *token.FileSet, f *ast.File, rel string) {
+		got = append(got, routeViolations(fset, f, path.Dir(rel))...)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 100 {
-		t.Fatalf("read %d source files under %s: the walk missed the module", files, root)
-	}
 	for _, v := range got {
 		t.Error(v)
 	}

@@ -35,7 +35,10 @@ type Capture struct {
 	// Withheld says what a debug=2 dump would have cost when it was not
 	// taken for the pause budget (see Sample.Withheld).
 	Withheld string
-	manifest string
+	// ProfileStatus is the status /debug/pprof refused the goroutine
+	// profiles with (see Sample.ProfileStatus); 0 for none.
+	ProfileStatus int
+	manifest      string
 
 	Dump     *watches.Dump
 	Requests *apf.Requests

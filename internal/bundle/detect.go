@@ -29,6 +29,11 @@ var gzipMagic = []byte{0x1f, 0x8b}
 // ErrUnknownKind is wrapped by Detect for content of no known kind.
 var ErrUnknownKind = errors.New("unrecognized content")
 
+// ErrEmpty is returned by Detect for an input of no bytes: an error for a
+// file named on the command line, a file skipped with a warning in a
+// directory (a stray notes.txt).
+var ErrEmpty = errors.New("empty input")
+
 // Open wraps r, decompressing gzip, and detects its kind. The returned
 // reader yields the (decompressed) content from its start.
 func Open(r io.Reader) (api.FileKind, *bufio.Reader, error) {
@@ -78,7 +83,7 @@ func detect(br *bufio.Reader) (api.FileKind, error) {
 		return "", err
 	}
 	if len(head) == 0 {
-		return "", errors.New("empty input")
+		return "", ErrEmpty
 	}
 	if len(head) >= 2 && (head[0] == 0xff && head[1] == 0xfe || head[0] == 0xfe && head[1] == 0xff) {
 		return "", fmt.Errorf("%w: UTF-16 text; convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)", ErrUnknownKind)

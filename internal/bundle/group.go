@@ -12,13 +12,42 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
-// Group is the captures of one API server instance, oldest first.
+// Group is the captures of one API server process, oldest first.
 type Group struct {
-	Name     string
-	Captures []*Capture
+	// Name is how the reports name it (DisplayName): the instance, or the
+	// captures' common directory, and the process start when the instance
+	// restarted. It is for people: code compares Instance and
+	// ProcessStart.
+	Name string
+	// Instance is the instance the captures were read from (a collect
+	// bundle's, or a live run's, instance name: its address, or the
+	// kubeconfig host); "" for files read alone.
+	Instance string
+	// ProcessStart is the process' start (process_start_time_seconds of
+	// its /metrics); zero when no capture has it.
+	ProcessStart time.Time
+	// Restarted is set when the instance's captures came from more than
+	// one process: each is a Group of its own.
+	Restarted bool
+	Captures  []*Capture
 	// SameProcess is set when captures were grouped by equal
 	// process_start_time_seconds rather than by a collect manifest.
 	SameProcess bool
+}
+
+// DisplayName is the name reports give a process of an instance: the
+// instance's own name, and when it restarted between samples, which
+// process ("10.0.0.1:6443 (process started 2026-11-29T10:00:00Z)"). It
+// is the only place that string is made; nothing parses it back.
+func DisplayName(instance string, restarted bool, start time.Time) string {
+	if !restarted {
+		return instance
+	}
+	when := "unknown"
+	if !start.IsZero() {
+		when = start.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("%s (process started %s)", instance, when)
 }
 
 // Groups sorts the captures into API server instances: captures of one
@@ -52,12 +81,10 @@ func (l *Loaded) Groups() []Group {
 		name := serverName(g.Captures)
 		parts := splitByProcess(g.Captures)
 		for _, caps := range parts {
-			sub := Group{Name: name, Captures: caps, SameProcess: g.SameProcess}
-			if len(parts) > 1 {
-				// The instance restarted between samples: goroutine ids of
-				// two processes must not be compared.
-				sub.Name = fmt.Sprintf("%s (process started %s)", name, processStart(caps))
-			}
+			// When the instance restarted between samples, goroutine ids
+			// of two processes must not be compared: a group each.
+			sub := Group{Instance: caps[0].Instance, ProcessStart: processStart(caps), Restarted: len(parts) > 1, Captures: caps, SameProcess: g.SameProcess}
+			sub.Name = DisplayName(name, sub.Restarted, sub.ProcessStart)
 			out = append(out, sub)
 		}
 	}
@@ -111,44 +138,52 @@ func splitByProcess(caps []*Capture) [][]*Capture {
 	return parts
 }
 
-func processStart(caps []*Capture) string {
+// processStart is the start of the captures' process, to the second;
+// zero when none has it.
+func processStart(caps []*Capture) time.Time {
 	for _, c := range caps {
 		if c.Metrics != nil && !math.IsNaN(c.Metrics.ProcessStartTime) {
-			return time.Unix(int64(c.Metrics.ProcessStartTime), 0).UTC().Format(time.RFC3339)
+			return time.Unix(int64(c.Metrics.ProcessStartTime), 0).UTC()
 		}
 	}
-	return "unknown"
+	return time.Time{}
 }
 
-// Servers turns the groups into the diagnosis' input.
+// Servers turns the groups into the diagnosis' input, one per group in
+// the order of Groups.
 func (l *Loaded) Servers() []watches.Server {
 	var out []watches.Server
 	for _, g := range l.Groups() {
-		s := watches.Server{Name: g.Name}
-		var note string
-		if s.Trace, note = groupTrace(g.Captures); note != "" {
-			s.Notes = append(s.Notes, note)
-		}
-		for _, c := range g.Captures {
-			if c.Version != "" {
-				s.Version = c.Version
-			}
-			s.Notes = append(s.Notes, c.notes...)
-			s.Samples = append(s.Samples, c.sample())
-		}
-		if len(g.Captures) > 1 {
-			if g.SameProcess {
-				s.Notes = append(s.Notes, fmt.Sprintf("%d captures of the same process (same process_start_time_seconds) read as samples: %s", len(g.Captures), captureNames(g.Captures)))
-			}
-			for _, c := range g.Captures {
-				if c.CapturedAt.IsZero() {
-					s.Notes = append(s.Notes, fmt.Sprintf("%s has no capture time: samples are ordered by goroutine ids, and only a wait that went down counts as progress", c.Name))
-				}
-			}
-		}
-		out = append(out, s)
+		out = append(out, g.Server())
 	}
 	return out
+}
+
+// Server is the diagnosis' input for the group's process.
+func (g Group) Server() watches.Server {
+	s := watches.Server{Name: g.Name}
+	var note string
+	if s.Trace, note = groupTrace(g.Captures); note != "" {
+		s.Notes = append(s.Notes, note)
+	}
+	for _, c := range g.Captures {
+		if c.Version != "" {
+			s.Version = c.Version
+		}
+		s.Notes = append(s.Notes, c.notes...)
+		s.Samples = append(s.Samples, c.sample())
+	}
+	if len(g.Captures) > 1 {
+		if g.SameProcess {
+			s.Notes = append(s.Notes, fmt.Sprintf("%d captures of the same process (same process_start_time_seconds) read as samples: %s", len(g.Captures), captureNames(g.Captures)))
+		}
+		for _, c := range g.Captures {
+			if c.CapturedAt.IsZero() {
+				s.Notes = append(s.Notes, fmt.Sprintf("%s has no capture time: samples are ordered by goroutine ids, and only a wait that went down counts as progress", c.Name))
+			}
+		}
+	}
+	return s
 }
 
 func serverName(cs []*Capture) string {
@@ -167,8 +202,19 @@ func serverName(cs []*Capture) string {
 	return parent
 }
 
+// put sets m[k] = v, making m, unless v is absent (NaN).
+func put(m *map[string]float64, k string, v float64) {
+	if math.IsNaN(v) {
+		return
+	}
+	if *m == nil {
+		*m = map[string]float64{}
+	}
+	(*m)[k] = v
+}
+
 func (c *Capture) sample() watches.Sample {
-	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, MetricsAt: c.MetricsAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels, Mixed: c.Mixed, Withheld: c.Withheld}
+	s := watches.Sample{Source: c.Name, CapturedAt: c.CapturedAt, MetricsAt: c.MetricsAt, Dump: c.Dump, Requests: c.Requests, Levels: c.Levels, Mixed: c.Mixed, Withheld: c.Withheld, ProfileStatus: c.ProfileStatus}
 	if m := c.Metrics; m != nil {
 		mc := &watches.MetricsContext{Levels: map[string]watches.LevelSeats{}}
 		num := func(v float64) *float64 {
@@ -182,12 +228,9 @@ func (c *Capture) sample() watches.Sample {
 			mc.Levels[pl.Name] = watches.LevelSeats{Executing: num(pl.ExecutingSeats), Limit: num(pl.LimitSeats)}
 		}
 		for _, r := range m.Resources {
-			if !math.IsNaN(r.WatchEvents) {
-				if mc.WatchEvents == nil {
-					mc.WatchEvents = map[string]float64{}
-				}
-				mc.WatchEvents[r.Key()] = r.WatchEvents
-			}
+			put(&mc.WatchEvents, r.Key(), r.WatchEvents)
+			put(&mc.InitEvents, r.Key(), r.InitEvents)
+			put(&mc.TerminatedWatchers, r.Key(), r.TerminatedWatchers)
 			if !math.IsNaN(r.Watchers) && r.Watchers > 0 {
 				mc.WatchersByResource = append(mc.WatchersByResource, api.ResourceCount{Group: r.Group, Resource: r.Name(), Count: r.Watchers})
 			}

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
@@ -50,5 +53,53 @@ func TestLoadFlagsDumpOfAnotherProcess(t *testing.T) {
 	}
 	if got := real.Foreign(); len(got) != 0 {
 		t.Errorf("a real kube-apiserver capture is flagged foreign: %q", got)
+	}
+}
+
+func TestDisplayName(t *testing.T) {
+	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.FixedZone("x", 3600))
+	for _, tc := range []struct {
+		name      string
+		restarted bool
+		start     time.Time
+		want      string
+	}{
+		{"one process", false, start, "10.0.0.1:6443"},
+		{"restarted", true, start, "10.0.0.1:6443 (process started 2026-11-29T09:00:00Z)"},
+		{"restarted, start unknown", true, time.Time{}, "10.0.0.1:6443 (process started unknown)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DisplayName("10.0.0.1:6443", tc.restarted, tc.start); got != tc.want {
+				t.Errorf("DisplayName = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestGroupsOfARestartedInstance: an instance whose captures come from two
+// processes is two groups, each with its identity in fields.
+func TestGroupsOfARestartedInstance(t *testing.T) {
+	l, err := Load([]string{golden.Fixture("t1"), golden.Fixture("t2")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range l.Captures {
+		c.Instance = "10.0.0.1:6443"
+		c.Metrics.ProcessStartTime = float64(1.7e9 + i)
+	}
+	var got []Group
+	for _, g := range l.Groups() {
+		g.Captures = nil
+		got = append(got, g)
+	}
+	want := []Group{
+		{Name: "10.0.0.1:6443 (process started 2023-11-14T22:13:20Z)", Instance: "10.0.0.1:6443", ProcessStart: time.Unix(1.7e9, 0).UTC(), Restarted: true},
+		{Name: "10.0.0.1:6443 (process started 2023-11-14T22:13:21Z)", Instance: "10.0.0.1:6443", ProcessStart: time.Unix(1.7e9+1, 0).UTC(), Restarted: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("groups (-want +got):\n%s", diff)
+	}
+	if s := l.Servers(); len(s) != 2 || s[0].Name != want[0].Name || s[1].Name != want[1].Name {
+		t.Errorf("servers = %d, want one per group, named as the groups", len(s))
 	}
 }

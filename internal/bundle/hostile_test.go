@@ -136,3 +136,23 @@ func TestBundleFilesArePrivate(t *testing.T) {
 		t.Errorf("modes under umask 022 (-want +got):\n%s", diff)
 	}
 }
+
+// TestAnErrorNamesWhatHappenedAnEmptyStrayFileIsSkipped: a zero-byte
+// stray file in a sample directory is skipped with a warning, as a
+// non-empty unknown one is; the bundle is still read.
+func TestAnErrorNamesWhatHappenedAnEmptyStrayFileIsSkipped(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "api", "sample-1")
+	captureDir(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load([]string{root}, Options{})
+	if err != nil {
+		t.Fatalf("Load = %v, want the bundle read and notes.txt skipped", err)
+	}
+	want := "skipped " + filepath.Join(dir, "notes.txt") + ": an empty file"
+	if !strings.Contains(strings.Join(l.Warnings, "\n"), want) {
+		t.Errorf("warnings %q\nwant %q", l.Warnings, want)
+	}
+}

@@ -81,8 +81,12 @@ func (ld *loader) walkDir(p string) error {
 		}
 		dir := filepath.Dir(shown)
 		err = ld.loadFile(ld.capture(dir, dir), target, shown)
-		if errors.Is(err, ErrUnknownKind) {
+		switch {
+		case errors.Is(err, ErrUnknownKind):
 			ld.warn(skipUnknown, fmt.Sprintf("skipped %s: %v", shown, errors.Unwrap(err)))
+			return nil
+		case errors.Is(err, ErrEmpty):
+			ld.warn(skipEmpty, fmt.Sprintf("skipped %s: an empty file", shown))
 			return nil
 		}
 		return err
@@ -93,6 +97,7 @@ func (ld *loader) walkDir(p string) error {
 const (
 	skipUnreadable = "unreadable"
 	skipUnknown    = "unrecognized content"
+	skipEmpty      = "empty"
 	skipIrregular  = "not a regular file"
 	skipLinkDir    = "a link to a directory"
 	skipLinkOut    = "a link out of the directory"
@@ -156,7 +161,7 @@ func (ld *loader) loadFile(c *Capture, path, name string) error {
 func (ld *loader) loadReader(c *Capture, path, name string, r io.Reader) error {
 	kind, br, err := Open(r)
 	if err != nil {
-		if errors.Is(err, ErrUnknownKind) {
+		if errors.Is(err, ErrUnknownKind) || errors.Is(err, ErrEmpty) {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		return fmt.Errorf("%s: %v", name, err)
@@ -213,6 +218,7 @@ func applyManifest(l *Loaded, path string) error {
 			c.CapturedAt, c.CapturedAtSource = s.CapturedAt, "manifest"
 			c.Mixed = s.Mixed
 			c.Withheld = s.Withheld
+			c.ProfileStatus = s.ProfileStatus
 			for _, fi := range s.Fetches {
 				if fi.Kind == api.FileMetrics && fi.Error == "" {
 					c.MetricsAt = fi.StartedAt

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/live"
-	"github.com/watch-doctor/watch-doctor/internal/report"
 )
 
 // diagnoseOptions are the diagnosis options of every command, with the
@@ -60,46 +58,35 @@ func kubeconfigNotes(cf *genericclioptions.ConfigFlags) []string {
 	return []string{fmt.Sprintf("no kubeconfig found (KUBECONFIG, --kubeconfig, ~/.kube/config) and not in a pod: using %s, as kubectl does; set --kubeconfig or --context to read a cluster", rc.Host)}
 }
 
-// warnNotes prints notes on stderr (they also go into the report, which a
-// script reading -o json may not show anyone) and returns them.
-func warnNotes(errOut io.Writer, notes []string) []string {
-	notes = summarize(notes)
-	for _, n := range notes {
-		fmt.Fprintf(errOut, "warning: %s\n", report.Escape(n))
+// explainNotFound returns the errors of ir, replaced by one when it
+// answered 404 to every request: it is not a Kubernetes API server (a web
+// server, a wrong path prefix), and each 404 read alone would claim
+// profiling or API Priority and Fairness disabled.
+func explainNotFound(ir live.InstanceResult) []error {
+	if len(ir.Errors) == 0 {
+		return nil
 	}
-	return notes
-}
-
-// explainNotFound replaces the errors of an instance that answered 404 to
-// every request: it is not a Kubernetes API server (a web server, a wrong
-// path prefix), and each 404 read alone would claim profiling or API
-// Priority and Fairness disabled.
-func explainNotFound(res *live.Result) {
-	for i, ir := range res.Instances {
-		if len(ir.Errors) == 0 {
-			continue
-		}
-		all404 := true
-		for _, s := range ir.Samples {
-			for _, fi := range s.Fetches {
-				if fi.Error == "" {
-					all404 = false // it served something
-				}
+	all404 := true
+	for _, s := range ir.Samples {
+		for _, fi := range s.Fetches {
+			if fi.Error == "" {
+				all404 = false // it served something
 			}
 		}
-		for _, err := range ir.Errors {
-			var he *live.HTTPError
-			var pe *live.ProfilingDisabledError
-			switch {
-			case errors.As(err, &he) && he.Status == http.StatusNotFound, errors.As(err, &pe):
-			case strings.Contains(err.Error(), "go_goroutines could not be read"), strings.Contains(err.Error(), "/metrics failed"):
-				// Follows from the 404 on /metrics.
-			default:
-				all404 = false
-			}
-		}
-		if all404 {
-			res.Instances[i].Errors = []error{fmt.Errorf("%s: every request answered 404 (/metrics, /version, /debug/...): this is not a Kubernetes API server; check the kubeconfig's server URL (path included) or --apiserver", ir.Instance.Name)}
+	}
+	for _, err := range ir.Errors {
+		var he *live.HTTPError
+		var pe *live.ProfilingDisabledError
+		switch {
+		case errors.As(err, &he) && he.Status == http.StatusNotFound, errors.As(err, &pe):
+		case strings.Contains(err.Error(), "go_goroutines could not be read"), strings.Contains(err.Error(), "/metrics failed"):
+			// Follows from the 404 on /metrics.
+		default:
+			all404 = false
 		}
 	}
+	if all404 {
+		return []error{fmt.Errorf("%s: every request answered 404 (/metrics, /version, /debug/...): this is not a Kubernetes API server; check the kubeconfig's server URL (path included) or --apiserver", ir.Instance.Name)}
+	}
+	return ir.Errors
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
-	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
+	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -38,7 +39,9 @@ type AnalyzeOptions struct {
 	CapturedAt string
 	// MaxDumpSize is --max-dump-size, a quantity.
 	MaxDumpSize string
-	Paths       []string
+	// AuditLogs are --audit-log.
+	AuditLogs []string
+	Paths     []string
 
 	printer      printer
 	failOn       string
@@ -83,6 +86,7 @@ sample tells a stuck watch from a slow one.
 	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
 	cmd.Flags().StringVar(&o.CapturedAt, "captured-at", o.CapturedAt, "when the inputs were captured (RFC 3339), for a single capture without captured-at.txt")
+	addAuditLogFlag(cmd, &o.AuditLogs)
 	cmd.Flags().StringVar(&o.MaxDumpSize, "max-dump-size", o.MaxDumpSize, "the most bytes a debug=2 goroutine dump may hold (after decompression); the default, 128Mi, is twice the runtime's 64 MiB cut: raise it for a traceback saved from a crash log of a large server")
 	return cmd
 }
@@ -119,7 +123,7 @@ func (o *AnalyzeOptions) Validate() error {
 			return fmt.Errorf("empty PATH argument")
 		}
 	}
-	return nil
+	return validateAuditLogs(o.AuditLogs, o.Paths)
 }
 
 // Run loads the inputs, diagnoses them and writes the report.
@@ -128,9 +132,17 @@ func (o *AnalyzeOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	r := diagnosis.Diagnose(loaded.Servers(), diagnoseOptions(0))
-	applyRecorded(r, loaded.Instances)
-	r.Warnings = append(loaded.Warnings, r.Warnings...)
+	events, auditWarnings, err := readAuditLogs(o.AuditLogs, o.In)
+	if err != nil {
+		return err
+	}
+	opts := diagnoseOptions(0)
+	opts.Audit = events
+	res, err := engine.Run(context.Background(), engine.Config{Loaded: loaded, Diagnosis: opts, Notes: auditWarnings})
+	if err != nil {
+		return err
+	}
+	r := res.Report
 	if err := writeReport(o.Out, r, o.printer, o.failOn); err != nil {
 		return err
 	}

@@ -149,16 +149,26 @@ func rewriteCapture(t *testing.T, b buildPaths, src, dst string) {
 	}
 }
 
+// buildCase is what TestAnalyzeOtherBuildsFindTheSame analyzes of a capture
+// tree, and buildResult what analyze answered.
+type buildCase struct {
+	name string
+	args func(root string) []string
+}
+
+type buildResult struct {
+	code     int
+	out, err string
+}
+
 // TestAnalyzeOtherBuildsFindTheSame: a dump of a vendored (GOPATH) or
 // forked build of the real v1.37.2 capture, made by rewriting its frame
 // paths, is diagnosed as the original: the same JSON report, and no "holds
 // no kube-apiserver code" warning. Each of the three dump formats alone,
 // and both samples.
 func TestAnalyzeOtherBuildsFindTheSame(t *testing.T) {
-	cases := []struct {
-		name string
-		args func(root string) []string
-	}{
+	t.Parallel()
+	cases := []buildCase{
 		{"t1-t2", func(root string) []string { return []string{filepath.Join(root, "t1"), filepath.Join(root, "t2")} }},
 		{"debug2", func(root string) []string { return []string{filepath.Join(root, "t2", "goroutine-debug2.txt")} }},
 		{"debug1", func(root string) []string {
@@ -167,12 +177,8 @@ func TestAnalyzeOtherBuildsFindTheSame(t *testing.T) {
 		{"protobuf", func(root string) []string { return []string{filepath.Join(root, "t2", "goroutine.pb.gz")} }},
 	}
 	// The original's reports, once.
-	type result struct {
-		code     int
-		out, err string
-	}
 	orig := filepath.Dir(golden.Fixture("t1"))
-	want := make([]result, len(cases))
+	want := make([]buildResult, len(cases))
 	for i, tc := range cases {
 		want[i].code, want[i].out, want[i].err = run(t, nil, append([]string{"analyze", "-o", "json"}, tc.args(orig)...)...)
 	}
@@ -180,35 +186,48 @@ func TestAnalyzeOtherBuildsFindTheSame(t *testing.T) {
 		name  string
 		paths buildPaths
 	}{{"vendored", vendored}, {"forked", forked}} {
-		dir := filepath.Join(t.TempDir(), "seed-repro")
-		for _, s := range []string{"t1", "t2"} {
-			rewriteCapture(t, b.paths, golden.Fixture(s), filepath.Join(dir, s))
-		}
-		for i, tc := range cases {
-			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
-				code, got, gotErr := run(t, nil, append([]string{"analyze", "-o", "json"}, tc.args(dir)...)...)
-				// The captures are named by their directories.
-				got, gotErr = strings.ReplaceAll(got, dir, orig), strings.ReplaceAll(gotErr, dir, orig)
-				if code != want[i].code {
-					t.Errorf("exit code = %d, want %d (the original's); stderr: %s", code, want[i].code, gotErr)
-				}
-				if strings.Contains(got, "no kube-apiserver code") {
-					t.Errorf("the %s dump is taken for another process's", b.name)
-				}
-				if d := cmp.Diff(want[i].out, got); d != "" {
-					t.Errorf("JSON report differs from the original's (-want +got):\n%s", d)
-				}
-				if d := cmp.Diff(want[i].err, gotErr); d != "" {
-					t.Errorf("stderr differs from the original's (-want +got):\n%s", d)
-				}
-			})
-		}
+		// Each build is rewritten and analyzed in a subtest of its own,
+		// beside the other build's.
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			analyzeBuild(t, b.paths, cases, want, orig)
+		})
+	}
+}
+
+// analyzeBuild rewrites the seed-repro capture for a build with paths, and
+// checks each case's report against the original's.
+func analyzeBuild(t *testing.T, paths buildPaths, cases []buildCase, want []buildResult, orig string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "seed-repro")
+	for _, s := range []string{"t1", "t2"} {
+		rewriteCapture(t, paths, golden.Fixture(s), filepath.Join(dir, s))
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, got, gotErr := run(t, nil, append([]string{"analyze", "-o", "json"}, tc.args(dir)...)...)
+			// The captures are named by their directories.
+			got, gotErr = strings.ReplaceAll(got, dir, orig), strings.ReplaceAll(gotErr, dir, orig)
+			if code != want[i].code {
+				t.Errorf("exit code = %d, want %d (the original's); stderr: %s", code, want[i].code, gotErr)
+			}
+			if strings.Contains(got, "no kube-apiserver code") {
+				t.Errorf("the rewritten dump is taken for another process's")
+			}
+			if d := cmp.Diff(want[i].out, got); d != "" {
+				t.Errorf("JSON report differs from the original's (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(want[i].err, gotErr); d != "" {
+				t.Errorf("stderr differs from the original's (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 
 // TestRewrittenDumpsAreRewritten guards the test above against a rewrite
 // that changes nothing.
 func TestRewrittenDumpsAreRewritten(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile(filepath.Join(golden.Fixture("t2"), "goroutine-debug2.txt"))
 	if err != nil {
 		t.Fatal(err)

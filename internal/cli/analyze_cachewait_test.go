@@ -116,6 +116,7 @@ func graftCacheWait(t *testing.T) string {
 // request, with advice; it is neither a stuck replay nor healthy, and the
 // capture's own verdicts stay.
 func TestAnalyzeWatchWaitingForWatchCache(t *testing.T) {
+	t.Parallel()
 	dir := graftCacheWait(t)
 	code, out, errOut := run(t, nil, "analyze", dir, "-o", "json")
 	if code != ExitFindings {

@@ -18,6 +18,7 @@ var pr141899Capture = filepath.Join("..", "..", "testdata", "kube-apiserver-v1.3
 // TestAnalyzePR141899Capture: analyze must not give an all clear on a
 // patched server whose stall timeout left a handler and a seat held.
 func TestAnalyzePR141899Capture(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string

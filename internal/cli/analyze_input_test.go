@@ -14,6 +14,7 @@ import (
 // TestAnalyzeDumpOfAnotherProcessIsNotAllClear: a debug=2 dump of a Go program that is not kube-apiserver is
 // not an all clear: exit 2, saying so, even with --fail-on info.
 func TestAnalyzeDumpOfAnotherProcessIsNotAllClear(t *testing.T) {
+	t.Parallel()
 	var dump bytes.Buffer
 	if err := pprof.Lookup("goroutine").WriteTo(&dump, 2); err != nil {
 		t.Fatal(err)
@@ -37,6 +38,7 @@ func TestAnalyzeDumpOfAnotherProcessIsNotAllClear(t *testing.T) {
 // TestControlCharactersAreEscaped: text from dumps is stripped of control characters before it
 // reaches a terminal.
 func TestControlCharactersAreEscaped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, f := range []string{"goroutine-debug2.txt", "captured-at.txt"} {
 		b, err := os.ReadFile(golden.Fixture("t2", f))

@@ -24,6 +24,7 @@ func run(t *testing.T, stdin []byte, args ...string) (int, string, string) {
 }
 
 func TestAnalyzeGolden(t *testing.T) {
+	t.Parallel()
 	t1, t2 := golden.Fixture("t1"), golden.Fixture("t2")
 	tests := []struct {
 		name string
@@ -51,6 +52,7 @@ func TestAnalyzeGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := run(t, nil, tc.args...)
 			if code != tc.code {
 				t.Errorf("exit code = %d, want %d; stderr: %s", code, tc.code, errOut)
@@ -69,6 +71,7 @@ func TestAnalyzeGolden(t *testing.T) {
 // TestAnalyzeSeedReproVerdicts checks the verdicts the issue names on the
 // real capture, independently of the golden files.
 func TestAnalyzeSeedReproVerdicts(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{golden.Fixture("t2")},
 		{golden.Fixture("t1"), golden.Fixture("t2")},
@@ -117,6 +120,7 @@ func TestAnalyzeSeedReproVerdicts(t *testing.T) {
 }
 
 func TestAnalyzeInputForms(t *testing.T) {
+	t.Parallel()
 	dump, err := os.ReadFile(filepath.Join(golden.Fixture("t2"), "goroutine-debug2.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -155,17 +159,37 @@ func TestAnalyzeInputForms(t *testing.T) {
 
 // TestAnalyzeWithoutAnyDumpIsNotAllClear: metrics or APF dumps alone are
 // reported, but the run fails: nothing about stuck watches was decided.
+// Without a goroutine dump the APF rows are still evidence: each executing
+// watch is named, undecided, and the run is incomplete.
 func TestAnalyzeWithoutAnyDumpIsNotAllClear(t *testing.T) {
-	code, out, errOut := run(t, nil, "analyze", filepath.Join(golden.Fixture("t2"), "metrics.txt"), filepath.Join(golden.Fixture("t2"), "apf-requests.txt"))
-	if code != ExitError || !strings.Contains(errOut, "no goroutine dump among the inputs: nothing was diagnosed") {
-		t.Errorf("exit %d, stderr %q", code, errOut)
+	t2 := golden.Fixture("t2")
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no capture time", []string{filepath.Join(t2, "metrics.txt"), filepath.Join(t2, "apf-requests.txt")},
+			[]string{"2 executing watch requests, and no capture time to age them by", "slow-informer", "paced-reader", "age unknown"}},
+		{"aged", []string{filepath.Join(t2, "metrics.txt"), filepath.Join(t2, "apf-requests.txt"), filepath.Join(t2, "captured-at.txt")},
+			[]string{"2 watch requests initializing for longer than 30s", "slow-informer", "paced-reader", "initializing for 2m29s"}},
+		{"nothing but metrics", []string{filepath.Join(t2, "metrics.txt")}, []string{"nothing diagnosed: no goroutine dump"}},
 	}
-	if !strings.Contains(out, "nothing diagnosed: no goroutine dump") {
-		t.Errorf("report:\n%s", out)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := run(t, nil, append([]string{"analyze", "-o", "wide"}, tc.args...)...)
+			if code != ExitError {
+				t.Errorf("exit %d, stderr %q", code, errOut)
+			}
+			if !containsAll(out+errOut, tc.want...) {
+				t.Errorf("report lacks %q:\n%s\n%s", tc.want, out, errOut)
+			}
+		})
 	}
 }
 
 func TestAnalyzeErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)
@@ -200,6 +224,7 @@ func TestAnalyzeErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			code, out, errOut := run(t, nil, tc.args...)
 			if code != ExitError {
 				t.Errorf("exit code = %d, want %d", code, ExitError)
@@ -221,6 +246,7 @@ func TestAnalyzeErrors(t *testing.T) {
 // the samples are ordered by goroutine ids, and the stuck watcher stays
 // stuck whatever the argument order.
 func TestAnalyzeTwoCapturesWithoutTimesInReverseOrder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []string{"t1", "t2"} {
 		if err := os.MkdirAll(filepath.Join(dir, c), 0o755); err != nil {

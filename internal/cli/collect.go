@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -108,7 +109,7 @@ var createBundleFile func(path string) (bundle.File, error)
 
 // Run claims the directory, fetches and writes the bundle.
 func (o *CollectOptions) Run() error {
-	cfg, err := o.config(o.ErrOut)
+	cfg, err := o.engineConfig(o.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,9 @@ func (o *CollectOptions) Run() error {
 	ctx, cancel := signalContext()
 	defer cancel()
 	target := &failFast{t: dir, cancel: cancel}
-	res, runErr := live.Run(ctx, cfg, target)
+	cfg.Raw = target
+	out, runErr := engine.Run(ctx, cfg)
+	res := out.Run
 	writeErr := target.failed()
 	if writeErr == nil && runErr != nil && (res == nil || ctx.Err() == nil) {
 		return runErr
@@ -131,7 +134,7 @@ func (o *CollectOptions) Run() error {
 	}
 	// Interrupted (or a write failed): what was read still makes a valid
 	// bundle.
-	m := api.Manifest{CreatedAt: cfg.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: live.RedactServer(cfg.REST.Host)}
+	m := api.Manifest{CreatedAt: cfg.Live.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: live.RedactServer(cfg.Live.REST.Host)}
 	if o.ConfigFlags.Context != nil {
 		m.Context = *o.ConfigFlags.Context
 	}
@@ -141,9 +144,10 @@ func (o *CollectOptions) Run() error {
 	if writeErr != nil {
 		return fmt.Errorf("writing the bundle: %w: collect stopped at the first failed write", writeErr)
 	}
-	errs := instanceErrors(res, o.ErrOut)
-	for _, w := range withheldAdvice(res, o.MaxPause) {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Escape(w))
+	errs := out.Errors
+	printErrors(o.ErrOut, errs, refused(res))
+	for _, w := range out.Withheld {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Escape(withheldWords(w, o.MaxPause)))
 	}
 	samples := 0
 	for _, ir := range res.Instances {
@@ -177,14 +181,40 @@ func (f *failFast) Store(instance string, sample int, kind api.FileKind, body io
 	if err := f.failed(); err != nil {
 		return err
 	}
-	err := f.t.Store(instance, sample, kind, body)
-	if err != nil {
-		f.mu.Lock()
-		f.err = err
-		f.mu.Unlock()
-		f.cancel()
+	rb := &readCheck{r: body}
+	err := f.t.Store(instance, sample, kind, rb)
+	return f.fail(err, rb)
+}
+
+// fail ends the run at err, a failed write; a failure to read the body
+// (the server's answer over its bound, a timeout) is the fetch's alone,
+// returned as it is: the sample's other fetches go on.
+func (f *failFast) fail(err error, rb *readCheck) error {
+	if err == nil {
+		return nil
 	}
+	if rb.err != nil {
+		return rb.err
+	}
+	f.mu.Lock()
+	f.err = err
+	f.mu.Unlock()
+	f.cancel()
 	return err
+}
+
+// readCheck keeps the error of reading a body, other than its end.
+type readCheck struct {
+	r   io.Reader
+	err error
+}
+
+func (c *readCheck) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		c.err = err
+	}
+	return n, err
 }
 
 // StoreTrace implements live.TraceTarget: the instance's trace.out, with
@@ -193,14 +223,9 @@ func (f *failFast) StoreTrace(instance string, body io.Reader) error {
 	if err := f.failed(); err != nil {
 		return err
 	}
-	err := f.t.StoreTrace(instance, body)
-	if err != nil {
-		f.mu.Lock()
-		f.err = err
-		f.mu.Unlock()
-		f.cancel()
-	}
-	return err
+	rb := &readCheck{r: body}
+	err := f.t.StoreTrace(instance, rb)
+	return f.fail(err, rb)
 }
 
 func (f *failFast) failed() error {

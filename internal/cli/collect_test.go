@@ -13,6 +13,7 @@ import (
 // TestInterruptedCollectKeepsTheBundle: Ctrl-C during collect keeps a bundle analyze reads
 // and says what was written.
 func TestInterruptedCollectKeepsTheBundle(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.Block = true
 	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)

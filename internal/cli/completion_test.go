@@ -27,6 +27,7 @@ func complete(t *testing.T, args ...string) []string {
 }
 
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	kc := writeKubeconfig(t, map[string]string{"prod-eu": "https://127.0.0.1:1", "prod-us": "https://127.0.0.1:2"})
 	tests := []struct {
 		args []string

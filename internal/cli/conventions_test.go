@@ -14,8 +14,9 @@ func TestOutputForms(t *testing.T) {
 		want string
 	}{
 		// Both watches are ambiguous between the two clients (docs/analyze.md,
-		// Attribution): -o name lists the candidates.
-		{[]string{"-o", "name"}, "StuckInitialEvents/paced-reader|slow-informer\nSlowInitialEvents/paced-reader|slow-informer\n"},
+		// Attribution): -o name lists the candidates, as the table's CLIENT
+		// column does (Finding.ClientLabel).
+		{[]string{"-o", "name"}, "StuckInitialEvents/paced-reader | slow-informer\nSlowInitialEvents/paced-reader | slow-informer\n"},
 		{[]string{"-o", "jsonpath={.findings[*].candidates[*].user}"}, "paced-reader slow-informer paced-reader slow-informer"},
 		{[]string{"-o", `go-template={{range .findings}}{{.type}} {{.client.seats}}{{"\n"}}{{end}}`}, "StuckInitialEvents 1\nSlowInitialEvents 1\n"},
 	}

@@ -18,6 +18,7 @@ var costLine = regexp.MustCompile(`(?m)^  cost to (\S+): (\d+) stop-the-world pa
 // serves t1 then t2, whose pause histograms differ by the pauses of the
 // fixture's own capture script.
 func TestCostInTheSummaryAndTheJSON(t *testing.T) {
+	t.Parallel()
 	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
 	_, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", a.Address())

@@ -4,15 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/clock"
 
-	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -35,6 +33,8 @@ type DiagnoseOptions struct {
 	Output    string
 	NoHeaders bool
 	FailOn    string
+	// AuditLogs are --audit-log.
+	AuditLogs []string
 
 	printer printer
 	failOn  string
@@ -95,6 +95,7 @@ func (o *DiagnoseOptions) addFlags(cmd *cobra.Command) {
 	o.Fleet.addFlags(cmd)
 	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
+	addAuditLogFlag(cmd, &o.AuditLogs)
 }
 
 func (o *DiagnoseOptions) runE(cmd *cobra.Command, args []string) error {
@@ -123,6 +124,12 @@ func (o *DiagnoseOptions) Validate() error {
 	if err := o.LiveOptions.validate(); err != nil {
 		return err
 	}
+	if len(o.AuditLogs) > 0 && o.Fleet.enabled() {
+		return fmt.Errorf("--audit-log applies to one cluster: an audit log is one cluster's, not to be joined across --contexts")
+	}
+	if err := validateAuditLogs(o.AuditLogs, nil); err != nil {
+		return err
+	}
 	return o.Trace.validate()
 }
 
@@ -131,74 +138,45 @@ func (o *DiagnoseOptions) Run() error {
 	if o.Fleet.enabled() {
 		return o.runFleet()
 	}
-	var progress io.Writer = o.ErrOut
-	if o.printer.Structured() && o.Verbose == 0 {
-		progress = nil
+	events, auditWarnings, err := readAuditLogs(o.AuditLogs, o.In)
+	if err != nil {
+		return err
 	}
-	cfg, err := o.config(progress)
+	cfg, err := o.engineConfig(o.progress(o.ErrOut))
+	cfg.Diagnosis.Audit = events
+	cfg.Notes = append(cfg.Notes, auditWarnings...)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	target := live.NewCaptures()
-	res, err := live.Run(ctx, cfg, target)
+	res, err := engine.Run(ctx, cfg)
+	if res.Report == nil {
+		return err
+	}
+	printRun(o.ErrOut, res)
 	if err != nil {
 		return err
 	}
-	res.Notes = warnNotes(o.ErrOut, append(o.notes, res.Notes...))
-	errs := instanceErrors(res, o.ErrOut)
-	loaded := target.Loaded(res)
-	if len(loaded.Captures) == 0 {
-		return fmt.Errorf("%w: %s", errNoInstance, firstOr(errs, "nothing fetched"))
-	}
-	servers := loaded.Servers()
-	for i := range servers {
-		for _, ir := range res.Instances {
-			// A restarted instance is named "<instance> (process started ...)".
-			if servers[i].Name == ir.Instance.Name || strings.HasPrefix(servers[i].Name, ir.Instance.Name+" (") {
-				servers[i].Notes = append(servers[i].Notes, ir.Notes...)
-				if !ir.Instance.Pinned {
-					servers[i].Notes = append(servers[i].Notes, "not pinned: read through the kubeconfig host")
-				}
-			}
-		}
-	}
-	r := diagnosis.Diagnose(servers, diagnoseOptions(captureSlack))
-	applyRecorded(r, res.Manifest(api.Manifest{}).Instances)
-	withheld := withheldAdvice(res, o.MaxPause)
-	r.Warnings = append(append(append(res.Notes, loaded.Warnings...), withheld...), r.Warnings...)
-	r.Errors = errs
-	if err := writeReport(o.Out, r, o.printer, o.failOn); err != nil {
+	if err := writeReport(o.Out, res.Report, o.printer, o.failOn); err != nil {
 		var ie *incompleteError
-		if errors.As(err, &ie) && forceAdvised(res) {
+		if errors.As(err, &ie) && res.ForceAdvised() {
 			ie.hint = forceHint
 		}
 		return err
 	}
-	return errIncomplete(errs)
+	return errIncomplete(res.Errors)
 }
 
-// applyRecorded gives each API server of r what the run recorded of its
-// instance: what it cost the server, and the evidence chosen. A restarted
-// instance's servers ("<instance> (process started ...)") share it.
-func applyRecorded(r *api.Report, insts []api.Instance) {
-	for i := range r.APIServers {
-		for _, inst := range insts {
-			if n := r.APIServers[i].Name; n == inst.Name || strings.HasPrefix(n, inst.Name+" (") {
-				r.APIServers[i].Cost, r.APIServers[i].Evidence = inst.Cost, inst.Evidence
-			}
-		}
+// progress is where progress lines go: w, or nowhere when the report is
+// structured (-o json|yaml) and -v was not given.
+func (o *DiagnoseOptions) progress(w io.Writer) io.Writer {
+	if o.printer.Structured() && o.Verbose == 0 {
+		return nil
 	}
+	return w
 }
 
 // captureSlack: live captures are timed by the server's Date header of the
 // goroutine dump (1 s resolution), so ages are precise to a few seconds.
 const captureSlack = 5 * time.Second
-
-func firstOr(s []string, def string) string {
-	if len(s) > 0 {
-		return s[0]
-	}
-	return def
-}

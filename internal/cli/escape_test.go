@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
@@ -14,33 +13,22 @@ import (
 // broken server can send them.
 func hostileCapture(t *testing.T) string {
 	t.Helper()
-	src, dir := golden.Fixture("t2"), t.TempDir()
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch e.Name() {
+	return fakeapiserver.EditCapture(t, golden.Fixture("t2"), func(name string, b []byte) []byte {
+		switch name {
 		case "apf-requests.txt":
-			b = []byte(strings.ReplaceAll(string(b), "slow-informer", "slow\u202erem\trofni"))
+			return []byte(strings.ReplaceAll(string(b), "slow-informer", "slow\u202erem\trofni"))
 		case "metrics.txt":
-			b = []byte(strings.ReplaceAll(string(b), `resource="pods"`, "resource=\"po\u202eds\tx\""))
+			return []byte(strings.ReplaceAll(string(b), `resource="pods"`, "resource=\"po\u202eds\tx\""))
 		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+		return b
+	})
 }
 
 // TestEveryCellIsEscaped: names from a server reach the terminal escaped
 // (bidi controls, tabs, C0 and C1) in every text form of analyze and
 // metrics, as they are in the advice.
 func TestEveryCellIsEscaped(t *testing.T) {
+	t.Parallel()
 	dir := hostileCapture(t)
 	for _, args := range [][]string{
 		{"analyze", dir, "--fail-on", "none"},

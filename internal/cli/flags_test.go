@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseFailOn(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"critical": "critical", "WARNING": "warning", "Info": "info", "none": "none"} {
 		if got, err := parseFailOn(in); err != nil || got != want {
 			t.Errorf("parseFailOn(%q) = %q, %v; want %q", in, got, err, want)
@@ -20,6 +21,7 @@ func TestParseFailOn(t *testing.T) {
 // TestBadOutputAndFailOnNameTheFlag: a bad -o or --fail-on is refused
 // before anything is read, naming the flag and the values it takes.
 func TestBadOutputAndFailOnNameTheFlag(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

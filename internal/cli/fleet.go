@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
+	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -165,36 +165,44 @@ func (o *DiagnoseOptions) runFleet() error {
 			}
 		}
 	}
-	return nil
+	return fleetUndecided(clusters)
 }
 
-// diagnoseContext reads one context as diagnose reads the current one.
+// fleetUndecided fails a fleet run where some cluster's report left
+// watches undecided: undecided is not healthy, as in diagnose.
+func fleetUndecided(clusters []api.ClusterReport) error {
+	var reasons []string
+	for _, c := range clusters {
+		if c.Report != nil {
+			for _, r := range c.Report.Incomplete {
+				reasons = append(reasons, "["+c.Context+"] "+r)
+			}
+		}
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	return &incompleteError{reasons: reasons}
+}
+
+// diagnoseContext reads one context as diagnose reads the current one:
+// the same engine call, so the report is the same.
 func (o *DiagnoseOptions) diagnoseContext(ctx context.Context, name string, errOut io.Writer) (*api.Report, error) {
 	lo := o.LiveOptions
 	lo.ConfigFlags = contextFlags(o.ConfigFlags, name)
-	var progress io.Writer = errOut
-	if o.printer.Structured() && o.Verbose == 0 {
-		progress = nil
-	}
-	cfg, err := lo.config(progress)
+	cfg, err := lo.engineConfig(o.progress(errOut))
 	if err != nil {
 		return nil, err
 	}
-	target := live.NewCaptures()
-	res, err := live.Run(ctx, cfg, target)
+	res, err := engine.Run(ctx, cfg)
+	if res.Report == nil {
+		return nil, err
+	}
+	printRun(errOut, res)
 	if err != nil {
 		return nil, err
 	}
-	res.Notes = warnNotes(errOut, append(lo.notes, res.Notes...))
-	errs := instanceErrors(res, errOut)
-	loaded := target.Loaded(res)
-	if len(loaded.Captures) == 0 {
-		return nil, fmt.Errorf("%w: %s", errNoInstance, firstOr(errs, "nothing fetched"))
-	}
-	r := diagnosis.Diagnose(loaded.Servers(), diagnoseOptions(captureSlack))
-	r.Warnings = append(append(res.Notes, loaded.Warnings...), r.Warnings...)
-	r.Errors = errs
-	return r, errIncomplete(errs)
+	return res.Report, errIncomplete(res.Errors)
 }
 
 // contextFlags copies the kubeconfig flags the user gave, aimed at one

@@ -5,8 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 type fleetDoc struct {
@@ -25,6 +28,7 @@ type fleetDoc struct {
 }
 
 func TestFleetDiagnose(t *testing.T) {
+	t.Parallel()
 	a := fakeapiserver.Start(t, golden.Fixture("t2"))
 	b := fakeapiserver.Start(t, golden.Fixture("t2"))
 	down := fakeapiserver.Start(t, golden.Fixture("t2"))
@@ -93,4 +97,50 @@ func TestFleetDiagnose(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestFleetReportIsDiagnoses: a cluster of a fleet run gets the report
+// plain diagnose gives of it, to the value: the same engine call, with
+// each server's cost, notes and evidence, and the run's warnings.
+func TestFleetReportIsDiagnoses(t *testing.T) {
+	a := fakeapiserver.Start(t, golden.Fixture("t2"))
+	kc := writeKubeconfig(t, map[string]string{"prod": a.URL})
+	_, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "-o", "json")
+	var plain api.Report
+	if err := json.Unmarshal([]byte(out), &plain); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if len(plain.APIServers) != 1 || plain.APIServers[0].Cost == nil || len(plain.APIServers[0].Notes) == 0 || len(plain.Warnings) == 0 {
+		t.Fatalf("plain diagnose has no cost, server notes or warnings to compare: %+v\n%s", plain.APIServers, errOut)
+	}
+	_, out, errOut = runLive(t, "diagnose", "--kubeconfig", kc, "--contexts", "prod", "-o", "json")
+	var fleet api.FleetReport
+	if err := json.Unmarshal([]byte(out), &fleet); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	if len(fleet.Clusters) != 1 || fleet.Clusters[0].Report == nil {
+		t.Fatalf("clusters = %+v\n%s", fleet.Clusters, errOut)
+	}
+	if diff := cmp.Diff(plain, *fleet.Clusters[0].Report); diff != "" {
+		t.Errorf("fleet's report of the cluster differs from diagnose's (-diagnose +fleet):\n%s", diff)
+	}
+}
+
+// TestFleetNameOfAnAmbiguousClient: -o name of a fleet names an ambiguous
+// client as plain -o name does (Finding.ClientLabel), not as unmatched.
+func TestFleetNameOfAnAmbiguousClient(t *testing.T) {
+	f := api.Finding{Type: api.StuckInitialEvents, Client: &api.Client{Match: api.MatchAmbiguous}, Candidates: []api.Request{{User: "a"}, {User: "b"}}}
+	var plain, fleet strings.Builder
+	if err := (namePrinter{}).Print(&plain, &api.Report{Findings: []api.Finding{f}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := (namePrinter{}).Print(&fleet, &api.FleetReport{Clusters: []api.ClusterReport{{Context: "prod", Report: &api.Report{Findings: []api.Finding{f}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("StuckInitialEvents/a | b\n", plain.String()); diff != "" {
+		t.Errorf("-o name (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("prod/StuckInitialEvents/a | b\n", fleet.String()); diff != "" {
+		t.Errorf("fleet -o name (-want +got):\n%s", diff)
+	}
 }

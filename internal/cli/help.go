@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -127,9 +128,16 @@ Kubeconfig flags (as kubectl's; see kubectl options):
 Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
 `
 
+// usageFuncs adds the usage template's functions once: cobra keeps them in
+// a package-level map, which two command trees built at once (the tests
+// run in parallel) must not write together.
+var usageFuncs sync.Once
+
 // finishUsage installs the grouped usage on the tree.
 func finishUsage(root *cobra.Command) {
-	cobra.AddTemplateFunc("watchDoctorOwnFlags", func(c *cobra.Command) string { return flagUsages(c, false) })
-	cobra.AddTemplateFunc("watchDoctorKubeconfigFlags", func(c *cobra.Command) string { return flagUsages(c, true) })
+	usageFuncs.Do(func() {
+		cobra.AddTemplateFunc("watchDoctorOwnFlags", func(c *cobra.Command) string { return flagUsages(c, false) })
+		cobra.AddTemplateFunc("watchDoctorKubeconfigFlags", func(c *cobra.Command) string { return flagUsages(c, true) })
+	})
 	root.SetUsageTemplate(usageTemplate)
 }

@@ -13,6 +13,7 @@ import (
 // --fail-on only where the flag exists, with the flag's own default, and
 // the request timeout as the code applies it.
 func TestHelpAgreesWithFlags(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
 	root := NewCmdRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	var walk func(c *cobra.Command)
@@ -39,6 +40,7 @@ func TestHelpAgreesWithFlags(t *testing.T) {
 }
 
 func TestDidYouMean(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := run(t, nil, "diagnos")
 	if code != ExitError || !strings.Contains(errOut, "Did you mean this?\n\tdiagnose") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
@@ -48,6 +50,7 @@ func TestDidYouMean(t *testing.T) {
 // Every command has examples, and its help lists the plugin's flags before
 // the kubeconfig flags, under their own heading.
 func TestHelpLayout(t *testing.T) {
+	t.Parallel()
 	root := NewCmdRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -25,6 +25,7 @@ type finding struct {
 	Candidates []struct {
 		User string `json:"user"`
 	} `json:"candidates"`
+	UndecidedReason string `json:"undecidedReason"`
 }
 
 // names returns the client's user, or its candidates' users.

@@ -183,3 +183,34 @@ func TestErrorBodiesAreEscapedOnStderr(t *testing.T) {
 		t.Errorf("stderr holds raw control characters: %q", errOut)
 	}
 }
+
+// TestAnErrorNamesWhatHappenedADumpOverItsBoundInCollect: in collect, a
+// debug=2 dump over its 64 MiB bound is reported as the bound it hit,
+// not as an interruption or a failed write, and the sample's other
+// fetches are still made and written.
+func TestAnErrorNamesWhatHappenedADumpOverItsBoundInCollect(t *testing.T) {
+	s := hostile(t, "/debug/pprof/goroutine?debug=2", &fakeapiserver.Hostility{Kind: fakeapiserver.Endless})
+	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)
+	dir := filepath.Join(t.TempDir(), "b")
+	code, _, errOut := runLive(t, "collect", "--kubeconfig", kc, "--apiserver", s.Address(), "--samples", "1", "--force", "-d", dir)
+	if code != ExitError {
+		t.Errorf("exit %d, want %d", code, ExitError)
+	}
+	if !strings.Contains(errOut, "GET /debug/pprof/goroutine: the answer is larger than 64 MiB") {
+		t.Errorf("stderr does not name the bound:\n%s", errOut)
+	}
+	for _, wrong := range []string{"interrupted", "writing the bundle", "first failed write"} {
+		if strings.Contains(errOut, wrong) {
+			t.Errorf("stderr says %q, which did not happen:\n%s", wrong, errOut)
+		}
+	}
+	sample := filepath.Join(dir, strings.ReplaceAll(s.Address(), ":", "_"), "sample-1")
+	for _, f := range []string{"goroutine-debug1.txt", "version.json", "metrics.txt"} {
+		if _, err := os.Stat(filepath.Join(sample, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
+		t.Errorf("no manifest: %v", err)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	"k8s.io/utils/clock"
 
+	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 )
@@ -180,23 +181,50 @@ func signalContext() (context.Context, context.CancelFunc) { return interruptCon
 // instanceErrors flattens per-instance errors for the report and stderr,
 // and prints the missing RBAC rules once when a request was refused.
 func instanceErrors(res *live.Result, errOut io.Writer) []string {
-	if wasInterrupted() != nil {
-		return nil // canceled requests are no failures: execute says so
-	}
-	explainNotFound(res)
 	var out []string
-	forbidden := false
+	for _, ir := range res.Instances {
+		out = append(out, instanceWords(ir)...)
+	}
+	printErrors(errOut, out, refused(res))
+	return out
+}
+
+// instanceWords are the errors of one instance in our words, naming the
+// flags; none once interrupted (canceled requests are no failures:
+// execute says so).
+func instanceWords(ir live.InstanceResult) []string {
+	if wasInterrupted() != nil {
+		return nil
+	}
+	var out []string
+	for _, err := range explainNotFound(ir) {
+		out = append(out, phrase(err))
+	}
+	return out
+}
+
+// refused reports whether RBAC refused a request of the run (not once
+// interrupted, as instanceWords).
+func refused(res *live.Result) bool {
+	if res == nil || wasInterrupted() != nil {
+		return false
+	}
 	for _, ir := range res.Instances {
 		for _, err := range ir.Errors {
-			out = append(out, phrase(err))
 			if live.IsForbidden(err) {
-				forbidden = true
+				return true
 			}
 		}
 	}
-	if len(out) > 0 {
-		fmt.Fprintf(errOut, "%d request(s) failed:\n", len(out))
-		for _, e := range summarize(out) {
+	return false
+}
+
+// printErrors says on errOut which requests failed, and when RBAC refused
+// some, the rules watch-doctor needs.
+func printErrors(errOut io.Writer, errs []string, forbidden bool) {
+	if len(errs) > 0 {
+		fmt.Fprintf(errOut, "%d request(s) failed:\n", len(errs))
+		for _, e := range engine.Summarize(errs) {
 			fmt.Fprintf(errOut, "  - %s\n", report.Escape(e))
 		}
 	}
@@ -207,7 +235,31 @@ func instanceErrors(res *live.Result, errOut io.Writer) []string {
 		}
 		fmt.Fprintf(errOut, "This ClusterRole grants exactly that (deploy/rbac.yaml); bind it to your user:\n\n%s\n", indent(live.ClusterRole, "  "))
 	}
-	return out
+}
+
+// engineConfig is the engine's Config of a command reading the cluster:
+// the live config, the diagnosis' options and our words for what the
+// report says.
+func (o *LiveOptions) engineConfig(progress io.Writer) (engine.Config, error) {
+	lc, err := o.config(progress)
+	if err != nil {
+		return engine.Config{}, err
+	}
+	maxPause := o.MaxPause
+	return engine.Config{
+		Live: lc, Diagnosis: diagnoseOptions(captureSlack), Notes: o.notes,
+		Words: engine.Words{Errors: instanceWords, Withheld: func(w *live.PauseBudgetError) string { return withheldWords(w, maxPause) }},
+	}, nil
+}
+
+// printRun says on errOut the run's notes (as warnings) and its failed
+// requests: the report carries them too, and a script reading -o json
+// may not show anyone.
+func printRun(errOut io.Writer, res *engine.Result) {
+	for _, n := range res.Notes {
+		fmt.Fprintf(errOut, "warning: %s\n", report.Escape(n))
+	}
+	printErrors(errOut, res.Errors, refused(res.Run))
 }
 
 // escapedProgress escapes the progress lines written to w; nil stays nil
@@ -231,37 +283,19 @@ func phrase(err error) string {
 	return err.Error()
 }
 
-// withheldAdvice says, for each goroutine dump not taken for the pause
+// withheldWords says, of a goroutine dump not taken for the pause
 // budget, what it would cost and which flags take it anyway.
-func withheldAdvice(res *live.Result, maxPause time.Duration) []string {
-	var out []string
-	for _, ir := range res.Instances {
-		for _, w := range ir.Withheld {
-			if !w.Estimate.Known() {
-				// Neither /metrics nor the debug=1 profile answered: the
-				// server may be down or sick, no place for a
-				// stop-the-world dump. Say so, do not advise --force.
-				out = append(out, fmt.Sprintf("%s; fix those fetches first (see the errors)", w.Error()))
-				continue
-			}
-			out = append(out, fmt.Sprintf("%s; --force takes it anyway, or raise --max-pause (now %s)", w.Error(), maxPause))
-		}
+func withheldWords(w *live.PauseBudgetError, maxPause time.Duration) string {
+	if !w.Estimate.Known() {
+		// Neither /metrics nor the debug=1 profile answered: the server
+		// may be down or sick, no place for a stop-the-world dump. Say
+		// so, do not advise --force.
+		return fmt.Sprintf("%s; fix those fetches first (see the errors)", w.Error())
 	}
-	return out
-}
-
-// forceAdvised reports whether a dump was withheld for its estimated
-// pause alone, where --force is sound advice (not when the server did not
-// answer the fetches the estimate comes from).
-func forceAdvised(res *live.Result) bool {
-	for _, ir := range res.Instances {
-		for _, w := range ir.Withheld {
-			if w.Estimate.Known() {
-				return true
-			}
-		}
+	if w.Refused != "" {
+		return fmt.Sprintf("%s; --force takes it anyway: it decides stuck or slow", w.Error())
 	}
-	return false
+	return fmt.Sprintf("%s; --force takes it anyway, or raise --max-pause (now %s)", w.Error(), maxPause)
 }
 
 // forceHint is appended to an incomplete result whose goroutine dumps
@@ -284,4 +318,5 @@ func errIncomplete(errs []string) error {
 	return fmt.Errorf("%d request(s) failed, the result is incomplete; first: %s", len(errs), errs[0])
 }
 
-var errNoInstance = errors.New("no API server instance could be read")
+// errNoInstance: no instance could be read at all.
+var errNoInstance = engine.ErrNoInstance

@@ -6,6 +6,7 @@ import (
 )
 
 func TestNormalizeAddress(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, server, want, err string }{
 		{"10.0.0.1", "https://api.example.com:6443", "10.0.0.1:6443", ""},
 		{"10.0.0.1:443", "https://api.example.com:6443", "10.0.0.1:443", ""},

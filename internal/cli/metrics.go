@@ -124,7 +124,7 @@ func (o *MetricsOptions) Run() error {
 		for _, w := range loaded.Warnings {
 			fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 		}
-		r = metricsReport(loaded)
+		r = metricsReport(loaded, nil)
 	} else {
 		var err error
 		if r, errs, err = o.live(); err != nil {
@@ -153,7 +153,9 @@ func (o *MetricsOptions) live() (metrics.Report, []string, error) {
 	if err != nil {
 		return metrics.Report{}, nil, err
 	}
-	cfg.Only = []api.FileKind{api.FileMetrics}
+	// /version too: what it says is checked against kubernetes_build_info,
+	// as diagnose checks it.
+	cfg.Only = []api.FileKind{api.FileMetrics, api.FileVersion}
 	ctx, cancel := signalContext()
 	defer cancel()
 	target := live.NewCaptures()
@@ -162,7 +164,14 @@ func (o *MetricsOptions) live() (metrics.Report, []string, error) {
 		return metrics.Report{}, nil, err
 	}
 	errs := instanceErrors(res, o.ErrOut)
-	r := metricsReport(target.Loaded(res))
+	notes := map[string][]string{}
+	for _, ir := range res.Instances {
+		notes[ir.Instance.Name] = ir.Notes
+		for _, n := range ir.Notes {
+			fmt.Fprintf(o.ErrOut, "warning: %s: %s\n", report.Escape(ir.Instance.Name), report.Escape(n))
+		}
+	}
+	r := metricsReport(target.Loaded(res), notes)
 	for _, ir := range res.Instances {
 		if ir.Failed() && len(ir.Errors) > 0 {
 			r.APIServers = append(r.APIServers, metrics.APIServer{Name: ir.Instance.Name, Err: ir.Errors[0]})
@@ -172,8 +181,11 @@ func (o *MetricsOptions) live() (metrics.Report, []string, error) {
 }
 
 // metricsReport builds the report from captures grouped per server: the
-// last sample's snapshot, and rates when there are two or more.
-func metricsReport(l *bundle.Loaded) metrics.Report {
+// last sample's snapshot, and rates when there are two or more. notes are
+// the run's notes per instance name (a /version contradicting
+// kubernetes_build_info), given to each server of that instance, matched
+// by the group's instance field; nil for files.
+func metricsReport(l *bundle.Loaded, notes map[string][]string) metrics.Report {
 	var r metrics.Report
 	for _, g := range l.Groups() {
 		var snaps []*metrics.Snapshot
@@ -187,6 +199,9 @@ func metricsReport(l *bundle.Loaded) metrics.Report {
 			continue
 		}
 		a := metrics.APIServer{Name: g.Name, Snapshot: snaps[len(snaps)-1]}
+		if g.Instance != "" {
+			a.Snapshot.Notes = append(a.Snapshot.Notes, notes[g.Instance]...)
+		}
 		if len(snaps) >= 2 {
 			first, last := snaps[len(snaps)-2], snaps[len(snaps)-1]
 			rates, err := metrics.Rates(first, last, 0)

@@ -34,6 +34,7 @@ type metricsDoc struct {
 }
 
 func TestMetricsFromFilesAndLive(t *testing.T) {
+	t.Parallel()
 	t1, t2 := golden.Fixture("t1"), golden.Fixture("t2")
 	a := fakeapiserver.Start(t, t1, t2)
 	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
@@ -83,6 +84,7 @@ func TestMetricsFromFilesAndLive(t *testing.T) {
 }
 
 func TestMetricsErrors(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := run(t, nil, "metrics", golden.Fixture("t2"), "--interval", "10s")
 	if code != ExitError || !strings.Contains(errOut, "--interval applies to live reads") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
@@ -95,6 +97,7 @@ func TestMetricsErrors(t *testing.T) {
 
 // TestMetricsRefusesAStrayNote: `metrics notes.txt` refuses a file that is not exposition.
 func TestMetricsRefusesAStrayNote(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "notes.txt")
 	if err := os.WriteFile(p, []byte("ticket 4711\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -102,5 +105,21 @@ func TestMetricsRefusesAStrayNote(t *testing.T) {
 	code, out, errOut := run(t, nil, "metrics", p)
 	if code != ExitError || out != "" || !strings.Contains(errOut, "notes.txt: unrecognized content") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestEveryPieceOfEvidenceIsOfTheProcessItClaimsInMetrics: metrics says
+// when /version contradicts kubernetes_build_info, as diagnose does, on
+// stderr and in the report.
+func TestEveryPieceOfEvidenceIsOfTheProcessItClaimsInMetrics(t *testing.T) {
+	s := hostile(t, "/version", &fakeapiserver.Hostility{Kind: fakeapiserver.ErrorBody, Status: 200, Body: `{"gitVersion":"v1.20.0","goVersion":"go1.26.8"}`})
+	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)
+	code, out, errOut := runLive(t, "metrics", "--kubeconfig", kc, "--apiserver", s.Address())
+	const want = "the versions contradict each other: /version says v1.20.0, but kubernetes_build_info says v1.37.2"
+	if code != ExitOK || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d, stderr %q\nwant %q", code, errOut, want)
+	}
+	if !strings.Contains(out, want) {
+		t.Errorf("the report does not say it:\n%s", out)
 	}
 }

@@ -44,6 +44,7 @@ func t2Dump(t *testing.T) []byte {
 // code follows the findings: 1 when one reaches --fail-on, otherwise 2 with
 // "incomplete", never 0 (a partial dump is never an all clear).
 func TestAnalyzePartialDumps(t *testing.T) {
+	t.Parallel()
 	dump := t2Dump(t)
 	lines := bytes.SplitAfter(dump, []byte("\n"))
 	// Cut mid-line in the last third of the dump, after the stuck watcher
@@ -152,6 +153,7 @@ func TestAnalyzePartialDumps(t *testing.T) {
 // alone cannot tell stuck from slow: with --fail-on info it exits 2 with
 // "incomplete", not 0.
 func TestAnalyzeUndecidedIsNotHealthy(t *testing.T) {
+	t.Parallel()
 	for _, f := range []string{"goroutine-debug1.txt", "goroutine.pb.gz"} {
 		t.Run(f, func(t *testing.T) {
 			code, out, errOut := run(t, nil, "analyze", golden.Fixture("t2", f), "--fail-on", "info", "-o", "json")

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/watch-doctor/watch-doctor/internal/bounded"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
@@ -67,6 +68,9 @@ func toPrinter(out io.Writer, output string, noHeaders, extended bool) (printer,
 		if err != nil {
 			return printer{}, err
 		}
+		// Raw into a pipe, as kubectl prints templates; escaped on a
+		// terminal (internal/report outside.go decides every form).
+		p.terminal = terminalOptions(out).Terminal
 		return printer{Printer: p}, nil
 	}
 	f, err := parseFormat(output)
@@ -94,18 +98,33 @@ func isTemplateOutput(s string) bool {
 	return false
 }
 
+// maxTemplateBytes bounds a -o jsonpath-file= or go-template-file= read:
+// kubectl's own templates are a few hundred bytes; a path pointing at a
+// device or a huge file is refused, naming it, instead of read whole.
+const maxTemplateBytes = 1 << 20
+
+// readTemplateFile reads a template file, bounded by maxTemplateBytes.
+func readTemplateFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return bounded.ReadAll(f, maxTemplateBytes, path, "a template")
+}
+
 // templatePrinter builds cli-runtime's printer for a template -o value.
-func templatePrinter(s string) (report.Printer, error) {
+func templatePrinter(s string) (objectPrinter, error) {
 	kind, tmpl, _ := strings.Cut(s, "=")
 	if strings.HasSuffix(kind, "-file") {
-		b, err := os.ReadFile(tmpl)
+		b, err := readTemplateFile(tmpl)
 		if err != nil {
-			return nil, fmt.Errorf("invalid -o %s: %w", kind, err)
+			return objectPrinter{}, fmt.Errorf("invalid -o %s: %w", kind, err)
 		}
 		tmpl, kind = string(b), strings.TrimSuffix(kind, "-file")
 	}
 	if tmpl == "" {
-		return nil, fmt.Errorf("invalid -o %s=: the template is empty", kind)
+		return objectPrinter{}, fmt.Errorf("invalid -o %s=: the template is empty", kind)
 	}
 	var p printers.ResourcePrinter
 	var err error
@@ -119,16 +138,20 @@ func templatePrinter(s string) (report.Printer, error) {
 		p, err = printers.NewGoTemplatePrinter([]byte(tmpl))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("invalid -o %s template %q: %w", kind, tmpl, err)
+		return objectPrinter{}, fmt.Errorf("invalid -o %s template %q: %w", kind, tmpl, err)
 	}
-	return objectPrinter{p}, nil
+	return objectPrinter{p: p}, nil
 }
 
 // objectPrinter runs a template printer over a document (any
 // JSON-marshalable one), as kubectl does over an object. It prints what
-// the template selects as the data holds it, as JSON and YAML do: it is
-// for programs.
-type objectPrinter struct{ p printers.ResourcePrinter }
+// the template selects as the data holds it, as kubectl does: it is for
+// programs. On a terminal (terminal set) every string of the data is
+// escaped first (report.EscapeCell), the template's own text kept.
+type objectPrinter struct {
+	p        printers.ResourcePrinter
+	terminal bool
+}
 
 func (o objectPrinter) Print(w io.Writer, doc any) error {
 	if m, ok := doc.(metrics.Report); ok {
@@ -142,6 +165,9 @@ func (o objectPrinter) Print(w io.Writer, doc any) error {
 	if err := json.Unmarshal(b, &obj.Object); err != nil {
 		return err
 	}
+	if o.terminal {
+		obj.Object, _ = report.EscapeValues(obj.Object, report.EscapeCell).(map[string]any)
+	}
 	return o.p.PrintObj(obj, w)
 }
 
@@ -154,16 +180,7 @@ func (namePrinter) Print(w io.Writer, doc any) error {
 	switch d := doc.(type) {
 	case *api.Report:
 		for _, fd := range d.Findings {
-			client := "unmatched"
-			switch {
-			case fd.Client == nil:
-			case fd.Client.User != "":
-				client = fd.Client.User
-			case len(fd.CandidateUsers()) > 0:
-				// Ambiguous: one of these holds it.
-				client = strings.Join(fd.CandidateUsers(), "|")
-			}
-			fmt.Fprintf(&b, "%s/%s\n", fd.Type, report.EscapeCell(client))
+			fmt.Fprintf(&b, "%s/%s\n", fd.Type, report.EscapeCell(fd.ClientLabel()))
 		}
 	case *api.FleetReport:
 		for _, c := range d.Clusters {
@@ -171,11 +188,7 @@ func (namePrinter) Print(w io.Writer, doc any) error {
 				continue
 			}
 			for _, fd := range c.Report.Findings {
-				client := "unmatched"
-				if fd.Client != nil && fd.Client.User != "" {
-					client = fd.Client.User
-				}
-				fmt.Fprintf(&b, "%s/%s/%s\n", report.EscapeCell(c.Context), fd.Type, report.EscapeCell(client))
+				fmt.Fprintf(&b, "%s/%s/%s\n", report.EscapeCell(c.Context), fd.Type, report.EscapeCell(fd.ClientLabel()))
 			}
 		}
 	default:
@@ -192,7 +205,7 @@ func terminalOptions(w io.Writer) report.Options {
 	if !isTerm {
 		return report.Options{}
 	}
-	o := report.Options{Color: printers.AllowsColorOutput(w)}
+	o := report.Options{Color: printers.AllowsColorOutput(w), Terminal: true}
 	if ws, err := term.GetWinsize(fd); err == nil && ws.Width > 0 {
 		o.Width = int(ws.Width)
 	}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 // TestEveryTableCommandHasNoHeaders: a command whose -o takes table has
 // --no-headers.
 func TestEveryTableCommandHasNoHeaders(t *testing.T) {
+	t.Parallel()
 	var walk func(c *cobra.Command)
 	tables := 0
 	walk = func(c *cobra.Command) {
@@ -35,6 +38,7 @@ func TestEveryTableCommandHasNoHeaders(t *testing.T) {
 // TestNoHeadersPrintsTheMainRows: --no-headers is the rows of the main
 // table alone, in every command, and is refused with JSON.
 func TestNoHeadersPrintsTheMainRows(t *testing.T) {
+	t.Parallel()
 	t2 := golden.Fixture("t2")
 	tests := []struct {
 		args  []string
@@ -64,5 +68,32 @@ func TestNoHeadersPrintsTheMainRows(t *testing.T) {
 	code, _, errOut := run(t, nil, "metrics", t2, "--no-headers", "-o", "json")
 	if code != ExitError || !strings.Contains(errOut, "--no-headers applies to -o table|wide, not -o json") {
 		t.Errorf("--no-headers -o json: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestTemplateFileIsBounded: a -o go-template-file= or jsonpath-file= over
+// maxTemplateBytes is refused naming the file, and one within it is used.
+func TestTemplateFileIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.tmpl")
+	if err := os.WriteFile(big, []byte("{{.kind}}"+strings.Repeat(" ", maxTemplateBytes)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	small := filepath.Join(dir, "small.tmpl")
+	if err := os.WriteFile(small, []byte("{{.kind}}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t2 := golden.Fixture("t2")
+	for _, kind := range []string{"go-template-file", "jsonpath-file"} {
+		t.Run(kind, func(t *testing.T) {
+			code, _, errOut := run(t, nil, "analyze", t2, "--fail-on", "none", "-o", kind+"="+big)
+			if code != ExitError || !strings.Contains(errOut, big) || !strings.Contains(errOut, "1 MiB") {
+				t.Errorf("exit %d, stderr %q: want exit %d naming %s and its 1 MiB bound", code, errOut, ExitError, big)
+			}
+		})
+	}
+	code, out, errOut := run(t, nil, "analyze", t2, "--fail-on", "none", "-o", "go-template-file="+small)
+	if code != ExitOK || out != "Report" {
+		t.Errorf("exit %d, stdout %q, stderr %q: want the template applied (Report)", code, out, errOut)
 	}
 }

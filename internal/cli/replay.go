@@ -15,7 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
-	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
+	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/replay"
 	"github.com/watch-doctor/watch-doctor/internal/replay/upstream"
 	"github.com/watch-doctor/watch-doctor/internal/report"
@@ -237,7 +237,11 @@ func scenarioFromDir(dir string, progress io.Writer) (*replay.Scenario, error) {
 		}
 		if ev.Report == nil {
 			fmt.Fprintf(progress, "replay --from %s: diagnosing %d capture(s)\n", dir, len(loaded.Captures))
-			ev.Report = diagnosis.Diagnose(loaded.Servers(), diagnoseOptions(0))
+			res, err := engine.Run(context.Background(), engine.Config{Loaded: loaded, Diagnosis: diagnoseOptions(0)})
+			if err != nil {
+				return nil, fmt.Errorf("diagnosing bundle --from %q: %w", dir, err)
+			}
+			ev.Report = res.Report
 		}
 	}
 	sc, err := replay.Derive(ev)

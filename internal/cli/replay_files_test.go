@@ -41,6 +41,7 @@ func sparse(t *testing.T, path, head string, size int64) {
 }
 
 func TestReplayFromReadsOnlyBoundedRegularFilesInside(t *testing.T) {
+	t.Parallel()
 	t.Run("a link to /dev/zero is skipped, named", func(t *testing.T) {
 		dir := copyCapture(t)
 		if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero")); err != nil {
@@ -72,6 +73,7 @@ func TestReplayFromReadsOnlyBoundedRegularFilesInside(t *testing.T) {
 }
 
 func TestReplayMemoryEstimateCountsUpdates(t *testing.T) {
+	t.Parallel()
 	// 100 objects, 10,000 updates/s for 10 minutes: 6 million object
 	// versions, once estimated as 64 MiB and OOM-killed.
 	sc, err := replay.Parse(strings.NewReader("name: updates\nduration: 10m\nresources:\n- name: pods\n  objects:\n  - {count: 100, bytes: 1000}\n  updates: [{perSecond: 10000}]\nclients:\n- name: c\n  model: healthy\n"))

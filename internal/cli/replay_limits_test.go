@@ -13,6 +13,7 @@ import (
 // is refused before it runs, saying the estimate and the limit; printing
 // it is still allowed; --from says what it is doing on stderr.
 func TestReplayMemoryLimitAndProgress(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "big.yaml")
 	sc := "name: big\nduration: 2m\nresources:\n- name: pods\n  objects:\n  - namespace: big\n    count: 1000000\n    bytes: 1Ki\nclients:\n- name: reader\n  model: paced 1000/s\n  namespace: big\n"
 	if err := os.WriteFile(p, []byte(sc), 0o644); err != nil {

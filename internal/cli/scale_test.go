@@ -26,6 +26,7 @@ func runNoWait(t *testing.T, args ...string) (int, string, string) {
 // exits 2 after the refused probe, without waiting out --interval (it
 // used to take 70 s). The time itself is measured in the README, not here.
 func TestDiagnoseDeadAddressFailsFast(t *testing.T) {
+	t.Parallel()
 	a := fakeapiserver.Start(t, golden.Fixture("t2"))
 	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
 	code, out, errOut := runNoWait(t, "diagnose", "--kubeconfig", kc, "--apiserver", "127.0.0.1:1")
@@ -47,6 +48,8 @@ func TestDiagnoseDeadAddressFailsFast(t *testing.T) {
 // accepts connections and never answers costs one --request-timeout, not
 // one per fetch and sample.
 func TestDiagnoseHangingServerFailsWithinTheRequestTimeout(t *testing.T) {
+	// Not parallel: it waits for a request timeout of a fraction of a
+	// second, which the other reads must not reach on a loaded machine.
 	a := fakeapiserver.Start(t, golden.Fixture("t2"))
 	a.BlockAll = true
 	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
@@ -64,6 +67,7 @@ func TestDiagnoseHangingServerFailsWithinTheRequestTimeout(t *testing.T) {
 // "incomplete" naming --force; a cheap look that answers alone exits 0
 // without a dump.
 func TestDiagnoseWithinThePauseBudget(t *testing.T) {
+	t.Parallel()
 	t.Run("over the budget", func(t *testing.T) {
 		a := fakeapiserver.Start(t, golden.Fixture("t2"))
 		kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)

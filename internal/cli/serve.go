@@ -56,7 +56,7 @@ type ServeOptions struct {
 func NewServeOptions(streams genericiooptions.IOStreams) *ServeOptions {
 	return &ServeOptions{
 		IOStreams: streams, ConfigFlags: genericclioptions.NewConfigFlags(true),
-		ListenAddress: ":8080", Interval: exporter.DefaultInterval, Jitter: exporter.DefaultJitter,
+		Interval: exporter.DefaultInterval, Jitter: exporter.DefaultJitter,
 		MaxBackoff: exporter.DefaultMaxBackoff, TopUsers: exporter.DefaultTopUsers,
 		MaxResources: exporter.DefaultMaxResources, LogLevel: "info",
 		TraceBudget: "128Mi", TraceEvery: exporter.DefaultTraceEvery,
@@ -104,7 +104,7 @@ deploy/rbac.yaml.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.InCluster, "in-cluster", o.InCluster, "use the pod's ServiceAccount (rest.InClusterConfig) instead of a kubeconfig")
 	f.StringArrayVar(&o.APIServers, "apiserver", o.APIServers, "look at this API server instance (HOST[:PORT], repeatable) instead of discovering them from the default/kubernetes EndpointSlices")
-	f.StringVar(&o.ListenAddress, "listen-address", o.ListenAddress, "address to serve /metrics, /healthz and /readyz on")
+	f.StringVar(&o.ListenAddress, "listen-address", o.ListenAddress, "address to serve /metrics, /healthz and /readyz on; by default "+localAddress+" (this host alone), or "+podAddress+" in a pod (KUBERNETES_SERVICE_HOST set), where Prometheus scrapes it")
 	f.DurationVar(&o.Interval, "interval", o.Interval, "time between looks")
 	f.Float64Var(&o.Jitter, "jitter", o.Jitter, "spread of the interval, as a fraction (0.1: 0.9 to 1.1 intervals)")
 	f.DurationVar(&o.MaxBackoff, "max-backoff", o.MaxBackoff, "longest wait after looks that read nothing (the wait doubles from --interval)")
@@ -218,11 +218,34 @@ func (o *ServeOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", o.ListenAddress)
+	addr := listenAddress(o.ListenAddress)
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("invalid --listen-address %q: %w", o.ListenAddress, err)
+		return fmt.Errorf("invalid --listen-address %q: %w", addr, err)
 	}
+	l = exporter.BoundedListener(l, exporter.MaxConnections)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return e.Serve(ctx, l)
+}
+
+// The default addresses of serve: what it serves names the API servers,
+// their users and resources, so outside a pod it listens on this host
+// alone; in a pod, on every interface, where Prometheus scrapes it (and a
+// NetworkPolicy or kube-rbac-proxy guards it: docs/serve.md).
+const (
+	localAddress = "127.0.0.1:8080"
+	podAddress   = ":8080"
+)
+
+// listenAddress is --listen-address, or its default: podAddress in a pod
+// (KUBERNETES_SERVICE_HOST set), localAddress elsewhere.
+func listenAddress(flag string) string {
+	switch {
+	case flag != "":
+		return flag
+	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
+		return podAddress
+	}
+	return localAddress
 }

@@ -41,3 +41,19 @@ func TestServeInClusterOutsideAPod(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestServeSafeByDefaultListensOnLoopbackOutsideAPod: serve listens on
+// 127.0.0.1 unless it runs in a pod or --listen-address says otherwise.
+func TestServeSafeByDefaultListensOnLoopbackOutsideAPod(t *testing.T) {
+	for _, tc := range []struct{ flag, host, want string }{
+		{"", "", "127.0.0.1:8080"},
+		{"", "10.96.0.1", ":8080"},
+		{"0.0.0.0:9090", "", "0.0.0.0:9090"},
+		{"127.0.0.1:9090", "10.96.0.1", "127.0.0.1:9090"},
+	} {
+		t.Setenv("KUBERNETES_SERVICE_HOST", tc.host)
+		if got := listenAddress(tc.flag); got != tc.want {
+			t.Errorf("--listen-address %q, KUBERNETES_SERVICE_HOST %q: %q, want %q", tc.flag, tc.host, got, tc.want)
+		}
+	}
+}

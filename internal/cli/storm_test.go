@@ -44,6 +44,7 @@ func stormBundle(t *testing.T, n int) string {
 // prints a table of a few lines, one row with their COUNT; JSON and -o
 // name keep every finding. (bench: wdbench match runs it at 50,000.)
 func TestRelistStormReadsAsOne(t *testing.T) {
+	t.Parallel()
 	const n = 1000
 	dir := stormBundle(t, n)
 	code, out, errOut := run(t, nil, "analyze", dir)

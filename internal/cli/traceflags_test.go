@@ -13,6 +13,7 @@ import (
 // their defaults, resolve into the engine's TraceConfig, and bad values
 // name the flag and what it takes.
 func TestTraceFlags(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -15,7 +15,7 @@ import (
 // (a stuck reader, a paced reader, a healthy client; two samples) is
 // shipped in testdata/kube-apiserver-<version>/seed-repro, captured by
 // test/e2e/hack/capture.sh (docs/versions.md).
-var provenVersions = []string{"v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"}
+var provenVersions = []string{"v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2", "v1.38.0-beta.0"}
 
 // seedVerdict is what must not differ between releases: the findings'
 // kinds and whom they could name, and the summary's counts.
@@ -63,6 +63,7 @@ func seedVerdicts(t *testing.T, args ...string) seedVerdict {
 // paced-reader's slow but progressing, healthy-client not named; from both
 // samples and from t2 alone.
 func TestSeedReproAcrossVersions(t *testing.T) {
+	t.Parallel()
 	seed := func(version string, parts ...string) string {
 		return filepath.Join(append([]string{"..", "..", "testdata", "kube-apiserver-" + version, "seed-repro"}, parts...)...)
 	}

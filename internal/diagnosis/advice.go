@@ -36,8 +36,37 @@ func (w Words) captureTime() string {
 	return "captured-at.txt or " + w.CapturedAt
 }
 
-// advice turns the findings into what to do, most urgent first.
+// typeAdvice says what to do about the findings of each type of
+// api.FindingTypes: a new finding type's row needs an entry here
+// (TestEveryFindingTypeHasAdvice fails until it has one).
+var typeAdvice = map[api.FindingType]func(r *api.Report, words Words) []string{
+	api.StuckInitialEvents:     stuckAdvice,
+	api.SlowInitialEvents:      slowAdvice,
+	api.UndecidedInitialEvents: undecidedAdvice,
+	api.BlockedStreaming:       streamingAdvice,
+	api.HeldAfterWatcherClosed: func(r *api.Report, _ Words) []string { return heldAdvice(r) },
+	api.WaitingForWatchCache:   func(r *api.Report, _ Words) []string { return cacheWaitAdvice(r) },
+}
+
+// advice turns the findings into what to do: each finding type's advice in
+// the order of api.FindingTypes (most urgent first), then the requests no
+// watcher was tied to.
 func advice(r *api.Report, words Words) []string {
+	var out []string
+	for _, row := range api.FindingTypes {
+		if a := typeAdvice[row.Type]; a != nil {
+			out = append(out, a(r, words)...)
+		}
+	}
+	if len(r.UnmatchedRequests) > 0 {
+		out = append(out, fmt.Sprintf("%d executing watch request(s) in the APF dump have no initial-phase watcher: they may be served without the watch cache or be between phases; see unmatchedRequests.", len(r.UnmatchedRequests)))
+	}
+	return out
+}
+
+// stuckAdvice says what to do about StuckInitialEvents findings: one
+// sentence per API server and client.
+func stuckAdvice(r *api.Report, _ Words) []string {
 	var out []string
 	type key struct{ server, user, path string }
 	stuck := map[key][]int{} // indices into r.Findings
@@ -97,42 +126,60 @@ func advice(r *api.Report, words Words) []string {
 		out = append(out, fmt.Sprintf("%s: %s stopped reading %s during the initial-events replay (%d watch(es), %d goroutines, %s). Fix the client so it keeps draining its watch (a blocked event handler is the usual cause) or restart it: the API server frees the watch only when the request ends, at the client's timeoutSeconds or after 1 to 2 x --min-request-timeout when unset (k8s.io/apiserver endpoints/handlers/get.go:276). With the proposed stall timeout (kubernetes PR 141899) it would have been stopped 30 s after its last send.",
 			k.server, who, what, len(idx), gor, seatText))
 	}
+	return out
+}
+
+// perServer counts the findings keep accepts, per API server, and returns
+// the servers in order.
+func perServer(r *api.Report, keep func(api.Finding) bool) ([]string, map[string]int) {
+	n := map[string]int{}
+	var servers []string
+	for _, f := range r.Findings {
+		if !keep(f) {
+			continue
+		}
+		if n[f.APIServer] == 0 {
+			servers = append(servers, f.APIServer)
+		}
+		n[f.APIServer]++
+	}
+	sort.Strings(servers)
+	return servers, n
+}
+
+// slowAdvice says how to decide SlowInitialEvents warnings, per API
+// server: a second sample, or samples further apart.
+func slowAdvice(r *api.Report, words Words) []string {
 	samples := map[string]int{}
 	for _, a := range r.APIServers {
 		samples[a.Name] = a.Samples
 	}
-	slow, streaming := map[string]int{}, map[string]int{}
-	var servers []string
-	seen := map[string]bool{}
-	for _, f := range r.Findings {
-		if !seen[f.APIServer] {
-			seen[f.APIServer] = true
-			servers = append(servers, f.APIServer)
-		}
-		switch {
-		case f.Type == api.SlowInitialEvents && f.Severity == api.SeverityWarning:
-			slow[f.APIServer]++
-		case f.Type == api.BlockedStreaming:
-			streaming[f.APIServer]++
-		}
-	}
-	sort.Strings(servers)
+	servers, n := perServer(r, func(f api.Finding) bool {
+		return f.Type == api.SlowInitialEvents && f.Severity == api.SeverityWarning
+	})
+	var out []string
 	for _, srv := range servers {
-		if n := slow[srv]; n > 0 {
-			how := "take a second sample more than a minute later (`kubectl watch-doctor diagnose` does; offline, pass two captures of the same server to analyze) to tell progress from a stall"
-			if samples[srv] >= 2 {
-				how = fmt.Sprintf("the samples did not decide: take them more than three minutes apart (%s), since the runtime may start counting a wait up to two minutes late", words.resample())
-			}
-			out = append(out, fmt.Sprintf("%s: %d watch(es) are slow in their initial-events replay but not proven stuck: %s.", srv, n, how))
+		how := "take a second sample more than a minute later (`kubectl watch-doctor diagnose` does; offline, pass two captures of the same server to analyze) to tell progress from a stall"
+		if samples[srv] >= 2 {
+			how = fmt.Sprintf("the samples did not decide: take them more than three minutes apart (%s), since the runtime may start counting a wait up to two minutes late", words.resample())
 		}
-		if n := streaming[srv]; n > 0 {
-			out = append(out, fmt.Sprintf("%s: %d streaming watcher(s) blocked sending for a minute or more: upstream closes them when the next event for them cannot be queued; if the resource changes rarely they stay, so check the clients named.", srv, n))
-		}
+		out = append(out, fmt.Sprintf("%s: %d watch(es) are slow in their initial-events replay but not proven stuck: %s.", srv, n[srv], how))
 	}
-	out = append(out, heldAdvice(r)...)
-	out = append(out, cacheWaitAdvice(r)...)
-	if len(r.UnmatchedRequests) > 0 {
-		out = append(out, fmt.Sprintf("%d executing watch request(s) in the APF dump have no initial-phase watcher: they may be served without the watch cache or be between phases; see unmatchedRequests.", len(r.UnmatchedRequests)))
+	return out
+}
+
+// undecidedAdvice is empty: how to decide UndecidedInitialEvents findings
+// is said in the report's Incomplete lines, which the caller phrases with
+// its own words (a forced dump, a trace).
+func undecidedAdvice(*api.Report, Words) []string { return nil }
+
+// streamingAdvice says what to do about BlockedStreaming findings, per
+// API server.
+func streamingAdvice(r *api.Report, _ Words) []string {
+	servers, n := perServer(r, func(f api.Finding) bool { return f.Type == api.BlockedStreaming })
+	var out []string
+	for _, srv := range servers {
+		out = append(out, fmt.Sprintf("%s: %d streaming watcher(s) blocked sending for a minute or more: upstream closes them when the next event for them cannot be queued; if the resource changes rarely they stay, so check the clients named.", srv, n[srv]))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package diagnosis
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -49,6 +50,44 @@ func applyMatches(findings []*api.Finding, in matchInput, res matchResult) {
 			}
 		}
 	}
+}
+
+// candidateList is what each of many findings sharing one pool of
+// candidate requests lists: built once, at most maxCandidatesListed
+// candidates (past that, a line saying how many), so n findings sharing
+// a pool of n requests cost O(n), not O(n^2).
+type candidateList struct {
+	client     api.Client
+	candidates []api.Request
+	// lines: an evidence line per listed candidate (when asked for), or
+	// the line saying there are too many to list.
+	lines []string
+}
+
+// newCandidateList lists pool for the findings of server at capture time
+// at; line, when set, gives each listed candidate's evidence line.
+func newCandidateList(server string, pool []apf.Request, at time.Time, line func(api.Request, apf.Request) string) candidateList {
+	l := candidateList{client: *commonClient(pool)}
+	if len(pool) > maxCandidatesListed {
+		l.lines = []string{fmt.Sprintf("%d candidates, too many to list", len(pool))}
+		return l
+	}
+	for _, rq := range pool {
+		c := toRequest(server, rq, at)
+		l.candidates = append(l.candidates, c)
+		if line != nil {
+			l.lines = append(l.lines, line(c, rq))
+		}
+	}
+	return l
+}
+
+// apply gives f the list: its own copy of the client and candidates.
+func (l candidateList) apply(f *api.Finding) {
+	c := l.client
+	f.Client = &c
+	f.Candidates = append(f.Candidates, l.candidates...)
+	f.Evidence = append(f.Evidence, l.lines...)
 }
 
 // formatted memoizes texts formatted from one format and one argument.

@@ -130,6 +130,13 @@ func (m *matcher) nested(res *matchResult, cp *component) {
 // resources: a watcher with a single possible request is forced to it;
 // the others are ambiguous among the requests old enough for them of the
 // resources their type may serve.
+//
+// Cost: O(S log S) for the S requests the component's classes may take,
+// counted once per class (S is at most the requests times the classes a
+// resource may be served by): each watcher's candidates are a prefix of
+// its class's requests, oldest first, found by binary search and counted
+// with prefix sums, so a storm of watchers sharing thousands of requests
+// costs no pass over them per watcher.
 func (m *matcher) general(res *matchResult, cp *component) {
 	byRes := map[int][]int{}
 	for _, j := range cp.rs {
@@ -142,51 +149,103 @@ func (m *matcher) general(res *matchResult, cp *component) {
 			resOf[c] = append(resOf[c], r)
 		}
 	}
-	for _, rsOf := range resOf {
+	// order[j]: where request j comes when a watcher lists its candidates
+	// (by resource, then oldest first).
+	order := make(map[int]int, len(cp.rs))
+	all := make([]int, 0, len(byRes))
+	for r := range byRes {
+		all = append(all, r)
+	}
+	sort.Ints(all)
+	for _, r := range all {
+		for _, j := range byRes[r] {
+			order[j] = len(order)
+		}
+	}
+	pools := map[int]*classPool{}
+	for c, rsOf := range resOf {
 		sort.Ints(rsOf)
+		p := &classPool{}
+		for _, r := range rsOf {
+			p.reqs = append(p.reqs, byRes[r]...)
+		}
+		sort.SliceStable(p.reqs, func(a, b int) bool { return m.age[p.reqs[a]] > m.age[p.reqs[b]] })
+		pools[c] = p
 	}
 	taken := map[int]bool{}
 	var rest []int
 	for _, i := range cp.ws {
-		n, last := 0, -1
-		for _, r := range resOf[m.wclass[i]] {
-			l := byRes[r]
-			x := sort.Search(len(l), func(x int) bool { return m.age[l[x]] < m.need[i] })
-			n += x
-			if x > 0 {
-				last = l[0]
-			}
+		p := pools[m.wclass[i]]
+		if p == nil {
+			rest = append(rest, i)
+			continue
 		}
-		if n == 1 && !taken[last] {
-			taken[last] = true
-			m.pair(res, i, last, len(cp.rs), len(cp.ws))
+		if x := p.oldEnough(m, i); x == 1 && !taken[p.reqs[0]] {
+			taken[p.reqs[0]] = true
+			m.pair(res, i, p.reqs[0], len(cp.rs), len(cp.ws))
 			continue
 		}
 		rest = append(rest, i)
 	}
+	for _, p := range pools {
+		p.index(taken)
+	}
 	for _, i := range rest {
+		p := pools[m.wclass[i]]
+		if p == nil {
+			m.ambiguousN(res, i, nil, 0, true, len(cp.ws), len(cp.rs), false)
+			continue
+		}
+		x := p.oldEnough(m, i)
+		p.used = max(p.used, x)
+		n := x - p.takenBefore[x]
 		var cands []int
-		n := 0
-		for _, r := range resOf[m.wclass[i]] {
-			for _, j := range byRes[r] {
-				if m.age[j] < m.need[i] {
-					break
-				}
-				res.used[j] = true
-				if taken[j] {
-					continue
-				}
-				n++
-				if len(cands) <= maxCandidatesListed {
-					cands = append(cands, j)
-				}
-			}
+		if n > 0 && n <= maxCandidatesListed {
+			cands = slices.Clone(p.free[:n])
+			sort.Slice(cands, func(a, b int) bool { return order[cands[a]] < order[cands[b]] })
 		}
 		same := n <= maxCandidatesListed
 		for _, j := range cands {
 			same = same && userOf(m.in.reqs[j]) == userOf(m.in.reqs[cands[0]])
 		}
 		m.ambiguousN(res, i, cands, n, same, len(cp.ws), len(cp.rs), false)
+	}
+	for _, p := range pools {
+		for _, j := range p.reqs[:p.used] {
+			res.used[j] = true
+		}
+	}
+}
+
+// classPool is the requests one class may take, oldest first, for
+// general.
+type classPool struct {
+	reqs []int
+	// takenBefore[x]: the requests of reqs[:x] forced to a watcher; free:
+	// reqs without them, in the same order (so the free ones of reqs[:x]
+	// are free[:x-takenBefore[x]]).
+	takenBefore []int
+	free        []int
+	// used: the longest prefix of reqs some watcher may take.
+	used int
+}
+
+// oldEnough is how many of the pool's requests are old enough for
+// watcher i: a prefix.
+func (p *classPool) oldEnough(m *matcher, i int) int {
+	return sort.Search(len(p.reqs), func(x int) bool { return m.age[p.reqs[x]] < m.need[i] })
+}
+
+// index builds takenBefore and free once the forced pairs are known.
+func (p *classPool) index(taken map[int]bool) {
+	p.takenBefore = make([]int, len(p.reqs)+1)
+	for x, j := range p.reqs {
+		p.takenBefore[x+1] = p.takenBefore[x]
+		if taken[j] {
+			p.takenBefore[x+1]++
+		} else {
+			p.free = append(p.free, j)
+		}
 	}
 }
 

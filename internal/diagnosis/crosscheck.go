@@ -228,55 +228,6 @@ func byteText(v float64) string {
 	return fmt.Sprintf("%d B", int64(v))
 }
 
-// connectionEvidence describes the connection groups of one API server's
-// findings: handlers served over one connection (one HTTP/2 serverConn or
-// one HTTP/1.1 conn) come from one client process, or from a proxy in
-// front of the API server. When a finding on a connection is attributed
-// (exact or likely), its connection-mates get a line saying so; nothing
-// else is inferred: one process may use several credentials, and a proxy
-// carries many clients.
-func connectionEvidence(findings []*api.Finding) {
-	groups := map[int64][]*api.Finding{}
-	for _, f := range findings {
-		if f.Connection != 0 {
-			groups[f.Connection] = append(groups[f.Connection], f)
-		}
-	}
-	for conn, fs := range groups {
-		for _, f := range fs {
-			h := f.Watcher.Handler
-			if h == nil {
-				continue
-			}
-			addr := ""
-			if h.ConnAddress != "" {
-				addr = " " + h.ConnAddress
-			}
-			kind := "HTTP/2 connection"
-			switch h.Transport {
-			case watches.TransportHTTP11:
-				kind = "HTTP/1.1 connection"
-			case watches.TransportWebsockets:
-				kind = "websocket connection"
-			}
-			line := fmt.Sprintf("%s%s (goroutine %d) carries only this watch request", kind, addr, conn)
-			if n := max(h.ConnWatches, len(fs)); n > 1 {
-				line = fmt.Sprintf("%s%s (goroutine %d) carries %d watch requests, %d in this report", kind, addr, conn, n, len(fs))
-			}
-			if h.Transport == watches.TransportHTTP11 {
-				line += "; net/http serves one request at a time on an HTTP/1.1 connection"
-			}
-			f.Evidence = append(f.Evidence, line)
-			for _, o := range fs {
-				if o == f || o.Client == nil || (o.Client.Match != api.MatchExact && o.Client.Match != api.MatchLikely) {
-					continue
-				}
-				f.Evidence = append(f.Evidence, fmt.Sprintf("shares that connection with watcher goroutine %d, attributed %s to %s: the same client process (or a proxy in front of the API server)", o.Watcher.GoroutineID, o.Client.Match, o.Client.User))
-			}
-		}
-	}
-}
-
 // resourceKey is the group/resource an APF request names ("" without
 // request details): requests of one group/resource are served by handlers
 // showing the same object type.

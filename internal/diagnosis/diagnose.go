@@ -7,6 +7,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/audit"
 )
 
 // StallBound is how long a watch may be initializing before the cheap
@@ -30,6 +31,9 @@ type Options struct {
 	// Words point the user, in the caller's terms, at how to change what
 	// the warnings and advice question.
 	Words Words
+	// Audit are the watch requests of API server audit logs, joined to
+	// the findings by user, path and start time (joinAudit).
+	Audit []audit.Event
 }
 
 // DefaultCaptureSlack is the default Options.CaptureSlack.
@@ -45,46 +49,64 @@ func Diagnose(servers []watches.Server, opts Options) *api.Report {
 		diagnoseServer(r, s, opts)
 	}
 	sortFindings(r.Findings)
-	for _, f := range r.Findings {
-		switch f.Type {
-		case api.StuckInitialEvents:
-			r.Summary.StuckWatches++
-			r.Summary.StuckGoroutines += len(f.GoroutineIDs)
-			if f.SeatsKnown() {
-				r.Summary.StuckSeats += f.Client.Seats
-			} else {
-				r.Summary.StuckUnattributed++
-			}
-		case api.SlowInitialEvents:
-			r.Summary.SlowWatches++
-		case api.BlockedStreaming:
-			r.Summary.BlockedStreaming++
-		case api.UndecidedInitialEvents:
-			r.Summary.UndecidedWatches++
-		case api.HeldAfterWatcherClosed:
-			r.Summary.HeldAfterWatcherClosed++
-		}
-	}
-	for _, a := range r.APIServers {
-		r.Summary.Goroutines += a.Goroutines
-	}
+	r.Warnings = append(r.Warnings, joinAudit(r.Findings, opts.Audit)...)
+	r.Summary = summarize(r)
 	r.Advice = advice(r, opts.Words)
 	return r
 }
 
+// summarize totals the report: each finding counted in its type's Summary
+// field (api.FindingTypes), the stuck ones' goroutines and seats, and the
+// API servers' goroutines.
+func summarize(r *api.Report) api.Summary {
+	var s api.Summary
+	for _, f := range r.Findings {
+		if row, ok := api.FindingTypeOf(f.Type); ok {
+			*row.Count(&s)++
+		}
+		if f.Type == api.StuckInitialEvents {
+			s.StuckGoroutines += len(f.GoroutineIDs)
+			if f.SeatsKnown() {
+				s.StuckSeats += f.Client.Seats
+			} else {
+				s.StuckUnattributed++
+			}
+		}
+	}
+	for _, a := range r.APIServers {
+		s.Goroutines += a.Goroutines
+	}
+	return s
+}
+
 func diagnoseServer(r *api.Report, s watches.Server, opts Options) {
 	info, out := serverSteps(s, opts)
+	out.add(releaseStep(info))
 	out.merge(r, info)
 }
 
 // serverSteps diagnoses one API server in named steps, each returning what
 // it adds; diagnoseServer merges the sum into the report. The route: the
 // execution trace alone when no debug=2 dump can decide (traceChoice,
-// diagnoseTrace); no dump at all (noDump); otherwise the last dump is
+// diagnoseTrace); no dump but APF dumps (diagnoseAPF); nothing (noDump); otherwise the last dump is
 // described (describeDump), and an aggregated one decided as far as it
 // can be (decideAggregated), a debug=2 one judged, attributed and
 // annotated (dumpCase).
 func serverSteps(s watches.Server, opts Options) (api.APIServer, added) {
+	aside := traceAside(s)
+	if aside != "" {
+		s.Trace = nil
+	}
+	info, out := serverRoute(s, opts)
+	if aside != "" {
+		out.warnings = append(out.warnings, aside)
+	}
+	return info, out
+}
+
+// serverRoute is serverSteps once the trace is checked against the
+// samples (traceaside.go).
+func serverRoute(s watches.Server, opts Options) (api.APIServer, added) {
 	info := api.APIServer{Name: s.Name, Version: s.Version, Samples: len(s.Samples), Notes: append([]string(nil), s.Notes...)}
 	last, prev := pickSamples(s.Samples)
 	useTrace, note := traceChoice(s, last)
@@ -94,16 +116,19 @@ func serverSteps(s watches.Server, opts Options) (api.APIServer, added) {
 	if note != "" {
 		info.Notes = append(info.Notes, note)
 	}
+	if last < 0 && hasRequests(s) {
+		return diagnoseAPF(info, s)
+	}
 	if last < 0 {
 		return noDump(info, s)
 	}
 	cur := s.Samples[last]
 	info, out := describeDump(info, s.Name, cur)
 	if cur.Dump.Aggregated() {
-		out.add(decideAggregated(s.Name, cur))
+		out.add(decideAggregated(s.Name, s.Version, cur))
 		return info, out
 	}
-	c := dumpCase{server: s.Name, cur: cur, opts: opts, partial: info.Coverage != nil, trace: s.Trace}
+	c := dumpCase{server: s.Name, version: s.Version, cur: cur, opts: opts, partial: info.Coverage != nil, trace: s.Trace}
 	if prev >= 0 {
 		c.prev = &s.Samples[prev]
 	}

@@ -69,9 +69,10 @@ func TestMatchClients(t *testing.T) {
 			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchExact}}, nil,
 		},
 		{
-			"only one request old enough: exact, the other left over",
+			// bob, past the stall bound with no watcher, fails closed.
+			"only one request old enough: exact, the other undecided",
 			sample(at, []api.Watcher{initialWatcher(1000, 5)}, watchRequest("alice", t0), watchRequest("bob", at.Add(-2*time.Minute))),
-			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchExact}}, []string{"bob"},
+			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchExact}, {0, api.UndecidedInitialEvents, api.SeverityWarning, "bob", ""}}, nil,
 		},
 		{
 			"ages pin each watcher: both exact",
@@ -103,9 +104,14 @@ func TestMatchClients(t *testing.T) {
 			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchAmbiguous}, {2000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchAmbiguous}}, nil,
 		},
 		{
-			"no request old enough: unmatched on both sides",
+			"no request old enough: the watcher unmatched, the request undecided",
 			sample(at, []api.Watcher{initialWatcher(1000, 9)}, watchRequest("young", at.Add(-time.Minute))),
-			[]verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}, []string{"young"},
+			[]verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}, {Type: api.UndecidedInitialEvents, Severity: api.SeverityWarning, User: "young"}}, nil,
+		},
+		{
+			"a request within the stall bound and no watcher: unmatched, no finding",
+			sample(at, []api.Watcher{initialWatcher(1000, 9)}, watchRequest("fresh", at.Add(-StallBound))),
+			[]verdict{{ID: 1000, Type: api.StuckInitialEvents, Severity: api.SeverityCritical}}, []string{"fresh"},
 		},
 	}
 	for _, tc := range tests {
@@ -198,4 +204,26 @@ func ExampleDiagnose() {
 	}
 	// Output:
 	// critical StuckInitialEvents: slow-informer pods in rand2, blocked >= 2 min, goroutines [33988 33855 33987], match exact
+}
+
+// TestSummarizeCountsEveryType: a finding of each type of api.FindingTypes
+// is counted in its own Summary field, the stuck ones with their
+// goroutines and seats, and a finding of an unknown type in none.
+func TestSummarizeCountsEveryType(t *testing.T) {
+	r := &api.Report{APIServers: []api.APIServer{{Goroutines: 10}, {Goroutines: 5}}}
+	want := api.Summary{Goroutines: 15, StuckGoroutines: 2, StuckSeats: 2, StuckUnattributed: 1}
+	for i, row := range api.FindingTypes {
+		for range i + 1 {
+			r.Findings = append(r.Findings, api.Finding{Type: row.Type, GoroutineIDs: []int64{1}})
+		}
+		*row.Count(&want) = i + 1
+	}
+	// The stuck row has one unattributed finding above; one more, attributed.
+	r.Findings = append(r.Findings, api.Finding{Type: api.StuckInitialEvents, GoroutineIDs: []int64{1}, Client: &api.Client{Seats: 2, Match: api.MatchExact}},
+		api.Finding{Type: "NoSuchType"})
+	want.StuckWatches++
+	got := summarize(r)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summarize (-want +got):\n%s", diff)
+	}
 }

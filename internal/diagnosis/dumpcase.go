@@ -15,10 +15,11 @@ import (
 // (apfWarnings), attribute clients (attribute, partialSuspects), and
 // annotate what was found (annotate).
 type dumpCase struct {
-	server string
-	cur    watches.Sample
-	prev   *watches.Sample
-	opts   Options
+	server  string
+	version string
+	cur     watches.Sample
+	prev    *watches.Sample
+	opts    Options
 	// partial: the dump is partial (api.APIServer.Coverage), so watchers
 	// after the cut may own requests of the APF dump.
 	partial bool
@@ -118,12 +119,23 @@ func (c dumpCase) attribute(findings []*api.Finding, toMatch []api.Watcher, reqs
 	for _, f := range findings {
 		f.Evidence = append(f.Evidence, metricsEvidence(f, cur.Metrics)...)
 	}
+	var suspects []*api.Finding
 	for i, rq := range reqs {
-		if !res.used[i] {
+		switch {
+		case res.used[i]:
+		case !c.partial && len(initializingLonger([]apf.Request{rq}, cur.CapturedAt)) == 1:
+			// Fail closed: APF holds it past the bound and no watcher
+			// of the whole dump explains it.
+			f := undecidedFinding(c.server, rq, cur.CapturedAt, "stuck or slow: not decided: no initial-phase watcher of the goroutine dump explains it: "+unrecognised(c.version))
+			f.UndecidedReason = api.UndecidedNoRecognisedWatcher
+			suspects = append(suspects, f)
+		default:
 			out.unmatchedRequests = append(out.unmatchedRequests, toRequest(c.server, rq, cur.CapturedAt))
 		}
 	}
-	var suspects []*api.Finding
+	if n := len(suspects); n > 0 {
+		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d watch requests initializing for longer than %s have no initial-phase watcher in the goroutine dump: %s", c.server, n, StallBound, unrecognised(c.version)))
+	}
 	if c.partial {
 		suspects = c.partialSuspects(reqs, res)
 	}
@@ -162,7 +174,9 @@ func (c dumpCase) partialSuspects(reqs []apf.Request, res matchResult) []*api.Fi
 		out = append(out, sharedSuspects(c.server, reqs, res, extra, at)...)
 	}
 	for _, rq := range initializingLonger(open, at) {
-		out = append(out, undecidedFinding(c.server, rq, at, "no watcher of the covered part of the partial goroutine dump is attributed to it: stuck or slow: not decided"))
+		f := undecidedFinding(c.server, rq, at, "no watcher of the covered part of the partial goroutine dump is attributed to it: stuck or slow: not decided")
+		f.UndecidedReason = api.UndecidedPartialDump
+		out = append(out, f)
 	}
 	return out
 }

@@ -36,10 +36,11 @@ func TestJudgeHeld(t *testing.T) {
 			api.Summary{HeldAfterWatcherClosed: 1, Goroutines: 100},
 		},
 		{
-			"held under a minute: no finding, its request stays unmatched",
+			// Its request, past the stall bound, fails closed.
+			"held under a minute: no held finding, its request undecided",
 			withHeld(sample(at, nil, watchRequest("slow-informer", at.Add(-40*time.Second))), heldHandler(700, 0)),
-			nil,
-			api.Summary{Goroutines: 100},
+			[]verdict{{Type: api.UndecidedInitialEvents, Severity: api.SeverityWarning, User: "slow-informer"}},
+			api.Summary{UndecidedWatches: 1, Goroutines: 100},
 		},
 		{
 			// The held handler (3 minutes) fits only the older request;

@@ -141,7 +141,7 @@ func judgeInitial(f *api.Finding, w api.Watcher, before map[int64]api.Watcher, t
 }
 
 func watcherEvidence(w api.Watcher) []string {
-	ev := []string{fmt.Sprintf("goroutine %d [%s%s] in sendWatchCacheEvent from %s", w.GoroutineID, w.State, waitSuffix(w.WaitMinutes), phaseFunc(w.Phase))}
+	ev := []string{fmt.Sprintf("goroutine %d [%s%s] in sendWatchCacheEvent from %s", w.GoroutineID, w.State, waitSuffix(w.WaitMinutes), phaseFunc(w))}
 	if h := w.Handler; h != nil {
 		switch h.Block {
 		case api.HandlerClientNotReading:
@@ -158,8 +158,13 @@ func watcherEvidence(w api.Watcher) []string {
 	return ev
 }
 
-func phaseFunc(p api.Phase) string {
-	if p == api.PhaseStreaming {
+// phaseFunc is the watcher loop's function w is in: the classifier's word
+// (api.Watcher.Loop), else the one its phase had up to v1.37.
+func phaseFunc(w api.Watcher) string {
+	if w.Loop != "" {
+		return w.Loop
+	}
+	if w.Phase == api.PhaseStreaming {
 		return "process"
 	}
 	return "processInterval"

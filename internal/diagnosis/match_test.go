@@ -97,8 +97,10 @@ func TestMatchAnEarlierSampleBoundsTheAge(t *testing.T) {
 	prev := sample(prevAt, []api.Watcher{w})
 	cur := sample(at, []api.Watcher{w}, resourceRequest("old", "pods", t0), resourceRequest("new", "pods", at.Add(-time.Minute)))
 	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{prev, cur}}}, Options{CaptureSlack: time.Second})
-	if got := verdicts(r); len(got) != 1 || got[0].User != "old" || got[0].Match != api.MatchExact {
-		t.Errorf("verdicts = %+v, want the request executing at the earlier sample (old), exact", got)
+	// "new", a minute old with no watcher left for it, fails closed.
+	want := []verdict{{Type: api.UndecidedInitialEvents, Severity: api.SeverityWarning, User: "new"}, {ID: 1000, Type: api.SlowInitialEvents, Severity: api.SeverityInfo, User: "old", Match: api.MatchExact}}
+	if diff := cmp.Diff(want, verdicts(r)); diff != "" {
+		t.Errorf("verdicts (-want +got): want the request executing at the earlier sample (old), exact\n%s", diff)
 	}
 }
 

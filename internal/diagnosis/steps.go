@@ -94,6 +94,9 @@ func describeDump(info api.APIServer, server string, cur watches.Sample) (api.AP
 	info.DumpFormat = d.Format
 	info.Goroutines = d.Goroutines
 	out.notes = append(out.notes, d.Notes...)
+	if d.Unrecognised > 0 {
+		out.notes = append(out.notes, fmt.Sprintf("%d goroutines (*Cacher).Watch created are not watchers of a shape this build recognises: their watches are not decided, and no handler of theirs is counted as held", d.Unrecognised))
+	}
 	for _, w := range d.Warnings {
 		out.warnings = append(out.warnings, fmt.Sprintf("%s: %s", server, w))
 	}

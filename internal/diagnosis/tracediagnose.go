@@ -74,7 +74,7 @@ func diagnoseTrace(info api.APIServer, s watches.Server, note string) (api.APISe
 		info.Notes = append(info.Notes, fmt.Sprintf("trace stopped after %s: %s", roundTenth(t.Window), t.Why))
 	}
 	if t.Dropped > 0 {
-		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d watch-path goroutines of the trace were past the parser's bound: their watches are not decided", s.Name, t.Dropped))
+		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: the trace holds at least %d watch-path goroutines: the parser keeps %d, so every count from the trace is a lower bound, and the watches of the %d past its bound are not decided", s.Name, len(t.Goroutines)+t.Dropped, len(t.Goroutines), t.Dropped))
 	}
 	tw := judgeTraceGoroutines(t)
 	info.InitialPhase = tw.total() - len(tw.cacheWait)
@@ -107,7 +107,8 @@ func diagnoseTrace(info api.APIServer, s watches.Server, note string) (api.APISe
 		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d initial-phase watchers made no state change in the trace but were not sending an event: stuck or not is not decided", s.Name, n))
 	}
 	if extra := countOpen(rows) - (left[verdictStuck] + left[verdictProgressing] + left[verdictCacheWait] + left[verdictUnknown]); extra > 0 {
-		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d executing watch requests have no initial-phase watcher in the trace (it ended, was cut, or the request started after it): not decided", s.Name, extra))
+		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d executing watch requests have no initial-phase watcher in the trace (it ended, was cut, the request started after it, or its watcher loop has a shape this build does not recognise): not decided", s.Name, extra))
+		fs = append(fs, watcherlessRows(s.Name, t, rows, extra, b.CapturedAt)...)
 	}
 	out.levels = priorityLevels(s.Name, fs, *b)
 	out.findings = fs
@@ -152,6 +153,38 @@ func zeroDeltaResources(a, b *watches.MetricsContext) map[string]bool {
 		if ok && !math.IsNaN(before) && !math.IsNaN(after) && after == before {
 			out[k] = true
 		}
+	}
+	return out
+}
+
+// watcherlessRows fails closed on the extra open rows of a trace, those
+// no watcher of the trace accounts for: one UndecidedInitialEvents
+// finding each, naming the row when one is past StallBound, else listing
+// the open rows past it as candidates ("k of these n").
+func watcherlessRows(server string, t *watches.Trace, rows []traceRow, extra int, at time.Time) []*api.Finding {
+	var pool []apf.Request
+	for _, rw := range rows {
+		if rw.verdict == verdictNone {
+			pool = append(pool, rw.req)
+		}
+	}
+	pool = initializingLonger(pool, at)
+	var out []*api.Finding
+	for n := 0; n < extra && n < len(pool); n++ {
+		why := fmt.Sprintf("stuck or slow: not decided: %d of these %d executing watch requests have no initial-phase watcher in the trace", extra, len(pool))
+		f := undecidedFinding(server, pool[n], at, why)
+		f.UndecidedReason = api.UndecidedNoRecognisedWatcher
+		f.Evidence = append(f.Evidence, fmt.Sprintf("not decided by the %s %s (%s window): no initial-phase watcher of it is left for this request", EvidenceTrace, t.Source, roundTenth(t.Window)))
+		if len(pool) > 1 {
+			f.Client = commonClient(pool)
+			f.Evidence = f.Evidence[1:]
+			for _, rq := range pool {
+				c := toRequest(server, rq, at)
+				f.Candidates = append(f.Candidates, c)
+				f.Evidence = append(f.Evidence, fmt.Sprintf("APF dump_requests: executing watch of %s started %s, %s before the capture", c.User, c.StartTime.Format(time.RFC3339), roundDuration(at.Sub(rq.StartTime))))
+			}
+		}
+		out = append(out, f)
 	}
 	return out
 }
@@ -217,10 +250,17 @@ func (tf traceFindings) finding(v traceVerdict, gs []watches.TraceGoroutine) *ap
 		}
 	}
 	f.Evidence = append(f.Evidence, fmt.Sprintf("decided by the %s %s (%s window)", EvidenceTrace, tf.t.Source, window))
-	if len(gs) > 1 {
+	listed := gs
+	switch {
+	case len(gs) > maxCandidatesListed:
+		// Each of the watches a verdict leaves open gets this list: capped,
+		// so that n of them cost O(n) lines, not O(n^2).
+		listed = gs[:maxCandidatesListed]
+		f.Evidence = append(f.Evidence, fmt.Sprintf("one of %d goroutines, the first %d below: which one serves this request, a trace cannot tell (it has no arguments and no parents)", len(gs), len(listed)))
+	case len(gs) > 1:
 		f.Evidence = append(f.Evidence, fmt.Sprintf("one of the %d goroutines below: which one serves this request, a trace cannot tell (it has no arguments and no parents)", len(gs)))
 	}
-	for _, g := range gs {
+	for _, g := range listed {
 		f.Evidence = append(f.Evidence, goroutineEvidence(g, tf.t.Window))
 	}
 	return f
@@ -255,6 +295,10 @@ func (tf traceFindings) open(rows []traceRow, left map[traceVerdict]int) []*api.
 			pool = append(pool, rw.req)
 		}
 	}
+	var list candidateList
+	if len(pool) > 1 {
+		list = newCandidateList(tf.server, pool, tf.at, nil)
+	}
 	var out []*api.Finding
 	for _, v := range []traceVerdict{verdictStuck, verdictProgressing, verdictCacheWait} {
 		gs := tf.of(v)
@@ -275,10 +319,7 @@ func (tf traceFindings) open(rows []traceRow, left map[traceVerdict]int) []*api.
 				// watcher's, of any verdict.
 				f.Evidence = append(f.Evidence, "one executing watch request is left for several watchers: it is not named, as it may be another watcher's")
 			default:
-				f.Client = commonClient(pool)
-				for _, rq := range pool {
-					f.Candidates = append(f.Candidates, toRequest(tf.server, rq, tf.at))
-				}
+				list.apply(f)
 				f.Evidence = append(f.Evidence, fmt.Sprintf("client match ambiguous: %d of these %d executing watch requests are %s; the trace cannot tie a goroutine to a request", left[v], len(pool), verdictName(v)))
 			}
 			out = append(out, f)

@@ -40,3 +40,28 @@ func FuzzDiagnoseTrace(f *testing.F) {
 		}
 	})
 }
+
+// A finding that may be any of a verdict's goroutines lists them up to
+// maxCandidatesListed and counts the rest: each of n open watches costs
+// O(1) lines, not O(n).
+func TestTraceFindingListsAtMostTen(t *testing.T) {
+	tf := traceFindings{server: "s", t: &watches.Trace{Source: "trace.out"}}
+	for _, tc := range []struct {
+		n     int
+		lines int
+		first string
+	}{
+		{3, 2 + 3, "one of the 3 goroutines below: which one serves this request, a trace cannot tell (it has no arguments and no parents)"},
+		{2000, 2 + maxCandidatesListed, "one of 2000 goroutines, the first 10 below: which one serves this request, a trace cannot tell (it has no arguments and no parents)"},
+	} {
+		gs := make([]watches.TraceGoroutine, tc.n)
+		for i := range gs {
+			gs[i].ID = int64(100 + i)
+			gs[i].Phase = api.PhaseInitial
+		}
+		f := tf.finding(verdictStuck, gs)
+		if len(f.Evidence) != tc.lines || f.Evidence[1] != tc.first {
+			t.Errorf("%d goroutines: %d evidence lines, the second %q; want %d, %q", tc.n, len(f.Evidence), f.Evidence[1], tc.lines, tc.first)
+		}
+	}
+}

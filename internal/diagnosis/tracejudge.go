@@ -183,7 +183,7 @@ func goroutineEvidence(g watches.TraceGoroutine, window time.Duration) string {
 	case g.Class == watches.TraceCacheWait:
 		return fmt.Sprintf("goroutine %d waits for its watch cache (%s): no replay has begun; state %s, %d state changes in %s", g.ID, watches.CacheWaitFunc(g.Stack), g.EndState, g.Transitions, roundDuration(seen))
 	case g.Transitions == 0:
-		return fmt.Sprintf("goroutine %d in sendWatchCacheEvent from processInterval: no state change in %s (%s, since %s into the trace)", g.ID, roundTenth(seen), g.EndState, roundTenth(g.FirstSeen))
+		return fmt.Sprintf("goroutine %d in sendWatchCacheEvent from %s: no state change in %s (%s, since %s into the trace)", g.ID, watches.ReplayLoop(g.Stack), roundTenth(seen), g.EndState, roundTenth(g.FirstSeen))
 	}
 	s := fmt.Sprintf("goroutine %d in the initial-events replay: woken %d times, longest gap %s, %d state changes in %s", g.ID, g.Wakeups, roundTenth(g.LongestGap), g.Transitions, roundTenth(seen))
 	if len(g.WokenBy) > 0 {

@@ -102,8 +102,9 @@ func TestTraceElimination(t *testing.T) {
 			[]traceVerdictRow{{Type: api.StuckInitialEvents, User: "slow", Match: api.MatchExact, IDs: id}}, 0, "had stopped by the last: not stuck"},
 		{"a cache wait is its own class, and blocks the zero-delta rule", traceServer([]watches.TraceGoroutine{stuckG(1), cacheWaitG(5)}, []apf.Request{cm, slow}, []apf.Request{cm, slow}, both, both),
 			[]traceVerdictRow{{Type: api.StuckInitialEvents, Match: api.MatchAmbiguous, Candidates: "cm|slow", IDs: id}, {Type: api.WaitingForWatchCache, Match: api.MatchAmbiguous, Candidates: "cm|slow", IDs: "5ns"}}, 0, ""},
-		{"more rows than watchers: undecided rows are incomplete", traceServer([]watches.TraceGoroutine{stuckG(1)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
-			[]traceVerdictRow{{Type: api.StuckInitialEvents, Match: api.MatchAmbiguous, Candidates: "slow|paced", IDs: id}}, 1, ""},
+		// The row no watcher accounts for fails closed: one of the two.
+		{"more rows than watchers: the extra row undecided, the report incomplete", traceServer([]watches.TraceGoroutine{stuckG(1)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
+			[]traceVerdictRow{{Type: api.StuckInitialEvents, Match: api.MatchAmbiguous, Candidates: "slow|paced", IDs: id}, {Type: api.UndecidedInitialEvents, Match: api.MatchAmbiguous, Candidates: "slow|paced"}}, 1, ""},
 		{"one row left for two watchers names nobody", traceServer([]watches.TraceGoroutine{stuckG(1), pacedG(3)}, []apf.Request{paced}, []apf.Request{paced}, podsOnly, podsGrew),
 			[]traceVerdictRow{{Type: api.SlowInitialEvents, IDs: "3ns"}, {Type: api.StuckInitialEvents, IDs: id}}, 0, ""},
 	}
@@ -121,7 +122,11 @@ func TestTraceElimination(t *testing.T) {
 				t.Errorf("notes %q, want the evidence note and %q", notes, tt.wantNote)
 			}
 			for _, f := range r.Findings {
-				if !slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.HasPrefix(e, "decided by the execution trace trace.out") }) {
+				prefix := "decided by the execution trace trace.out"
+				if f.Type == api.UndecidedInitialEvents {
+					prefix = "not " + prefix
+				}
+				if !slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.HasPrefix(e, prefix) }) {
 					t.Errorf("finding %s %v: evidence %q names no trace", f.Type, f.Client, f.Evidence)
 				}
 				if f.Type == api.SlowInitialEvents && f.Client != nil && f.Client.User != "" && f.Client.Match == api.MatchAmbiguous {

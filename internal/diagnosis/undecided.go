@@ -16,7 +16,7 @@ import (
 // stuck. Otherwise the watches initializing longer are listed as
 // UndecidedInitialEvents and the report is incomplete. It returns the
 // notes, findings and incompleteness it adds.
-func decideAggregated(server string, cur watches.Sample) added {
+func decideAggregated(server, version string, cur watches.Sample) added {
 	d := cur.Dump
 	var out added
 	initialSending, streamingSending := 0, 0
@@ -34,6 +34,11 @@ func decideAggregated(server string, cur watches.Sample) added {
 		withheld = "; " + cur.Withheld
 	}
 	aged := cur.Requests != nil && cur.Requests.HasDetails && !cur.CapturedAt.IsZero()
+	if aged {
+		if f := unexplainedByProfile(server, cur, version); f.findings != nil {
+			return f
+		}
+	}
 	switch {
 	case initialSending == 0 && streamingSending == 0:
 		out.notes = append(out.notes, fmt.Sprintf("decided without a debug=2 dump: the %s profile shows no watcher blocked sending an event, so none is stuck", d.Format))
@@ -52,7 +57,9 @@ func decideAggregated(server string, cur watches.Sample) added {
 			return out
 		}
 		for _, rq := range suspects {
-			out.findings = append(out.findings, undecidedFinding(server, rq, cur.CapturedAt, "stuck or slow: not decided without a goroutine dump"+withheld))
+			f := undecidedFinding(server, rq, cur.CapturedAt, "stuck or slow: not decided without a goroutine dump"+withheld)
+			f.UndecidedReason = api.UndecidedAggregatedProfile
+			out.findings = append(out.findings, f)
 		}
 		out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %d watch requests initializing for longer than %s: stuck or slow: not decided without a goroutine dump%s", server, len(suspects), StallBound, withheld))
 		return out
@@ -62,12 +69,50 @@ func decideAggregated(server string, cur watches.Sample) added {
 	return out
 }
 
+// unexplainedByProfile fails closed on an aggregated profile: when more
+// watch requests are initializing past StallBound than the profile has
+// initial-phase watchers (sending or not), the profile cannot explain
+// them (a watcher loop of a shape this build does not recognise, or a
+// profile of another process), so each is UndecidedInitialEvents,
+// whatever the profile shows sending. Nothing otherwise.
+func unexplainedByProfile(server string, cur watches.Sample, version string) added {
+	var out added
+	initial := 0
+	for _, pc := range cur.Dump.PhaseCounts {
+		if pc.Phase == api.PhaseInitial {
+			initial += pc.Count
+		}
+	}
+	suspects := initializingLonger(executingWatches(cur.Requests), cur.CapturedAt)
+	if len(suspects) <= initial {
+		return out
+	}
+	why := fmt.Sprintf("%d watch requests initializing past %s, but the %s profile shows %d initial-phase watchers: %s", len(suspects), StallBound, cur.Dump.Format, initial, unrecognised(version))
+	for _, rq := range suspects {
+		f := undecidedFinding(server, rq, cur.CapturedAt, "stuck or slow: not decided: "+why)
+		f.UndecidedReason = api.UndecidedNoRecognisedWatcher
+		out.findings = append(out.findings, f)
+	}
+	out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %s", server, why))
+	return out
+}
+
+// unrecognised says why a watch request has no watcher this build
+// recognises.
+func unrecognised(version string) string {
+	v := "its release"
+	if version != "" {
+		v = version
+	}
+	return fmt.Sprintf("the watcher loop of %s may have a shape this build does not recognise", v)
+}
+
 // initializingLonger are the requests of rs executing for longer than
-// StallBound at at.
+// StallBound at at (PastStallBound).
 func initializingLonger(rs []apf.Request, at time.Time) []apf.Request {
 	var out []apf.Request
 	for _, rq := range rs {
-		if !at.IsZero() && at.Sub(rq.StartTime) > StallBound {
+		if PastStallBound(rq.StartTime, at) {
 			out = append(out, rq)
 		}
 	}
@@ -116,16 +161,19 @@ func sharedSuspects(server string, reqs []apf.Request, res matchResult, extra in
 	}
 	// Oldest first, as the matcher lists candidates.
 	sort.SliceStable(pool, func(a, b int) bool { return pool[a].StartTime.Before(pool[b].StartTime) })
+	// The findings share one list, of at most maxCandidatesListed: O(pool)
+	// in all, not O(pool) per finding.
+	why := fmt.Sprintf("%d of these %d requests, candidates of watchers in the covered part, belong to watchers in the missing part of the partial goroutine dump: stuck or slow: not decided", extra, len(pool))
+	list := newCandidateList(server, pool, at, func(c api.Request, rq apf.Request) string {
+		return fmt.Sprintf("APF dump_requests: executing watch of %s started %s, %s before the capture", c.User, c.StartTime.Format(time.RFC3339), roundDuration(at.Sub(rq.StartTime)))
+	})
 	var out []*api.Finding
 	for n := 0; n < extra && n < len(pool); n++ {
-		f := undecidedFinding(server, pool[0], at, fmt.Sprintf("%d of these %d requests, candidates of watchers in the covered part, belong to watchers in the missing part of the partial goroutine dump: stuck or slow: not decided", extra, len(pool)))
+		f := undecidedFinding(server, pool[0], at, why)
+		f.UndecidedReason = api.UndecidedPartialDump
 		f.Client = commonClient(pool)
 		f.Evidence = f.Evidence[:0]
-		for _, rq := range pool {
-			c := toRequest(server, rq, at)
-			f.Candidates = append(f.Candidates, c)
-			f.Evidence = append(f.Evidence, fmt.Sprintf("APF dump_requests: executing watch of %s started %s, %s before the capture", c.User, c.StartTime.Format(time.RFC3339), roundDuration(at.Sub(rq.StartTime))))
-		}
+		list.apply(f)
 		out = append(out, f)
 	}
 	return out

@@ -13,9 +13,22 @@ import (
 // TestWriteAPFRequests: pkg/apf reads the table back as n executing pod
 // watches, one user each, a millisecond apart from first.
 func TestWriteAPFRequests(t *testing.T) {
+	for _, step := range []time.Duration{time.Millisecond, 0} {
+		t.Run(step.String(), func(t *testing.T) { writeAPFRequests(t, step) })
+	}
+}
+
+// writeAPFRequests checks WriteAPFRequestsEvery with step (WriteAPFRequests
+// for a millisecond): the requests start step apart, 0 at one instant.
+func writeAPFRequests(t *testing.T, step time.Duration) {
+	t.Helper()
 	first := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	var b bytes.Buffer
-	if err := dumpgen.WriteAPFRequests(&b, 3, first); err != nil {
+	write := func() error { return dumpgen.WriteAPFRequestsEvery(&b, 3, first, step) }
+	if step == time.Millisecond {
+		write = func() error { return dumpgen.WriteAPFRequests(&b, 3, first) }
+	}
+	if err := write(); err != nil {
 		t.Fatal(err)
 	}
 	rq, err := apf.ParseRequests(&b)
@@ -26,7 +39,7 @@ func TestWriteAPFRequests(t *testing.T) {
 		t.Fatalf("%d requests, %d skipped; want 3, 0", len(rq.Requests), len(rq.Skipped))
 	}
 	for i, r := range rq.Requests {
-		want := fmt.Sprintf("client-%d watch /api/v1/namespaces/ns-%d/pods pods %v executing %v seats 1", i, i, first.Add(time.Duration(i)*time.Millisecond), true)
+		want := fmt.Sprintf("client-%d watch /api/v1/namespaces/ns-%d/pods pods %v executing %v seats 1", i, i, first.Add(time.Duration(i)*step), true)
 		got := fmt.Sprintf("%s %s %s %s %v executing %v seats %d", r.User, r.Verb, r.Path, r.Resource, r.StartTime, r.Executing(), r.Seats())
 		if got != want {
 			t.Errorf("request %d: %s\nwant %s", i, got, want)

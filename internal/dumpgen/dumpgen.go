@@ -54,6 +54,11 @@ type Config struct {
 	// about 2 KB a watch instead of 20, for benchmarks of what follows
 	// parsing (client matching) on many watches.
 	TrimHandlers bool `json:",omitempty"`
+	// OneConnection serves every planted handler over the first planted
+	// watch's connection goroutine (the others' connection goroutines
+	// stay, serving nothing): the shape of a hostile or synthetic dump,
+	// since a real server caps the streams of one connection.
+	OneConnection bool `json:",omitempty"`
 }
 
 // Planted names the goroutines of one planted stuck watch.
@@ -124,7 +129,11 @@ func (s *Set) Write(w io.Writer, cfg Config) (Result, error) {
 		off := int64(k) * s.stride
 		for bi := 0; bi < len(t.blocks); bi++ {
 			for planted < cfg.Stuck && written == nextPlant {
-				if err := s.plant(bw, &scratch, res.Planted[planted], cfg.TrimHandlers); err != nil {
+				conn := res.Planted[planted].ConnID
+				if cfg.OneConnection {
+					conn = res.Planted[0].ConnID
+				}
+				if err := s.plant(bw, &scratch, res.Planted[planted], conn, cfg.TrimHandlers); err != nil {
 					return res, err
 				}
 				planted++
@@ -198,8 +207,9 @@ func (s *Set) meanBlockSize() int {
 
 // plant writes one stuck watch: connection, handler, APF goroutine and
 // watcher, in the order the real dump printed them, with p's ids, the
-// handler, APF and watcher waits set to p.WaitMinutes.
-func (s *Set) plant(w *bufio.Writer, scratch *[]byte, p Planted, trim bool) error {
+// handler, APF and watcher waits set to p.WaitMinutes, the handler
+// created by connection goroutine conn.
+func (s *Set) plant(w *bufio.Writer, scratch *[]byte, p Planted, conn int64, trim bool) error {
 	tr := s.trio
 	write := func(text []byte, self, parent int64, wait int) {
 		bl := splitBlock(text)
@@ -228,7 +238,7 @@ func (s *Set) plant(w *bufio.Writer, scratch *[]byte, p Planted, trim bool) erro
 	if trim {
 		handler = trimHandler(handler)
 	}
-	write(handler, p.HandlerID, p.ConnID, p.WaitMinutes)
+	write(handler, p.HandlerID, conn, p.WaitMinutes)
 	write(tr.apf, p.APFID, p.HandlerID, p.WaitMinutes)
 	write(tr.watcher, p.WatcherID, p.HandlerID, p.WaitMinutes)
 	return nil

@@ -135,8 +135,20 @@ func TestCopiesKeepLinks(t *testing.T) {
 // TestPlantedFoundExactly runs the analysis pipeline over a generated dump
 // streamed through a pipe and expects exactly the planted stuck watches.
 func TestPlantedFoundExactly(t *testing.T) {
+	for _, oneConn := range []bool{false, true} {
+		t.Run(fmt.Sprintf("one connection %v", oneConn), func(t *testing.T) {
+			plantedFoundExactly(t, dumpgen.Config{Goroutines: 10_000, Stuck: 5, WaitMinutes: 3, OneConnection: oneConn})
+		})
+	}
+}
+
+// plantedFoundExactly: the diagnosis of a dump made to cfg finds exactly
+// its planted watches, each linked to its handler, APF goroutine and
+// connection (the first planted watch's with cfg.OneConnection, every
+// handler then counting cfg.Stuck watches on it).
+func plantedFoundExactly(t *testing.T, cfg dumpgen.Config) {
+	t.Helper()
 	s := repo(t)
-	cfg := dumpgen.Config{Goroutines: 10_000, Stuck: 5, WaitMinutes: 3}
 	pr, pw := io.Pipe()
 	var res dumpgen.Result
 	done := make(chan error, 1)
@@ -154,10 +166,17 @@ func TestPlantedFoundExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := diagnosis.Diagnose([]watches.Server{{Name: "gen", Samples: []watches.Sample{{Source: "gen", Dump: d}}}}, diagnosis.Options{})
-	type trio struct{ Watcher, Handler, APF, Conn int64 }
+	type trio struct {
+		Watcher, Handler, APF, Conn int64
+		ConnWatches                 int
+	}
 	var got, want []trio
 	for _, p := range res.Planted {
-		want = append(want, trio{p.WatcherID, p.HandlerID, p.APFID, p.ConnID})
+		tr := trio{p.WatcherID, p.HandlerID, p.APFID, p.ConnID, 1}
+		if cfg.OneConnection {
+			tr.Conn, tr.ConnWatches = res.Planted[0].ConnID, cfg.Stuck
+		}
+		want = append(want, tr)
 	}
 	for _, f := range r.Findings {
 		if f.Type != api.StuckInitialEvents {
@@ -166,7 +185,7 @@ func TestPlantedFoundExactly(t *testing.T) {
 		}
 		tr := trio{Watcher: f.Watcher.GoroutineID, APF: f.Watcher.APFGoroutineID}
 		if h := f.Watcher.Handler; h != nil {
-			tr.Handler, tr.Conn = h.GoroutineID, h.ConnGoroutineID
+			tr.Handler, tr.Conn, tr.ConnWatches = h.GoroutineID, h.ConnGoroutineID, h.ConnWatches
 		}
 		got = append(got, tr)
 	}

@@ -23,6 +23,7 @@ func newBare(t *testing.T) *Exporter {
 // Every metric follows the naming conventions promlint checks, and
 // Describe lists each desc once.
 func TestCollectorLintsAndDescribes(t *testing.T) {
+	t.Parallel()
 	e := newBare(t)
 	pause := 0.0002
 	e.snap = []instanceSnap{{name: "10.0.0.1:6443", ok: true, at: lookedAt, read: true,
@@ -53,6 +54,7 @@ func TestCollectorLintsAndDescribes(t *testing.T) {
 
 // The trace's cost is exported per instance; the pause only when known.
 func TestCollectTraceStats(t *testing.T) {
+	t.Parallel()
 	e := newBare(t)
 	pause := 0.00009
 	e.traces["a:6443"] = traceStat{window: 20.5, bytes: 1000, pause: &pause}

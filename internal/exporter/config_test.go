@@ -8,6 +8,7 @@ import (
 )
 
 func TestWaitBacksOffAndJitters(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		failures int
@@ -32,6 +33,7 @@ func TestWaitBacksOffAndJitters(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -58,6 +60,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestSetDefaultsTraceEvery(t *testing.T) {
+	t.Parallel()
 	c := Config{Trace: TraceConfig{Window: 30 * time.Second}}
 	c.setDefaults()
 	if diff := cmp.Diff(TraceConfig{Window: 30 * time.Second, Every: DefaultTraceEvery}, c.Trace); diff != "" {

@@ -2,10 +2,8 @@ package exporter
 
 import (
 	"bytes"
-	"debug/elf"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -47,6 +45,7 @@ spec:
 }
 
 func TestPrometheusRuleMatchesRulesFile(t *testing.T) {
+	t.Parallel()
 	rules, err := os.ReadFile(filepath.Join(deployDir, "prometheus", "rules.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +144,7 @@ func metricNames(expr string) []string {
 }
 
 func TestMetricNames(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		expr string
 		want []string
@@ -162,6 +162,7 @@ func TestMetricNames(t *testing.T) {
 }
 
 func TestDashboardNamesOnlyExportedMetrics(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(deployDir, "grafana", "watch-doctor.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +218,7 @@ func TestDashboardNamesOnlyExportedMetrics(t *testing.T) {
 }
 
 func TestRulesNameOnlyExportedMetrics(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(deployDir, "prometheus", "rules.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -263,6 +265,7 @@ func TestRulesNameOnlyExportedMetrics(t *testing.T) {
 }
 
 func TestDocsNameEveryMetric(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "serve.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -284,31 +287,6 @@ func TestDocsNameEveryMetric(t *testing.T) {
 			if l != "" && !bytes.Contains(line, []byte("`"+l+"`")) {
 				t.Errorf("docs/serve.md row of %s does not name its label %q", m[1], l)
 			}
-		}
-	}
-}
-
-// TestStaticBuild builds the binary as deploy/Dockerfile does
-// (CGO_ENABLED=0; docker itself does not run here) and checks that it is
-// static: no program interpreter, no dynamic section.
-func TestStaticBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the whole binary")
-	}
-	out := filepath.Join(t.TempDir(), "kubectl-watch_doctor")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, "../../cmd/kubectl-watch_doctor")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, b)
-	}
-	f, err := elf.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Errorf("the CGO_ENABLED=0 binary has a %s program header: not static", p.Type)
 		}
 	}
 }

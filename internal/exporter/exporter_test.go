@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
@@ -26,15 +24,6 @@ var seedRepro = filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", 
 // lookedAt is the fake clock's time: a second after the t1 capture.
 var lookedAt = time.Date(2026, 11, 29, 10, 23, 10, 0, time.UTC)
 
-func restConfig(t *testing.T, s *fakeapiserver.Server, token string) *rest.Config {
-	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", fakeapiserver.Kubeconfig(t, s, token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 // newTest starts a fake API server serving captures, listed by its own
 // EndpointSlices, and an exporter reading it with token.
 func newTest(t *testing.T, token string, captures ...string) (*Exporter, *fakeapiserver.Server, *testingclock.FakeClock, *bytes.Buffer) {
@@ -44,7 +33,7 @@ func newTest(t *testing.T, token string, captures ...string) (*Exporter, *fakeap
 	clk := testingclock.NewFakeClock(lookedAt)
 	logs := &bytes.Buffer{}
 	e, err := New(Config{
-		Live:     live.Config{REST: restConfig(t, s, token), RequestTimeout: 10 * time.Second},
+		Live:     live.Config{REST: fakeapiserver.RESTConfig(t, s, token), RequestTimeout: 10 * time.Second},
 		Interval: 30 * time.Second, Jitter: 0.1, Clock: clk,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 		Rand:   func() float64 { return 0.5 },
@@ -56,6 +45,7 @@ func newTest(t *testing.T, token string, captures ...string) (*Exporter, *fakeap
 }
 
 func TestLookExportsTheSeedRepro(t *testing.T) {
+	t.Parallel()
 	e, s, _, _ := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t1"), filepath.Join(seedRepro, "t2"))
 	if !e.LookOnce(context.Background()) {
 		t.Fatal("the look read nothing")
@@ -149,6 +139,7 @@ func contains(list []string, s string) bool {
 }
 
 func TestDiscoveryFailureKeepsInstancesFailed(t *testing.T) {
+	t.Parallel()
 	e, s, _, _ := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t1"))
 	if !e.LookOnce(context.Background()) {
 		t.Fatal("first look read nothing")
@@ -176,6 +167,7 @@ watchdoctor_last_look_success{apiserver=%[1]q} 0
 }
 
 func TestRunLooksEveryIntervalAndServes(t *testing.T) {
+	t.Parallel()
 	e, _, clk, _ := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t1"))
 	h := httptest.NewServer(e.Handler())
 	defer h.Close()

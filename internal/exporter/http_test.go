@@ -37,6 +37,7 @@ func getBody(t *testing.T, url string) string {
 }
 
 func TestServeShutsDownWhenCancelled(t *testing.T) {
+	t.Parallel()
 	e, _, _, _ := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t1"))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestLabel(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, in, want string }{
 		{"plain", "system:serviceaccount:kube-system:node-controller", "system:serviceaccount:kube-system:node-controller"},
 		{"newline and tab", "evil\nuser\t", `evil\u000auser\u0009`},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
+	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
@@ -80,27 +81,24 @@ type lookResult struct {
 func (e *Exporter) look(ctx context.Context) lookResult {
 	cfg := e.cfg.Live
 	cfg.Samples, cfg.Only, cfg.Force, cfg.Progress = 1, lookKinds, false, nil
-	captures := live.NewCaptures()
-	res, err := live.Run(ctx, cfg, captures)
+	eres, err := diagnose(ctx, cfg)
 	if err != nil {
 		return lookResult{err: err}
 	}
+	res, loaded, report := eres.Run, eres.Loaded, eres.Report
 	end := e.cfg.Clock.Now()
-	loaded := captures.Loaded(res)
 	after := e.pausesAfter(ctx, cfg, res)
-	servers := loaded.Servers()
-	report := diagnose(servers)
 	out := lookResult{errs: map[string][]error{}}
 	b := bounds{users: e.cfg.TopUsers, resources: e.cfg.MaxResources, levels: e.cfg.MaxLevels}
 	for _, ir := range res.Instances {
 		name := Label(ir.Instance.Name)
 		snap := instanceSnap{name: name, pinned: ir.Instance.Pinned, ok: len(ir.Errors) == 0, at: end, took: lookDuration(ir, end)}
 		out.errs[name] = append(out.errs[name], ir.Errors...)
-		for _, s := range servers {
-			if s.Name != ir.Instance.Name || len(s.Samples) == 0 {
+		for _, s := range eres.APIServers {
+			if s.Instance.Name != ir.Instance.Name || len(s.Input.Samples) == 0 {
 				continue
 			}
-			sample := s.Samples[len(s.Samples)-1]
+			sample := s.Input.Samples[len(s.Input.Samples)-1]
 			at := sample.CapturedAt
 			if at.IsZero() {
 				at = end
@@ -194,16 +192,23 @@ func pauseDelta(before, after *metrics.Sample) (*metrics.PauseDelta, error) {
 	return &d, nil
 }
 
-// diagnose is the one call of the diagnosis rules (diagnosis.Diagnose).
-func diagnose(servers []watches.Server) *api.Report {
-	return diagnosis.Diagnose(servers, diagnosis.Options{CaptureSlack: 5 * time.Second})
+// diagnose is serve's one call of the engine, for the look and the
+// traced look alike: the report, and what it was made of. That nothing
+// could be read is no error here: each instance's errors say why.
+func diagnose(ctx context.Context, cfg live.Config) (*engine.Result, error) {
+	res, err := engine.Run(ctx, engine.Config{Live: cfg, Diagnosis: diagnosis.Options{CaptureSlack: 5 * time.Second}})
+	if errors.Is(err, engine.ErrNoInstance) {
+		err = nil
+	}
+	return res, err
 }
 
 // pastStallBound reports whether rq had been initializing for longer than
-// diagnosis.StallBound at a sample taken at: the cheap look alone cannot
-// tell whether it is stuck.
+// diagnosis.StallBound at a sample taken at (diagnosis.PastStallBound: a
+// missing time counts as past): the cheap look alone cannot tell whether
+// it is stuck.
 func pastStallBound(rq apf.Request, at time.Time) bool {
-	return at.IsZero() || at.Sub(rq.StartTime) > diagnosis.StallBound
+	return diagnosis.PastStallBound(rq.StartTime, at)
 }
 
 // decided counts the initializing watches of server by what the cheap

@@ -20,6 +20,7 @@ import (
 )
 
 func TestLookOfAFailingServerCountsErrorsByKind(t *testing.T) {
+	t.Parallel()
 	e, s, _, logs := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t1"))
 	s.Fail = true
 	if e.LookOnce(context.Background()) {
@@ -52,6 +53,7 @@ watchdoctor_last_complete_look_timestamp_seconds 0
 }
 
 func TestKindOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -77,6 +79,7 @@ func TestKindOf(t *testing.T) {
 // decided counts progressing by age alone without a profile, and leaves
 // stuck out while anything is undecided.
 func TestDecidedWithoutAProfile(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	rs := &apf.Requests{HasDetails: true, Requests: []apf.Request{
 		watchReq("young", "global-default", "/api/v1/pods", "pods", 1, at.Add(-10*time.Second)),
@@ -95,6 +98,32 @@ func TestDecidedWithoutAProfile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, decided(&api.Report{}, "a", tc.s, tc.read)); diff != "" {
+				t.Errorf("states (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A server without /debug/pprof (404: profiling off; 403: RBAC) is still
+// looked at through its APF dump and /metrics: its watches initializing
+// past the stall bound are exported undecided, never progressing, and the
+// stuck count is left out (unknown).
+func TestLookWithoutProfiling(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*fakeapiserver.Server)
+	}{
+		{"profiling off (404)", func(s *fakeapiserver.Server) { s.NoProfiling = true }},
+		{"RBAC refuses /debug/pprof (403)", func(s *fakeapiserver.Server) { s.ForbidProfiling = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, s, _, _ := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t2"))
+			tc.set(s)
+			if !e.LookOnce(context.Background()) {
+				t.Fatal("the look read nothing: the APF dump and /metrics are served")
+			}
+			want := map[string]float64{StateProgressing: 0, StateUndecided: 2}
+			if diff := cmp.Diff(want, states(t, e, s.Address())); diff != "" {
 				t.Errorf("states (-want +got):\n%s", diff)
 			}
 		})

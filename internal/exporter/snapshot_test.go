@@ -16,6 +16,7 @@ func watchReq(user, level, path, resource string, seats int, start time.Time) ap
 }
 
 func TestFillFoldsBeyondTheBounds(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 1, 0, 10, 0, 0, time.UTC)
 	var rs []apf.Request
 	// Users u0..u4 hold 5..1 seats of pods, started 0..4 minutes ago.
@@ -59,6 +60,7 @@ func TestFillFoldsBeyondTheBounds(t *testing.T) {
 }
 
 func TestResourceOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		r    apf.Request
 		want string

@@ -169,8 +169,7 @@ func (e *Exporter) traceLook(ctx context.Context, names []string) []traced {
 	cfg.Hints.Interval = ""
 	tctx, cancel := context.WithTimeout(ctx, e.traceDeadline())
 	defer cancel()
-	captures := live.NewCaptures()
-	res, err := live.Run(tctx, cfg, captures)
+	eres, err := diagnose(tctx, cfg)
 	if err != nil {
 		out := make([]traced, len(names))
 		for i, n := range names {
@@ -178,9 +177,7 @@ func (e *Exporter) traceLook(ctx context.Context, names []string) []traced {
 		}
 		return out
 	}
-	loaded := captures.Loaded(res)
-	servers := loaded.Servers()
-	report := diagnose(servers)
+	res, loaded, report := eres.Run, eres.Loaded, eres.Report
 	var out []traced
 	for _, ir := range res.Instances {
 		t := traced{name: Label(ir.Instance.Name), errs: slices.Clone(ir.Errors)}
@@ -197,13 +194,13 @@ func (e *Exporter) traceLook(ctx context.Context, names []string) []traced {
 				t.errs = append(t.errs, &traceError{kind: traceKind(tctx, tr.Err, tr.Summary != nil), err: tr.Err})
 			}
 		}
-		for _, s := range servers {
-			if s.Name != ir.Instance.Name || len(s.Samples) == 0 {
+		for _, s := range eres.APIServers {
+			if s.Instance.Name != ir.Instance.Name || len(s.Input.Samples) == 0 {
 				continue
 			}
-			b := s.Samples[len(s.Samples)-1]
+			b := s.Input.Samples[len(s.Input.Samples)-1]
 			t.states = decided(report, s.Name, b, b.Requests != nil && b.Requests.HasDetails)
-			if s.Trace != nil && t.states != nil && t.states[StateUndecided] == 0 {
+			if s.Input.Trace != nil && t.states != nil && t.states[StateUndecided] == 0 {
 				t.decided = &decision{keys: undecidedKeys(b), stuck: t.states[StateStuck]}
 			}
 		}

@@ -92,7 +92,10 @@ func newTraceTest(t *testing.T, tc TraceConfig) (*Exporter, *fakeapiserver.Serve
 	clk := testingclock.NewFakeClock(lookedAt)
 	logs := &bytes.Buffer{}
 	e, err := New(Config{
-		Live:     live.Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), RequestTimeout: 10 * time.Second},
+		// The traced look's deadline counts twice the request timeout in
+		// real time: the trace's parse under -race on a loaded machine must
+		// not reach it (no test here waits for it).
+		Live:     live.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), RequestTimeout: 5 * time.Minute},
 		Interval: 30 * time.Second, Clock: clk, Trace: tc,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 		Rand:   func() float64 { return 0.5 },
@@ -170,6 +173,7 @@ func value(t *testing.T, e *Exporter, name, inst string) (float64, bool) {
 // trace then decides one stuck and one progressing, and what it cost is
 // exported. No debug=2 dump is ever asked for.
 func TestTraceDecidesStuckAndProgressing(t *testing.T) {
+	t.Parallel()
 	e, s, _, _ := newTraceTest(t, TraceConfig{Window: 20 * time.Second})
 	if !e.LookOnce(context.Background()) {
 		t.Fatal("the look read nothing")
@@ -205,6 +209,7 @@ func TestTraceDecidesStuckAndProgressing(t *testing.T) {
 // Without --trace-window the look never traces: both watches stay
 // undecided, stuck unknown.
 func TestTraceOffByDefault(t *testing.T) {
+	t.Parallel()
 	e, s, _, _ := newTraceTest(t, TraceConfig{})
 	if !e.LookOnce(context.Background()) {
 		t.Fatal("the look read nothing")
@@ -232,6 +237,7 @@ func countTraces(s *fakeapiserver.Server) int {
 // (the same two watches are past the bound); once Every has passed, the
 // next look traces again.
 func TestTraceSpacing(t *testing.T) {
+	t.Parallel()
 	e, s, clk, _ := newTraceTest(t, TraceConfig{Window: 20 * time.Second, Every: 5 * time.Minute})
 	ctx := context.Background()
 	e.LookOnce(ctx)
@@ -254,6 +260,7 @@ func TestTraceSpacing(t *testing.T) {
 // A trace that fails is a look error of a fixed kind and a log line; the
 // watches stay undecided (stuck unknown) and the look itself counts.
 func TestTraceFailureKinds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		setup func(t *testing.T, e *Exporter, s *fakeapiserver.Server)
@@ -335,6 +342,7 @@ func TestTraceFailureKinds(t *testing.T) {
 // The kind of a traced look cut by its deadline is trace_timeout,
 // whatever error the cut caused.
 func TestTraceKindTimeout(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), -time.Second)
 	defer cancel()
 	if got := traceKind(ctx, context.DeadlineExceeded, false); got != KindTraceTimeout {
@@ -348,6 +356,7 @@ func TestTraceKindTimeout(t *testing.T) {
 // A decision is carried only while the watches past the bound are the
 // ones the trace judged.
 func TestCarry(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	stuck := watchReq("stuck", "global-default", "/api/v1/pods", "pods", 1, at.Add(-90*time.Second))
 	slow := watchReq("slow", "global-default", "/api/v1/pods", "pods", 1, at.Add(-80*time.Second))
@@ -382,6 +391,7 @@ func TestCarry(t *testing.T) {
 // it) is never traced: a load balancer may send the samples and the
 // trace to different processes. serve says so once.
 func TestTraceNeverThroughTheKubeconfigHost(t *testing.T) {
+	t.Parallel()
 	e, s, clk, logs := newTraceTest(t, TraceConfig{Window: 20 * time.Second, Every: time.Minute})
 	s.Endpoints = nil
 	for range 2 {

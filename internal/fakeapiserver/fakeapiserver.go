@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -47,6 +49,9 @@ type Server struct {
 	Endpoints []string
 	// NoProfiling makes /debug/pprof answer 404 (--profiling=false).
 	NoProfiling bool
+	// ForbidProfiling makes /debug/pprof answer 403 to every user, as
+	// RBAC without the /debug/pprof/* rule does.
+	ForbidProfiling bool
 	// Fail makes every request but discovery answer 500.
 	Fail bool
 	// Block makes the goroutine dump requests (debug=2, and debug=1 and
@@ -79,10 +84,11 @@ type Server struct {
 	// TraceBody, when set, is served as /debug/pprof/trace instead.
 	TraceBody []byte
 
-	mu       sync.Mutex
-	requests []string
-	sample   int
-	metrics  int
+	mu          sync.Mutex
+	forbidDumps testing.TB
+	requests    []string
+	sample      int
+	metrics     int
 }
 
 // Start starts a TLS server serving captures (directories of the fixture
@@ -155,6 +161,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (string, bool) {
 			return "", false
 		}
 	}
+	if s.harmful(w, r) {
+		return "", false
+	}
 	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if token != TokenAdmin && token != TokenNoDebug {
 		status(w, http.StatusUnauthorized, "Unauthorized")
@@ -186,6 +195,10 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (string, bool) {
 	}
 	if s.Fail {
 		status(w, http.StatusInternalServerError, "internal error")
+		return "", false
+	}
+	if s.ForbidProfiling && strings.HasPrefix(path, "/debug/pprof/") {
+		status(w, http.StatusForbidden, fmt.Sprintf(`forbidden: User "watch-doctor" cannot get path %q`, path))
 		return "", false
 	}
 	if token != TokenAdmin && path != "/version" {
@@ -354,6 +367,19 @@ func pemEncode(der []byte) []byte {
 // copy's directory.
 func CopyCapture(t testing.TB, src, capturedAt string) string {
 	t.Helper()
+	return EditCapture(t, src, func(name string, b []byte) []byte {
+		if name == "captured-at.txt" {
+			return []byte(capturedAt + "\n")
+		}
+		return b
+	})
+}
+
+// EditCapture copies the capture directory src into a directory of the
+// test's, each file's bytes through edit (given the file's name), and
+// returns the copy's directory.
+func EditCapture(t testing.TB, src string, edit func(name string, b []byte) []byte) string {
+	t.Helper()
 	dir := t.TempDir()
 	entries, err := os.ReadDir(src)
 	if err != nil {
@@ -364,14 +390,22 @@ func CopyCapture(t testing.TB, src, capturedAt string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Name() == "captured-at.txt" {
-			b = []byte(capturedAt + "\n")
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), edit(e.Name(), b), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir
+}
+
+// RESTConfig is a client configuration for s with token, read from a
+// kubeconfig written by Kubeconfig, as a user's would be.
+func RESTConfig(t testing.TB, s *Server, token string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", Kubeconfig(t, s, token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 // NoWaitClock is a fake clock whose After fails the test: for runs that

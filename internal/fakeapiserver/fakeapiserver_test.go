@@ -136,6 +136,8 @@ func TestServerModes(t *testing.T) {
 		want int
 	}{
 		{"no profiling", func(s *Server) { s.NoProfiling = true }, "/debug/pprof/goroutine?debug=1", http.StatusNotFound},
+		{"profiling forbidden", func(s *Server) { s.ForbidProfiling = true }, "/debug/pprof/goroutine?debug=2", http.StatusForbidden},
+		{"profiling forbidden, APF served", func(s *Server) { s.ForbidProfiling = true }, "/debug/api_priority_and_fairness/dump_requests", http.StatusOK},
 		{"fail", func(s *Server) { s.Fail = true }, "/version", http.StatusInternalServerError},
 		{"fail metrics", func(s *Server) { s.FailMetrics = true }, "/metrics", http.StatusInternalServerError},
 		{"path prefix, outside", func(s *Server) { s.PathPrefix = "/k8s/clusters/c-1" }, "/version", http.StatusNotFound},
@@ -172,5 +174,39 @@ func TestCopyCaptureAndKubeconfig(t *testing.T) {
 		if !strings.Contains(string(cfg), want) {
 			t.Errorf("kubeconfig has no %q:\n%s", want, cfg)
 		}
+	}
+}
+
+// TestEditCaptureAndRESTConfig: EditCapture passes each file through the
+// edit by name, and RESTConfig reads the kubeconfig into a client
+// configuration the fake server accepts.
+func TestEditCaptureAndRESTConfig(t *testing.T) {
+	src := golden.Fixture("t1")
+	dir := EditCapture(t, src, func(name string, b []byte) []byte {
+		if name == "captured-at.txt" {
+			return []byte("edited\n")
+		}
+		return b
+	})
+	for name, want := range map[string]string{"captured-at.txt": "edited\n", "apf-requests.txt": ""} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == "" {
+			orig, err := os.ReadFile(filepath.Join(src, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = string(orig)
+		}
+		if string(got) != want {
+			t.Errorf("%s: got %d bytes, want %d", name, len(got), len(want))
+		}
+	}
+	s := Start(t, src)
+	cfg := RESTConfig(t, s, TokenAdmin)
+	if cfg.Host != s.URL || cfg.BearerToken != TokenAdmin || len(cfg.CAData) == 0 && cfg.CAFile == "" {
+		t.Errorf("RESTConfig = host %q token %q, want %q with %q and a CA", cfg.Host, cfg.BearerToken, s.URL, TokenAdmin)
 	}
 }

@@ -36,6 +36,9 @@ const (
 	// Silent accepts the request and never answers: it waits for the
 	// client to give up, or for Gate to open and then answers 503.
 	Silent
+	// Stall answers 200, writes Body and then nothing more, holding the
+	// response open until the client gives up: a slowloris.
+	Stall
 )
 
 // Hostility is a hostile answer to one request (see Server.Hostile).
@@ -104,6 +107,13 @@ func (h *Hostility) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(code(http.StatusInternalServerError))
 		io.WriteString(w, h.Body)
+	case Stall:
+		w.Header().Set("Content-Type", "application/octet-stream")
+		io.WriteString(w, h.Body)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		<-r.Context().Done()
 	case Silent:
 		if h.Gate.wait(r) {
 			status(w, http.StatusServiceUnavailable, "released by the gate")

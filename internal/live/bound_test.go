@@ -19,6 +19,7 @@ import (
 // client-go's LIST or one of our GETs, is an error naming the server and
 // the Location's host; nothing reaches that host, the token least of all.
 func TestNoRedirectIsFollowed(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{fakeapiserver.DiscoveryPath, "/metrics"} {
 		sink := fakeapiserver.StartSink(t)
 		s := hostileServer(t, key, &fakeapiserver.Hostility{Kind: fakeapiserver.Redirect, Location: sink.URL + "/steal?token=x"})
@@ -54,6 +55,7 @@ func TestNoRedirectIsFollowed(t *testing.T) {
 // is refused past 64 MiB, the runtime's own cut, with an error naming the
 // server; collect's file of it is not left on disk.
 func TestGoroutineDumpIsBoundedNearTheRuntimeCut(t *testing.T) {
+	t.Parallel()
 	h := &fakeapiserver.Hostility{Kind: fakeapiserver.Endless}
 	s := hostileServer(t, "/debug/pprof/goroutine?debug=2", h)
 	dir := t.TempDir()
@@ -79,6 +81,7 @@ func TestGoroutineDumpIsBoundedNearTheRuntimeCut(t *testing.T) {
 // bomb with Content-Encoding and one without (raw gzip bytes) are each an
 // error naming the server past 32 MiB of text, never a silent cut.
 func TestMetricsBodyBoundedAfterDecompression(t *testing.T) {
+	t.Parallel()
 	var raw bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&raw, gzip.BestSpeed)
 	zw.Write(bytes.Repeat([]byte("apiserver_request_total 1\n"), (maxMetricsBytes/26)+1000))

@@ -96,9 +96,15 @@ type PauseBudgetError struct {
 	Instance string
 	Estimate Estimate
 	Budget   time.Duration
+	// Refused, when set, says why the run's evidence policy takes no dump
+	// at all, whatever its pause (harm.go).
+	Refused string
 }
 
 func (e *PauseBudgetError) Error() string {
+	if e.Refused != "" {
+		return fmt.Sprintf("%s: no goroutine dump: %s", e.Instance, e.Refused)
+	}
 	if !e.Estimate.Known() {
 		return fmt.Sprintf("%s: no goroutine dump: its pause cannot be estimated (neither the debug=1 profile nor go_goroutines could be read), and the pause budget is %s", e.Instance, e.Budget)
 	}
@@ -164,6 +170,12 @@ func decideDump(cfg Config, instance string, look cheapLook) (take bool, why str
 	if cfg.Force {
 		return true, "forced", nil, nil
 	}
+	if r := refusedDump(cfg, instance, look); r != nil {
+		if answer := cheapAnswer(look); answer != "" {
+			return false, answer, nil, nil
+		}
+		return false, "", r, nil
+	}
 	if cfg.MaxGoroutines > 0 && (math.IsNaN(look.goroutines) || look.goroutines > float64(cfg.MaxGoroutines)) {
 		return false, "", nil, &GoroutineLimitError{Instance: instance, Goroutines: look.goroutines, Limit: cfg.MaxGoroutines}
 	}
@@ -219,7 +231,7 @@ func cheapAnswer(look cheapLook) string {
 			continue
 		}
 		n++
-		if look.at.Add(look.horizon).Sub(r.StartTime) > diagnosis.StallBound {
+		if diagnosis.PastStallBound(r.StartTime, look.at.Add(look.horizon)) {
 			return ""
 		}
 	}

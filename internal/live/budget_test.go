@@ -18,6 +18,7 @@ import (
 // TestCheapLookFirst: the debug=2 dump is taken only when the cheap look
 // cannot answer alone, and within the pause budget (issue 10 items 2, 3).
 func TestCheapLookFirst(t *testing.T) {
+	t.Parallel()
 	// The two initial-phase watches of t2 started at 10:22:03.
 	young := fakeapiserver.CopyCapture(t, golden.Fixture("t2"), "2026-11-29T10:22:23Z")
 	tests := []struct {
@@ -41,7 +42,7 @@ func TestCheapLookFirst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := fakeapiserver.Start(t, tc.capture)
 			clk := testingclock.NewFakeClock(time.Now())
-			cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxPause: tc.maxPause, Force: tc.force}
+			cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxPause: tc.maxPause, Force: tc.force}
 			res, err := Run(context.Background(), cfg, NewCaptures())
 			if err != nil {
 				t.Fatal(err)
@@ -68,6 +69,7 @@ func TestCheapLookFirst(t *testing.T) {
 }
 
 func TestEstimateCut(t *testing.T) {
+	t.Parallel()
 	// 100k goroutines of the fixture's size: over 64 MiB and seconds.
 	e := estimateFromGoroutines(100000)
 	if !e.Cut() || e.Pause < time.Second {
@@ -80,10 +82,11 @@ func TestEstimateCut(t *testing.T) {
 }
 
 func TestMaxGoroutinesHoldsWhenMetricsCannotBeRead(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.FailMetrics = true
 	clk := testingclock.NewFakeClock(time.Now())
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
 	res, err := Run(context.Background(), cfg, &recorder{})
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +120,7 @@ func TestMaxGoroutinesHoldsWhenMetricsCannotBeRead(t *testing.T) {
 // gathered at the first (a dump to compare, or a trace of the interval)
 // decides them then.
 func TestCheapAnswerLooksAheadToTheLastSample(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open(golden.Fixture("t2", "goroutine-debug1.txt"))
 	if err != nil {
 		t.Fatal(err)

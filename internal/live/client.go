@@ -23,6 +23,9 @@ type client struct {
 	// timeoutHint names what sets timeout, for TimeoutError.
 	timeoutHint string
 	now         func() time.Time
+	// dumps is the run's rule on debug=2 dumps (harm.go), checked on
+	// every request.
+	dumps dumpPolicy
 }
 
 // newClient builds a client for inst from the kubeconfig's rest.Config
@@ -80,6 +83,9 @@ func (c *client) Get(ctx context.Context, pathAndQuery string) (*response, error
 	ref, err := url.Parse(pathAndQuery)
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid path %q: %w", c.inst.Name, pathAndQuery, err)
+	}
+	if err := c.guardDump(ctx, ref); err != nil {
+		return nil, err
 	}
 	u := *c.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + ref.Path

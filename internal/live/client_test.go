@@ -24,6 +24,9 @@ func plainServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *client) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// These tests read the transport, dump paths included; the dump
+	// policy has its own (harm_test.go).
+	c.dumps.force = true
 	return s, c
 }
 
@@ -36,6 +39,7 @@ func statusBody(w http.ResponseWriter, code int, msg string) {
 // Each refused or failed GET is an error of its own type naming the
 // instance and the path; a 403 names the RBAC rule that would grant it.
 func TestClientGetErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		path   string
@@ -115,6 +119,7 @@ func TestClientGetErrors(t *testing.T) {
 // A 200 hands over the open body, the local start time and the server's
 // Date; the request is a GET asking for text.
 func TestClientGetOK(t *testing.T) {
+	t.Parallel()
 	date := time.Date(2026, 11, 29, 10, 23, 9, 0, time.UTC)
 	_, c := plainServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
@@ -142,6 +147,7 @@ func TestClientGetOK(t *testing.T) {
 // A body cut short of its Content-Length is a read error, not a short
 // success.
 func TestClientTruncatedBody(t *testing.T) {
+	t.Parallel()
 	_, c := plainServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")
 		io.WriteString(w, "goroutine 1 [running]:\n")
@@ -163,6 +169,8 @@ func TestClientTruncatedBody(t *testing.T) {
 // are a *TimeoutError naming the instance, the path and what sets the
 // timeout.
 func TestClientTimeouts(t *testing.T) {
+	// Not parallel: it waits for a request timeout of a fraction of a
+	// second, which the other reads must not reach on a loaded machine.
 	t.Run("no answer", func(t *testing.T) {
 		_, c := plainServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 		c.timeout, c.timeoutHint = 100*time.Millisecond, "--request-timeout"
@@ -201,6 +209,7 @@ func TestClientTimeouts(t *testing.T) {
 // Canceling the caller's context ends a request in flight at once, and is
 // not mistaken for a timeout.
 func TestClientCanceled(t *testing.T) {
+	t.Parallel()
 	arrived := make(chan struct{})
 	_, c := plainServer(t, func(w http.ResponseWriter, r *http.Request) {
 		close(arrived)
@@ -227,6 +236,7 @@ func TestClientCanceled(t *testing.T) {
 // other /debug/pprof/ answers (a 70 s trace of a server of 5,000 idle
 // watches under request load is 64 MiB and more: it was cut there).
 func TestClientGetCallerBoundWins(t *testing.T) {
+	t.Parallel()
 	const body = 100 << 10 // over /version's 64 KiB
 	_, c := plainServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(strings.Repeat("x", body)))

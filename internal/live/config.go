@@ -94,7 +94,7 @@ func (c Config) wants(k api.FileKind) bool {
 func (c Config) clientFor(inst Instance) (*client, error) {
 	cl, err := newClient(c.REST, inst, c.RequestTimeout, c.Clock.Now)
 	if cl != nil {
-		cl.timeoutHint = c.Hints.RequestTimeout
+		cl.timeoutHint, cl.dumps = c.Hints.RequestTimeout, c.dumpPolicy()
 	}
 	return cl, err
 }

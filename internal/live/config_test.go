@@ -8,6 +8,7 @@ import (
 )
 
 func TestConfigWants(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		only []api.FileKind
@@ -28,6 +29,7 @@ func TestConfigWants(t *testing.T) {
 }
 
 func TestConfigProgress(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	cfg := Config{Progress: &buf}
 	cfg.progress("waiting %s%s", "5s", paren("--interval"))

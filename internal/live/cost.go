@@ -101,7 +101,7 @@ func finishCost(ctx context.Context, cfg Config, c *client, ir *InstanceResult) 
 	}
 	ir.Cost = cost
 	if cfg.Progress != nil {
-		cfg.progress("%s: cost of this run: %d stop-the-world pause(s), %.3f ms in all, %d bytes read", c.inst.Name, cost.Pauses, cost.PauseSeconds*1e3, cost.BytesRead)
+		cfg.progress("%s: cost of this run: %s, %d bytes read", c.inst.Name, pausesText(cost), cost.BytesRead)
 	}
 }
 
@@ -143,4 +143,13 @@ func finishCosts(ctx context.Context, cfg Config, clients []*client, results []I
 			finishCost(ctx, cfg, clients[i], &results[i])
 		}
 	})
+}
+
+// pausesText says the pauses of cost, or that they were not measured and
+// why: never "0 pauses" when nothing was measured.
+func pausesText(cost *api.ServerCost) string {
+	if !cost.PausesMeasured {
+		return "stop-the-world pauses not measured (" + cost.Note + ")"
+	}
+	return fmt.Sprintf("%d stop-the-world pause(s), %.3f ms in all", cost.Pauses, cost.PauseSeconds*1e3)
 }

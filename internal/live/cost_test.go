@@ -63,6 +63,7 @@ func withoutPauses(t *testing.T, src string) string {
 // read. The fake server serves the n-th /metrics read from the n-th
 // capture, so the read after the last fetch sees the second one.
 func TestRunCost(t *testing.T) {
+	t.Parallel()
 	t1, t2 := golden.Fixture("t1"), golden.Fixture("t2")
 	d, err := fixturePauses(t, t2).Since(fixturePauses(t, t1))
 	if err != nil {
@@ -86,7 +87,7 @@ func TestRunCost(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := fakeapiserver.Start(t, tt.captures...)
-			cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+			cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 			res, err := Run(context.Background(), cfg, NewCaptures())
 			if err != nil {
 				t.Fatal(err)
@@ -127,8 +128,9 @@ func TestRunCost(t *testing.T) {
 
 // The metrics command reads /metrics alone: no cost read is added.
 func TestRunCostNotMeasuredForOnly(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t1"))
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Only: []api.FileKind{api.FileMetrics}}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Only: []api.FileKind{api.FileMetrics}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)

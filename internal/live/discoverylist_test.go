@@ -18,6 +18,7 @@ import (
 // gzip-bombed answer to the EndpointSlices list (client-go's LIST) is an
 // error naming the server once 4 MiB were read, not an OOM.
 func TestEndpointSlicesListIsBoundedAfterDecompression(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []fakeapiserver.HostileKind{fakeapiserver.Endless, fakeapiserver.GzipBomb} {
 		h := &fakeapiserver.Hostility{Kind: kind}
 		s := hostileServer(t, fakeapiserver.DiscoveryPath, h)
@@ -38,6 +39,7 @@ func TestEndpointSlicesListIsBoundedAfterDecompression(t *testing.T) {
 // EndpointSlices list is asked once and said as APF throttling, not
 // retried until the timeout and called "did not answer".
 func TestThrottledDiscoveryIsSaidAtOnce(t *testing.T) {
+	t.Parallel()
 	h := &fakeapiserver.Hostility{Kind: fakeapiserver.TooManyRequests, RetryAfter: 30}
 	s := hostileServer(t, fakeapiserver.DiscoveryPath, h)
 	cfg := hostileConfig(t, s)
@@ -58,6 +60,7 @@ func TestThrottledDiscoveryIsSaidAtOnce(t *testing.T) {
 // TestDiscoveryFailuresAreNamedAsWhatTheyAre: an HTML page and a TLS
 // failure are said as such, not "did not answer".
 func TestDiscoveryFailuresAreNamedAsWhatTheyAre(t *testing.T) {
+	t.Parallel()
 	html := hostileServer(t, fakeapiserver.DiscoveryPath, &fakeapiserver.Hostility{Kind: fakeapiserver.HTML})
 	cfg := hostileConfig(t, html)
 	cfg.APIServers = nil
@@ -80,9 +83,11 @@ func TestDiscoveryFailuresAreNamedAsWhatTheyAre(t *testing.T) {
 // host does not answer the EndpointSlices list, falling back to it would
 // only wait again: Run fails at once.
 func TestHangingDiscoveryFailsWithinTheRequestTimeout(t *testing.T) {
+	// Not parallel: it waits for a request timeout of a fraction of a
+	// second, which the other reads must not reach on a loaded machine.
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.BlockDiscovery = true
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}}
 	_, err := Run(context.Background(), cfg, NewCaptures())
 	var ue *UnreachableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no answer within the request timeout") {

@@ -95,6 +95,47 @@ func (e *ProfilingDisabledError) Error() string {
 	return fmt.Sprintf("%s: /debug/pprof is not served: profiling is disabled on this API server (--profiling=false); goroutine dumps cannot be taken", e.Instance)
 }
 
+// ProfileRefusal is the HTTP status of err when it is /debug/pprof
+// refusing the goroutine profiles: 404 (a *ProfilingDisabledError) or 403
+// (a *ForbiddenError for a /debug/pprof path); 0 otherwise. Either way no
+// goroutine dump or execution trace can be taken from that server.
+func ProfileRefusal(err error) int {
+	var pe *ProfilingDisabledError
+	var fe *ForbiddenError
+	switch {
+	case errors.As(err, &pe):
+		return http.StatusNotFound
+	case errors.As(err, &fe) && strings.HasPrefix(fe.Path, "/debug/pprof/"):
+		return http.StatusForbidden
+	}
+	return 0
+}
+
+// ProfileStatus is the status /debug/pprof refused a sample's goroutine
+// profiles with (api.Sample.ProfileStatus): 404 or 403; 0 when none was
+// refused.
+func (r InstanceResult) ProfileStatus() int {
+	for _, s := range r.Samples {
+		if s.ProfileStatus != 0 {
+			return s.ProfileStatus
+		}
+	}
+	return 0
+}
+
+// refusedEvidence is the evidence of an instance whose /debug/pprof
+// refused the profiles: what was read instead.
+func refusedEvidence(status int) string {
+	why := fmt.Sprintf("/debug/pprof answered %d", status)
+	switch status {
+	case http.StatusNotFound:
+		why += ": profiling is disabled on this API server (--profiling=false)"
+	case http.StatusForbidden:
+		why += fmt.Sprintf(": missing RBAC rule %s", ruleFor("/debug/pprof/"))
+	}
+	return "APF dump_requests and /metrics only, no goroutine dump or execution trace: " + why
+}
+
 // HTTPError is any other non-200 answer.
 type HTTPError struct {
 	Instance string

@@ -11,6 +11,7 @@ import (
 )
 
 func TestStatusErrors(t *testing.T) {
+	t.Parallel()
 	forbidden := `{"kind":"Status","message":"forbidden: User \"x\" cannot get path \"/debug/pprof/goroutine\""}`
 	for _, tc := range []struct {
 		status int
@@ -36,9 +37,36 @@ func TestStatusErrors(t *testing.T) {
 	}
 }
 
+// ProfileRefusal tells a /debug/pprof refused (404: profiling off; 403:
+// RBAC) from every other failure, and the evidence says what was read
+// instead, naming the missing rule.
+func TestProfileRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		path   string
+		want   int
+	}{
+		{404, "/debug/pprof/goroutine?debug=1", 404},
+		{403, "/debug/pprof/goroutine?debug=2", 403},
+		{403, "/debug/pprof/trace?seconds=5", 403},
+		{403, "/metrics", 0},
+		{404, "/debug/api_priority_and_fairness/dump_requests", 0},
+		{500, "/debug/pprof/goroutine?debug=1", 0},
+	} {
+		if got := ProfileRefusal(statusError("inst", tc.path, tc.status, nil)); got != tc.want {
+			t.Errorf("%d %s: %d, want %d", tc.status, tc.path, got, tc.want)
+		}
+	}
+	ir := InstanceResult{Samples: []api.Sample{{}, {ProfileStatus: 403}}}
+	if got, want := ir.evidenceText(), `APF dump_requests and /metrics only, no goroutine dump or execution trace: /debug/pprof answered 403: missing RBAC rule nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`; got != want {
+		t.Errorf("evidence %q, want %q", got, want)
+	}
+}
+
 // TestErrorBodiesAreEscaped: the error body of a failed debug GET reaches
 // the error text with its control characters (C0, C1, TAB) escaped.
 func TestErrorBodiesAreEscaped(t *testing.T) {
+	t.Parallel()
 	body := "boom\x1b[31m red\x07\r\u009b2J\there"
 	s := hostileServer(t, "/debug/pprof/goroutine?debug=1", &fakeapiserver.Hostility{Kind: fakeapiserver.ErrorBody, Body: body})
 	res, err := Run(context.Background(), hostileConfig(t, s), NewCaptures())
@@ -58,6 +86,7 @@ func TestErrorBodiesAreEscaped(t *testing.T) {
 }
 
 func TestRuleFor(t *testing.T) {
+	t.Parallel()
 	for path, want := range map[string]string{
 		"/debug/pprof/goroutine?debug=2":                 `nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
 		"/debug/pprof/trace?seconds=5":                   `nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
@@ -76,6 +105,7 @@ func TestRuleFor(t *testing.T) {
 // TestClusterRoleGrantsExactlyTheRules: the ClusterRole printed on a
 // refusal holds every rule and nothing else.
 func TestClusterRoleGrantsExactlyTheRules(t *testing.T) {
+	t.Parallel()
 	var got []string
 	var cur []string
 	for _, l := range strings.Split(strings.SplitN(ClusterRole, "rules:\n", 2)[1], "\n") {

@@ -19,7 +19,7 @@ const flowSlack = 16 << 20
 // hostileConfig is a Config reading s as its one pinned instance.
 func hostileConfig(t *testing.T, s *fakeapiserver.Server) Config {
 	t.Helper()
-	return Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	return Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 }
 
 // fetchOf returns the record of kind's fetch in the only sample of res.

@@ -13,6 +13,7 @@ import (
 )
 
 func TestPinnedConfigVerifiesTheKubeconfigHostName(t *testing.T) {
+	t.Parallel()
 	base := &rest.Config{Host: "https://api.example.com:6443", BearerToken: "t"}
 	c, err := pinnedConfig(base, Instance{Name: "10.0.0.7:6443", Address: "10.0.0.7:6443", Pinned: true})
 	if err != nil {
@@ -35,13 +36,14 @@ func TestPinnedConfigVerifiesTheKubeconfigHostName(t *testing.T) {
 // kubeconfig host, says so, and notices when one sample's fetches reached
 // two processes; the note points at the caller's way to pin instances.
 func TestRunFallsBackThroughTheBalancer(t *testing.T) {
+	t.Parallel()
 	lb := fakeapiserver.Start(t, golden.Fixture("t2"))
 	lb.Endpoints = []string{"127.0.0.1:1", "127.0.0.1:2"} // nothing listens there
 	// The balancer sends the sample's /metrics and the check after it to
 	// two different processes.
 	lb.ProcessStart = []float64{1764410000, 1764420000}
 	var progress strings.Builder
-	cfg := Config{REST: restConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true,
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true,
 		Progress: &progress, Hints: Hints{APIServers: "--apiserver"}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {

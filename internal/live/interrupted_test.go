@@ -13,11 +13,12 @@ import (
 // TestInterruptedSampleSaysSo: the progress line of a sample cut short by
 // cancellation says interrupted, with its counts, never "done".
 func TestInterruptedSampleSaysSo(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.Block = true
 	s.Started = make(chan string)
 	lines := make(chan string, 100)
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true, Progress: lineWriter{lines}}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true, Progress: lineWriter{lines}}
 	stop := runInBackground(cfg)
 	for p := range s.Started {
 		if p == "/debug/pprof/goroutine?debug=2" {

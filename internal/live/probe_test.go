@@ -19,6 +19,7 @@ import (
 // servers hold every probe until all 8 wait at once. (500 such instances
 // took 1m21s, 8 x the 10 s probe, against 21 minutes 4 at a time.)
 func TestSilentInstancesAreProbedTogether(t *testing.T) {
+	t.Parallel()
 	const n = 8
 	gate := fakeapiserver.NewGate(n)
 	var addrs []string
@@ -34,7 +35,7 @@ func TestSilentInstancesAreProbedTogether(t *testing.T) {
 		}
 		addrs = append(addrs, s.Address())
 	}
-	cfg := Config{REST: restConfig(t, first, fakeapiserver.TokenAdmin), APIServers: addrs, Samples: 1, RequestTimeout: time.Minute, Clock: testingclock.NewFakeClock(time.Now()), Only: []api.FileKind{api.FileMetrics}}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, first, fakeapiserver.TokenAdmin), APIServers: addrs, Samples: 1, RequestTimeout: time.Minute, Clock: testingclock.NewFakeClock(time.Now()), Only: []api.FileKind{api.FileMetrics}}
 	if _, err := Run(context.Background(), cfg, NewCaptures()); err != nil {
 		t.Fatal(err)
 	}
@@ -46,12 +47,13 @@ func TestSilentInstancesAreProbedTogether(t *testing.T) {
 // TestProbeProgressNamesSilentInstances: while a probe waits, a progress
 // line every ProgressEvery says so and names the instance.
 func TestProbeProgressNamesSilentInstances(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.Hostile = map[string]*fakeapiserver.Hostility{"/version": {Kind: fakeapiserver.Silent}}
 	s.Started = make(chan string)
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	lines := make(chan string, 100)
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: clk, Progress: lineWriter{lines}, ProgressEvery: 5 * time.Second}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: clk, Progress: lineWriter{lines}, ProgressEvery: 5 * time.Second}
 	stop := runInBackground(cfg)
 	<-s.Started // the probe arrived
 	clk.Step(5 * time.Second)

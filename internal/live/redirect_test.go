@@ -8,6 +8,7 @@ import (
 )
 
 func TestRedactServer(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"https://user:PASS@10.0.0.1:6443":      "https://10.0.0.1:6443",
 		"https://token@api.example.com/k8s/c1": "https://api.example.com/k8s/c1",
@@ -24,6 +25,7 @@ func TestRedactServer(t *testing.T) {
 }
 
 func TestRedactLocation(t *testing.T) {
+	t.Parallel()
 	from, _ := url.Parse("https://10.0.0.1:6443/metrics")
 	got := map[string]string{}
 	for _, loc := range []string{"http://u:p@10.0.0.9:8080/steal?token=x", "/login?next=/metrics", "", "http://[::1"} {

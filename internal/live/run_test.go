@@ -31,11 +31,12 @@ func fetchedPaths(s *fakeapiserver.Server) []string {
 // and each instance is then read on its own address only: goroutines and
 // APF state are per process.
 func TestRunPinsEachDiscoveredInstance(t *testing.T) {
+	t.Parallel()
 	lb := fakeapiserver.Start(t, golden.Fixture("t1"))
 	a := fakeapiserver.Start(t, golden.Fixture("t1"))
 	b := fakeapiserver.Start(t, golden.Fixture("t2"))
 	lb.Endpoints = []string{b.Address(), a.Address()}
-	cfg := Config{REST: restConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 	c := NewCaptures()
 	res, err := Run(context.Background(), cfg, c)
 	if err != nil {
@@ -88,8 +89,9 @@ func contains(ss []string, s string) bool {
 // the EndpointSlices rule, every debug fetch is a *ForbiddenError naming
 // its rule, and /version (public) is still read.
 func TestRunWithoutTheDebugRules(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenNoDebug), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenNoDebug), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)
@@ -119,10 +121,11 @@ func TestRunWithoutTheDebugRules(t *testing.T) {
 // dump's failure is a *ProfilingDisabledError. A server answering 500 to
 // everything has failed, with an *HTTPError per fetch it was asked.
 func TestRunServerErrors(t *testing.T) {
+	t.Parallel()
 	t.Run("profiling disabled", func(t *testing.T) {
 		s := fakeapiserver.Start(t, golden.Fixture("t2"))
 		s.NoProfiling = true
-		cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+		cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 		c := NewCaptures()
 		res, err := Run(context.Background(), cfg, c)
 		if err != nil {
@@ -130,8 +133,14 @@ func TestRunServerErrors(t *testing.T) {
 		}
 		ir := res.Instances[0]
 		var pe *ProfilingDisabledError
-		if len(ir.Errors) != 2 || !errors.As(ir.Errors[0], &pe) || !errors.As(ir.Errors[1], &pe) {
-			t.Errorf("errors %v, want the debug=1 and debug=2 fetches refused as profiling disabled", ir.Errors)
+		if len(ir.Errors) != 1 || !errors.As(ir.Errors[0], &pe) {
+			t.Errorf("errors %v, want the debug=1 fetch refused as profiling disabled, and no debug=2 fetch after it", ir.Errors)
+		}
+		if got := ir.ProfileStatus(); got != http.StatusNotFound {
+			t.Errorf("profile status %d, want 404", got)
+		}
+		if got, want := ir.evidenceText(), "APF dump_requests and /metrics only, no goroutine dump or execution trace: /debug/pprof answered 404: profiling is disabled on this API server (--profiling=false)"; got != want {
+			t.Errorf("evidence %q, want %q", got, want)
 		}
 		l := c.Loaded(res)
 		if len(l.Captures) != 1 || l.Captures[0].Requests == nil || l.Captures[0].Metrics == nil || l.Captures[0].Dump != nil {
@@ -142,7 +151,7 @@ func TestRunServerErrors(t *testing.T) {
 		s := fakeapiserver.Start(t, golden.Fixture("t2"))
 		s.Fail = true
 		clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
-		cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: 10 * time.Second, Clock: clk}
+		cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: 10 * time.Second, Clock: clk}
 		res, err := Run(context.Background(), cfg, NewCaptures())
 		if err != nil {
 			t.Fatal(err)
@@ -180,8 +189,9 @@ func (f failingTarget) Store(instance string, sample int, kind api.FileKind, bod
 // A target's failure is recorded against its fetch, and the instance is
 // still asked the rest of the sample: the server answered.
 func TestRunStoreFailureIsNotTheServers(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 	res, err := Run(context.Background(), cfg, failingTarget{api.FileMetrics})
 	if err != nil {
 		t.Fatal(err)
@@ -218,10 +228,11 @@ func fetchStates(s api.Sample) []string {
 // Canceled while a fetch is in flight, Run returns what it read with
 // ctx's error, and the fetch in flight is recorded as failed.
 func TestRunCanceledDuringAFetch(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.Block = true
 	s.Started = make(chan string)
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 	stop := runInBackground(cfg)
 	for p := range s.Started {
 		if p == "/debug/pprof/goroutine?debug=2" {
@@ -245,11 +256,13 @@ func TestRunCanceledDuringAFetch(t *testing.T) {
 // The hints name the caller's settings in progress lines and errors: the
 // CLI passes its flags.
 func TestRunHints(t *testing.T) {
+	// Not parallel: it waits for a request timeout of a fraction of a
+	// second, which the other reads must not reach on a loaded machine.
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.BlockAll = true
 	var progress strings.Builder
 	clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 100 * time.Millisecond, Clock: clk,
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 100 * time.Millisecond, Clock: clk,
 		Progress: &progress, Hints: Hints{RequestTimeout: "--request-timeout"}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
@@ -266,6 +279,7 @@ func TestRunHints(t *testing.T) {
 }
 
 func TestConfigWithDefaults(t *testing.T) {
+	t.Parallel()
 	if _, err := (Config{}).withDefaults(); err == nil || err.Error() != "invalid Config.Samples 0: at least 1" {
 		t.Fatalf("withDefaults() of no samples: error %v", err)
 	}
@@ -289,6 +303,7 @@ func TestConfigWithDefaults(t *testing.T) {
 }
 
 func TestDropFailed(t *testing.T) {
+	t.Parallel()
 	ok := api.Sample{Fetches: []api.FetchInfo{{Error: "refused"}, {}}}
 	failed := api.Sample{Fetches: []api.FetchInfo{{Error: "refused"}, {Error: "refused"}}}
 	tests := []struct {

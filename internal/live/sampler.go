@@ -61,6 +61,9 @@ func (sp *sampler) fetch(kind api.FileKind, consume func(r io.Reader) error) *ap
 		stop()
 		fi.StartedAt, fi.File, fi.Error = cfg.Clock.Now().UTC(), "", err.Error()
 		sp.errs = append(sp.errs, err)
+		if st := ProfileRefusal(err); st != 0 {
+			sp.sample.ProfileStatus = st
+		}
 		if unreachable(err) {
 			sp.down = err
 		}
@@ -225,8 +228,11 @@ func (sp *sampler) dumpIfNeeded() {
 		sp.errs = append(sp.errs, err)
 		sp.sample.Fetches = append(sp.sample.Fetches, api.FetchInfo{Kind: api.FileGoroutineDebug2, Path: pathOf(api.FileGoroutineDebug2), StartedAt: cfg.Clock.Now().UTC(), Error: err.Error()})
 	case take:
-		cfg.progress("sample %d/%d: %s: goroutine dump (go_goroutines %.0f; %s)", n, cfg.Samples, inst.Name, sp.look.goroutines, why)
+		cfg.progress("sample %d/%d: %s: goroutine dump (%s; %s)", n, cfg.Samples, inst.Name, goroutinesText(sp.look.goroutines), why)
+		ctx := sp.ctx
+		sp.ctx = withDumpPermit(ctx, estimateOf(sp.look))
 		gfi := sp.fetch(api.FileGoroutineDebug2, sp.store(api.FileGoroutineDebug2))
+		sp.ctx = ctx
 		if gfi.Error == "" {
 			at := gfi.StartedAt
 			if gfi.ServerDate != nil {

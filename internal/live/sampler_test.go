@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
@@ -29,19 +27,11 @@ func (r *recorder) Store(instance string, sample int, kind api.FileKind, body io
 	return nil
 }
 
-func restConfig(t *testing.T, s *fakeapiserver.Server, token string) *rest.Config {
-	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", fakeapiserver.Kubeconfig(t, s, token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 func TestRunFetchOrderAndOnly(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
 	var rec recorder
 	res, err := Run(context.Background(), cfg, &rec)
 	if err != nil {
@@ -98,9 +88,10 @@ func (c signalClock) After(d time.Duration) <-chan time.Time {
 }
 
 func TestRunCanceledWhileWaitingForTheNextSample(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	clk := signalClock{testingclock.NewFakeClock(time.Now()), make(chan struct{})}
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Minute, RequestTimeout: 10 * time.Second, Clock: clk}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Minute, RequestTimeout: 10 * time.Second, Clock: clk}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -119,9 +110,10 @@ func TestRunCanceledWhileWaitingForTheNextSample(t *testing.T) {
 }
 
 func TestServerURLPathPrefixIsKept(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.PathPrefix = "/k8s/clusters/c-abc"
-	cfg := restConfig(t, s, fakeapiserver.TokenAdmin)
+	cfg := fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin)
 	cfg.Host += s.PathPrefix
 	c, err := newClient(cfg, Instance{Name: "proxy"}, 10*time.Second, nil)
 	if err != nil {
@@ -140,6 +132,7 @@ func TestServerURLPathPrefixIsKept(t *testing.T) {
 // TestCheckSameProcess: samples whose /metrics name another process start
 // get a note each; equal starts, and fetches without a start, get none.
 func TestCheckSameProcess(t *testing.T) {
+	t.Parallel()
 	sample := func(start float64) api.Sample {
 		return api.Sample{Fetches: []api.FetchInfo{{Kind: api.FileAPFRequests}, {Kind: api.FileMetrics, ProcessStartTime: start}}}
 	}
@@ -167,6 +160,7 @@ func TestCheckSameProcess(t *testing.T) {
 
 // TestCountingReader counts every byte read through it.
 func TestCountingReader(t *testing.T) {
+	t.Parallel()
 	c := &countingReader{r: strings.NewReader("0123456789")}
 	b, err := io.ReadAll(c)
 	if err != nil || string(b) != "0123456789" || c.n != 10 {

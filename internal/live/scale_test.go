@@ -27,6 +27,8 @@ func tookDump(s *fakeapiserver.Server) bool {
 // TestFailFast: a refused or hanging instance ends the run after its first
 // sample, without the interval (issue 10 item 6).
 func TestFailFast(t *testing.T) {
+	// Not parallel: it waits for a request timeout of a fraction of a
+	// second, which the other reads must not reach on a loaded machine.
 	hanging := fakeapiserver.Start(t, golden.Fixture("t2"))
 	hanging.BlockAll = true
 	tests := []struct {
@@ -35,12 +37,12 @@ func TestFailFast(t *testing.T) {
 		servers []string
 		wantErr string
 	}{
-		{"refused", func(t *testing.T) *rest.Config { return restConfig(t, hanging, fakeapiserver.TokenAdmin) }, []string{"127.0.0.1:1"}, "127.0.0.1:1: not reachable directly"},
-		{"hanging, pinned", func(t *testing.T) *rest.Config { return restConfig(t, hanging, fakeapiserver.TokenAdmin) }, []string{hanging.Address()}, "not reachable directly: no answer within 300ms"},
+		{"refused", func(t *testing.T) *rest.Config { return fakeapiserver.RESTConfig(t, hanging, fakeapiserver.TokenAdmin) }, []string{"127.0.0.1:1"}, "127.0.0.1:1: not reachable directly"},
+		{"hanging, pinned", func(t *testing.T) *rest.Config { return fakeapiserver.RESTConfig(t, hanging, fakeapiserver.TokenAdmin) }, []string{hanging.Address()}, "not reachable directly: no answer within 300ms"},
 		// Through the kubeconfig host (no probe): /metrics times out, and
 		// nothing else of the instance is asked.
 		{"hanging, through the kubeconfig host", func(t *testing.T) *rest.Config {
-			cfg := restConfig(t, hanging, fakeapiserver.TokenAdmin)
+			cfg := fakeapiserver.RESTConfig(t, hanging, fakeapiserver.TokenAdmin)
 			return cfg
 		}, nil, "GET /metrics: timed out after 300ms"},
 	}
@@ -82,12 +84,13 @@ func (w lineWriter) Write(p []byte) (int, error) {
 // TestProgressWhileWaiting: a fetch the server does not answer is reported
 // on the progress writer every ProgressEvery of the (fake) clock.
 func TestProgressWhileWaiting(t *testing.T) {
+	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.Block = true
 	s.Started = make(chan string)
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	lines := make(chan string, 100)
-	cfg := Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: clk, Progress: lineWriter{lines}, ProgressEvery: 5 * time.Second}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: clk, Progress: lineWriter{lines}, ProgressEvery: 5 * time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -119,6 +122,7 @@ func TestProgressWhileWaiting(t *testing.T) {
 // both asked before either request ends (sequential reading would ask the
 // second only after the first timed out).
 func TestInstancesAreReadConcurrently(t *testing.T) {
+	t.Parallel()
 	a := fakeapiserver.Start(t, golden.Fixture("t2"))
 	b := fakeapiserver.Start(t, golden.Fixture("t2"))
 	started := make(chan string)
@@ -126,7 +130,7 @@ func TestInstancesAreReadConcurrently(t *testing.T) {
 		s.BlockAll = true
 		s.Started = started
 	}
-	cfg := Config{REST: restConfig(t, a, fakeapiserver.TokenAdmin), APIServers: []string{a.Address(), b.Address()}, Samples: 1, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now())}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, a, fakeapiserver.TokenAdmin), APIServers: []string{a.Address(), b.Address()}, Samples: 1, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now())}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -142,6 +146,7 @@ func TestInstancesAreReadConcurrently(t *testing.T) {
 }
 
 func TestParallelBound(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	running, most := 0, 0
 	release := make(chan struct{})

@@ -59,6 +59,7 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 			cp.CapturedAt, cp.CapturedAtSource = s.CapturedAt, source
 			cp.Mixed = s.Mixed
 			cp.Withheld = s.Withheld
+			cp.ProfileStatus = s.ProfileStatus
 			if ir.Trace != nil && ir.Trace.Summary != nil {
 				cp.Trace = ir.Trace.Summary
 			}

@@ -28,6 +28,7 @@ func storeFixture(t *testing.T, c *Captures, instance string, sample int, kind a
 // sample's capture time and the instance's version; a profile stored after
 // the debug=2 dump of its sample does not replace it.
 func TestCapturesKeepOneCapturePerInstanceAndSample(t *testing.T) {
+	t.Parallel()
 	c := NewCaptures()
 	storeFixture(t, c, "b", 1, api.FileGoroutineDebug2, "goroutine-debug2.txt")
 	storeFixture(t, c, "b", 1, api.FileGoroutineDebug1, "goroutine-debug1.txt")
@@ -60,6 +61,7 @@ func TestCapturesKeepOneCapturePerInstanceAndSample(t *testing.T) {
 }
 
 func TestResultManifest(t *testing.T) {
+	t.Parallel()
 	res := &Result{
 		Notes: []string{"discovered 2 instances"},
 		Instances: []InstanceResult{

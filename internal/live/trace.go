@@ -65,6 +65,10 @@ type TraceConfig struct {
 	Budget int64
 	// Probe is the length of the rate probe; 0 means 1 s.
 	Probe time.Duration
+	// Margin is how long past its window a trace may take to arrive
+	// before it is cut (a server that ignores seconds=); 0 means
+	// DefaultTraceMargin. The request timeout bounds it too.
+	Margin time.Duration
 }
 
 func (t TraceConfig) evidence() Evidence {
@@ -103,8 +107,10 @@ type TraceResult struct {
 	// Probe is the short trace that measured the rate; Fetch the trace of
 	// the interval. Either is nil when not taken.
 	Probe, Fetch *api.FetchInfo
-	// Rate is the probe's bytes per second.
-	Rate float64
+	// Rate is the probe's bytes per second; Estimate the bytes per second
+	// estimated for a long trace from the probe's generations (traceCost),
+	// by which the window is chosen.
+	Rate, Estimate float64
 	// Requested is the window asked for; BudgetCut is set when the byte
 	// budget shortened it below the interval.
 	Requested time.Duration
@@ -154,7 +160,7 @@ func (e *TraceBusyError) Error() string {
 }
 
 // TraceBudgetError is a trace not taken because the byte budget, at the
-// rate the probe measured, allows less than the shortest window worth
+// rate estimated from the probe (traceCost), allows less than the shortest window worth
 // tracing.
 type TraceBudgetError struct {
 	Instance string
@@ -166,7 +172,7 @@ type TraceBudgetError struct {
 }
 
 func (e *TraceBudgetError) Error() string {
-	return fmt.Sprintf("%s: the trace budget of %s allows only %s at the rate of %s/s measured%s", e.Instance, mib1(e.Budget), e.Allowed, mib1(int64(e.Rate)), paren(e.Hint))
+	return fmt.Sprintf("%s: the trace budget of %s allows only %s at the rate of %s/s estimated from the probe%s", e.Instance, mib1(e.Budget), e.Allowed, mib1(int64(e.Rate)), paren(e.Hint))
 }
 
 // TraceUnsupportedError is a server whose Go runtime is older than 1.22:
@@ -186,6 +192,10 @@ func (sp *sampler) gatherEvidence() {
 	cfg, ir := sp.cfg, sp.ir
 	mode := cfg.Trace.evidence()
 	switch {
+	case sp.sample.ProfileStatus != 0:
+		// /debug/pprof refused the profile: a dump or trace would be
+		// refused too (evidenceText says so).
+		return
 	case ir.Trace != nil && sp.n > 1 && ir.Trace.Summary != nil:
 		sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump: the execution trace of the interval decides")
 		return
@@ -275,7 +285,7 @@ func traceRound(ctx context.Context, cfg Config, clients []*client, results []In
 			ir.Trace.pending = false
 			traceInstance(ctx, cfg, c, ir, raw)
 			if ir.Trace.Summary == nil {
-				note := fmt.Sprintf("no execution trace: %v; sample 2 decides as without one", ir.Trace.Err)
+				note := fmt.Sprintf("no execution trace: %v; %s", ir.Trace.Err, withoutTrace(cfg))
 				ir.Notes = append(ir.Notes, note)
 				cfg.progress("%s: %s", c.inst.Name, note)
 				if w := ir.Trace.withheld; w != nil {
@@ -335,7 +345,9 @@ func tracePath(d time.Duration) string { return "/debug/pprof/trace?seconds=" + 
 // why: the manifest's and the report's Evidence.
 func (ir *InstanceResult) evidenceText() string {
 	tr := ir.Trace
-	switch {
+	switch st := ir.ProfileStatus(); {
+	case st != 0:
+		return refusedEvidence(st)
 	case tr == nil:
 		return ir.dumpEvidence
 	case tr.Summary == nil:

@@ -25,7 +25,7 @@ import (
 // samples (the real clock: the server's tracer takes real time).
 func traceConfig(t *testing.T, s *fakeapiserver.Server, evidence Evidence) Config {
 	t.Helper()
-	return Config{REST: restConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: 2 * time.Second,
+	return Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: 2 * time.Second,
 		RequestTimeout: 20 * time.Second, Clock: clock.RealClock{}, MaxPause: time.Nanosecond, Trace: TraceConfig{Evidence: evidence}}
 }
 
@@ -34,6 +34,9 @@ func traceConfig(t *testing.T, s *fakeapiserver.Server, evidence Evidence) Confi
 // <instance>/trace.out; sample B takes no dump, and the cost counts the
 // traces' bytes.
 func TestTraceBetweenTheSamples(t *testing.T) {
+	// Not parallel: it runs the process's one execution tracer (the fake
+	// server's /debug/pprof/trace, runtime/trace.Start), which a second
+	// trace at the same time would find busy.
 	s := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	s.Trace = true
 	root := t.TempDir()
@@ -82,6 +85,9 @@ func TestTraceBetweenTheSamples(t *testing.T) {
 // says why, to what the samples alone decide; the dump withheld for its
 // pause is reported as before.
 func TestTraceFallbacks(t *testing.T) {
+	// Not parallel: it runs the process's one execution tracer (the fake
+	// server's /debug/pprof/trace, runtime/trace.Start), which a second
+	// trace at the same time would find busy.
 	var real bytes.Buffer
 	if err := trace.Start(&real); err != nil {
 		t.Fatal(err)
@@ -146,6 +152,7 @@ func is[T error](err error) bool {
 }
 
 func TestGoAtLeast122(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[string]bool{"go1.26.8": true, "go1.22rc1": true, "go1.21.13": false, "go1.9": false, "devel go1.27-abc": true, "": true} {
 		if got := goAtLeast122(v); got != want {
 			t.Errorf("goAtLeast122(%q) = %v, want %v", v, got, want)

@@ -27,26 +27,26 @@ func traceInstance(ctx context.Context, cfg Config, c *client, ir *InstanceResul
 	budget, probe := cfg.Trace.budget(), cfg.Trace.probe()
 	cfg.progress("%s: execution trace: probing the rate with a %s trace", c.inst.Name, probe)
 	ps := traceStream{cfg: cfg, c: c, window: probe, maxBytes: budget}
-	_, tr.Probe, tr.Err = ps.run(ctx)
+	var sum *watches.Trace
+	sum, tr.Probe, tr.Err = ps.run(ctx)
 	if tr.Probe.Error != "" {
 		return
 	}
 	tr.Err = nil
 	tr.Rate = float64(tr.Probe.Bytes) / probe.Seconds()
+	cost := probeCost(sum, tr.Probe.Bytes, probe)
+	tr.Estimate = cost.rate()
 	remaining := budget - tr.Probe.Bytes
 	window := cfg.Interval
-	if tr.Rate > 0 {
-		// A tenth of slack: the rate of the probe's second varies.
-		if fit := time.Duration(0.9 * float64(remaining) / tr.Rate * float64(time.Second)).Truncate(time.Second); fit < window {
-			window, tr.BudgetCut = fit, true
-		}
+	if fit := cost.fit(remaining); fit < window {
+		window, tr.BudgetCut = fit, true
 	}
 	if window < minTraceWindow {
-		tr.Err = &TraceBudgetError{Instance: c.inst.Name, Budget: budget, Allowed: window, Rate: tr.Rate, Hint: cfg.Hints.TraceBudget}
+		tr.Err = &TraceBudgetError{Instance: c.inst.Name, Budget: budget, Allowed: window, Rate: tr.Estimate, Hint: cfg.Hints.TraceBudget}
 		return
 	}
 	tr.Requested = window
-	cfg.progress("%s: execution trace: %s at %s/s (budget %s%s)", c.inst.Name, window, mib1(int64(tr.Rate)), mib1(budget), cutText(tr.BudgetCut, cfg.Interval))
+	cfg.progress("%s: execution trace: %s at an estimated %s/s (the probe: %s/s, %s; budget %s%s)", c.inst.Name, window, mib1(int64(tr.Estimate)), mib1(int64(tr.Rate)), cost, mib1(budget), cutText(tr.BudgetCut, cfg.Interval))
 	ms := traceStream{cfg: cfg, c: c, window: window, maxBytes: remaining, stop: stopWhenAllProgressed(tr.suspects)}
 	if tt, ok := raw.(TraceTarget); ok {
 		ms.store = tt
@@ -55,6 +55,81 @@ func traceInstance(ctx context.Context, cfg Config, c *client, ir *InstanceResul
 	tr.interrupted = ctx.Err() != nil
 	tr.Window = windowText(tr, cfg)
 	cfg.progress("%s: execution trace: %s", c.inst.Name, tr.Window)
+}
+
+// traceGenerationPeriod is how often the runtime starts a generation of
+// an execution trace: defaultTraceAdvancePeriod, runtime/trace.go:1122
+// (Go 1.26), unchanged since the generational tracer of Go 1.22.
+const traceGenerationPeriod = time.Second
+
+// traceCost is what an execution trace of a server costs, estimated from
+// a short probe: every generation repeats the status of each goroutine
+// that did not run in it, with its stack and string tables, a cost that
+// grows with the goroutines, not with the events; the events come on
+// top. A 1 s probe holds about two generations (the runtime's advance at
+// 1 s and the one ending the trace), so its bytes per second count that
+// fixed cost twice: at 42,000 goroutines about 2.8 MB in the probe's
+// second against 1.0 to 1.2 MiB/s over a 70 s trace (docs/diagnose-at-scale.md).
+type traceCost struct {
+	// perGeneration is the bytes of every generation whatever its events:
+	// the probe's smallest generation (an upper bound).
+	perGeneration int64
+	// perSecond is the bytes per second of the events beyond those.
+	perSecond float64
+}
+
+// probeCost estimates the cost of a trace from the probe sum, of length
+// probe, which read bytes. Without two complete generations to compare
+// (or without a summary), all of it counts as events: the probe's own
+// rate.
+func probeCost(sum *watches.Trace, bytes int64, probe time.Duration) traceCost {
+	if sum == nil || sum.Generations < 2 || sum.SmallestGeneration <= 0 {
+		return traceCost{perSecond: float64(bytes) / probe.Seconds()}
+	}
+	events := max(0, bytes-int64(sum.Generations)*sum.SmallestGeneration)
+	return traceCost{perGeneration: sum.SmallestGeneration, perSecond: float64(events) / probe.Seconds()}
+}
+
+// bytes is the estimated size of a trace of window w: a generation per
+// period and one more for the advance that ends it, and the events.
+func (c traceCost) bytes(w time.Duration) float64 {
+	return float64(c.perGeneration)*(w.Seconds()/traceGenerationPeriod.Seconds()+1) + c.perSecond*w.Seconds()
+}
+
+// rate is the estimated bytes per second of a long trace.
+func (c traceCost) rate() float64 {
+	return float64(c.perGeneration)/traceGenerationPeriod.Seconds() + c.perSecond
+}
+
+// fit is the longest window, in whole seconds, whose estimated bytes take
+// at most nine tenths of budget (the rate of the probe's second varies);
+// a day when nothing was measured.
+func (c traceCost) fit(budget int64) time.Duration {
+	r := c.rate()
+	if r <= 0 {
+		return 24 * time.Hour
+	}
+	secs := (0.9*float64(budget) - float64(c.perGeneration)) / r
+	if secs <= 0 {
+		return 0
+	}
+	return time.Duration(secs * float64(time.Second)).Truncate(time.Second)
+}
+
+// String says what the estimate is made of.
+func (c traceCost) String() string {
+	if c.perGeneration == 0 {
+		return "one generation: its rate"
+	}
+	return fmt.Sprintf("%s a generation and %s/s of events", kibOrMib(c.perGeneration), kibOrMib(int64(c.perSecond)))
+}
+
+// kibOrMib prints bytes as whole KiB under a MiB, else as mib1 does.
+func kibOrMib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return mib1(n)
 }
 
 func cutText(cut bool, interval time.Duration) string {
@@ -110,9 +185,7 @@ func (ts traceStream) run(ctx context.Context) (*watches.Trace, *api.FetchInfo, 
 	path := tracePath(ts.window)
 	fi := &api.FetchInfo{Kind: api.FileTrace, Path: path, StartedAt: cfg.Clock.Now().UTC()}
 	tc := *ts.c
-	if tc.timeout > 0 {
-		tc.timeout += ts.window
-	}
+	tc.timeout, tc.timeoutHint = traceDeadline(ts.cfg, ts.window, tc.timeout, tc.timeoutHint)
 	// The trace is bounded by its own budget (ts.maxBytes), which the
 	// parser enforces with an error naming the server; the guard of
 	// bound.go is set to the same bound so it never cuts it first.

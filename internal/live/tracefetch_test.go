@@ -2,6 +2,8 @@ package live
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 // The trace stops early only when at least as many initial-phase watchers
 // as sample A counted were seen, and every one of them moved.
 func TestStopWhenAllProgressed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		min                 int
 		initial, progressed int
@@ -32,6 +35,7 @@ func TestStopWhenAllProgressed(t *testing.T) {
 }
 
 func TestWindowText(t *testing.T) {
+	t.Parallel()
 	cut := errors.New("unexpected EOF")
 	summary := func(stopped bool) *watches.Trace {
 		return &watches.Trace{Window: 9*time.Second + 600*time.Millisecond, Bytes: 3 << 19, StoppedEarly: stopped}
@@ -62,10 +66,63 @@ func TestWindowText(t *testing.T) {
 }
 
 func TestCutText(t *testing.T) {
+	t.Parallel()
 	if got := cutText(false, time.Minute); got != "" {
 		t.Errorf("cutText(false) = %q, want none", got)
 	}
 	if got, want := cutText(true, time.Minute), ", which cuts the 1m0s interval"; got != want {
 		t.Errorf("cutText(true) = %q, want %q", got, want)
+	}
+}
+
+// The window a budget buys, estimated from the probe's generations:
+//   - the seed server's real 20 s trace (2,223 goroutines, 20
+//     generations): the estimate of its own window is within a tenth above
+//     its real size;
+//   - a 1 s probe of a 42,000-goroutine server under load as make
+//     bench-live measured it (about 2.8 MB in two generations, the whole
+//     trace 1.0 to 1.2 MiB/s; docs/diagnose-at-scale.md): the default
+//     budget gives the full 70 s, where the probe's own rate gave 42 s;
+//   - a probe of one generation: its rate, as before.
+func TestTraceCost(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "trace-seed", "bundle", "127.0.0.1", "trace.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seed, err := watches.ReadTrace(f, watches.TraceOptions{Source: "seed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := probeCost(seed, seed.Bytes, seed.Window)
+	t.Logf("seed trace: %d bytes in %s: estimated %.0f (%s)", seed.Bytes, seed.Window, c.bytes(seed.Window), c)
+	if est := c.bytes(seed.Window); est < float64(seed.Bytes) || est > 1.1*float64(seed.Bytes) {
+		t.Errorf("seed trace: %d bytes in %s, %d generations (smallest %d): estimated %.0f bytes (%s), want within a tenth above", seed.Bytes, seed.Window, seed.Generations, seed.SmallestGeneration, est, c)
+	}
+
+	const probeBytes = 2_800_000
+	server42k := &watches.Trace{Generations: 2, SmallestGeneration: 1_300_000, Bytes: probeBytes}
+	tests := []struct {
+		name     string
+		probe    *watches.Trace
+		budget   int64
+		interval time.Duration
+		want     time.Duration
+		rate     float64
+	}{
+		{"42,000 goroutines, the default budget", server42k, DefaultTraceBudget - probeBytes, 70 * time.Second, 70 * time.Second, 1_500_000},
+		{"42,000 goroutines, 64 MiB", server42k, 64<<20 - probeBytes, 70 * time.Second, 37 * time.Second, 1_500_000},
+		{"one generation: its rate", &watches.Trace{Generations: 1, SmallestGeneration: probeBytes, Bytes: probeBytes}, DefaultTraceBudget - probeBytes, 70 * time.Second, 42 * time.Second, probeBytes},
+		{"no summary: its rate", nil, DefaultTraceBudget - probeBytes, 70 * time.Second, 42 * time.Second, probeBytes},
+		{"a budget below one generation", server42k, 1_000_000, 70 * time.Second, 0, 1_500_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := probeCost(tc.probe, probeBytes, time.Second)
+			got := min(tc.interval, c.fit(tc.budget))
+			if got != tc.want || c.rate() != tc.rate {
+				t.Errorf("window %s at %.0f B/s (%s), want %s at %.0f B/s", got, c.rate(), c, tc.want, tc.rate)
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 // TestVersionContradictionIsWarned: /version saying v1.20.0 while
 // kubernetes_build_info and the frames say v1.37 gives a note.
 func TestVersionContradictionIsWarned(t *testing.T) {
+	t.Parallel()
 	dir := fakeapiserver.CopyCapture(t, golden.Fixture("t2"), "2026-11-29T10:23:09Z")
 	if err := os.WriteFile(filepath.Join(dir, "version.json"), []byte(`{"major":"1","minor":"20","gitVersion":"v1.20.0"}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -37,6 +38,7 @@ func TestVersionContradictionIsWarned(t *testing.T) {
 }
 
 func TestVersionContradiction(t *testing.T) {
+	t.Parallel()
 	frames := func(file string) *stacks.Aggregated {
 		return &stacks.Aggregated{Stacks: []stacks.Stack{{Frames: []stacks.Frame{{File: "/go/src/runtime/proc.go"}, {File: file}}}}}
 	}

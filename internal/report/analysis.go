@@ -38,17 +38,18 @@ func writeReportJSON(w io.Writer, r *api.Report) error {
 		// One encoder and one buffer for all findings: MarshalIndent
 		// allocates both per finding, which a relist storm (50,000
 		// findings, 128 MB) paid for in garbage collection. The bytes are
-		// the same (both escape HTML, both indent after the first line).
+		// the same (both escape HTML, both indent after the first line);
+		// appendIndent indents without json.Indent's validating scan.
 		var buf bytes.Buffer
+		var out []byte
 		enc := json.NewEncoder(&buf)
-		enc.SetIndent("    ", "  ")
 		for i := range r.Findings {
 			buf.Reset()
 			if err := enc.Encode(&r.Findings[i]); err != nil {
 				return err
 			}
-			bw.WriteString("    ")
-			bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+			out = appendIndent(append(out[:0], "    "...), bytes.TrimSuffix(buf.Bytes(), []byte("\n")), "    ", "  ")
+			bw.Write(out)
 			if i < len(r.Findings)-1 {
 				bw.WriteByte(',')
 			}
@@ -194,7 +195,7 @@ func wideDetails(t *text, r *api.Report) {
 	for _, f := range r.Findings {
 		switch {
 		case f.Watcher.GoroutineID == 0 && f.Client != nil:
-			t.printf("\n%s (%s %s on %s): %s\n", f.Type, EscapeCell(clientName(f)), EscapeCell(strings.TrimSpace(f.Client.Verb+" "+f.Client.Path)), EscapeCell(f.APIServer), f.Message)
+			t.printf("\n%s (%s %s on %s): %s\n", f.Type, EscapeCell(f.ClientLabel()), EscapeCell(strings.TrimSpace(f.Client.Verb+" "+f.Client.Path)), EscapeCell(f.APIServer), f.Message)
 		default:
 			t.printf("\n%s (goroutine %d on %s): %s\n", f.Type, f.Watcher.GoroutineID, EscapeCell(f.APIServer), f.Message)
 		}
@@ -242,9 +243,8 @@ func findingHeaders(multi, wide bool) []string {
 
 // findingRow is one finding under findingHeaders(multi, wide).
 func findingRow(f api.Finding, multi, wide bool) []string {
-	client, verbPath, seats, match := "<unmatched>", "", "", ""
+	client, verbPath, seats, match := f.ClientLabel(), "", "", ""
 	if c := f.Client; c != nil {
-		client = clientName(f)
 		verbPath = strings.TrimSpace(c.Verb + " " + c.Path)
 		if c.Seats > 0 {
 			seats = strconv.Itoa(c.Seats)
@@ -287,10 +287,13 @@ func summaryLine(r *api.Report) string {
 			undecidable++
 		}
 	}
-	dumps := 0
+	dumps, apfOnly := 0, 0
 	for _, a := range r.APIServers {
 		if a.DumpFormat != "" {
 			dumps++
+		}
+		if a.DumpFormat == api.DumpFormatAPF {
+			apfOnly++
 		}
 	}
 	switch {
@@ -304,7 +307,8 @@ func summaryLine(r *api.Report) string {
 		case s.StuckUnattributed > 0:
 			seats += fmt.Sprintf(" by the %d attributed to a request", s.StuckWatches-s.StuckUnattributed)
 		}
-		parts = append(parts, fmt.Sprintf("%s stuck in the initial-events replay (%d goroutines, %s)", english.Count(s.StuckWatches, "watch", "watches"), s.StuckGoroutines, seats))
+		stuck, _ := api.FindingTypeOf(api.StuckInitialEvents)
+		parts = append(parts, fmt.Sprintf("%s (%d goroutines, %s)", english.Count(s.StuckWatches, stuck.One, stuck.Many), s.StuckGoroutines, seats))
 	case len(r.Incomplete) > 0:
 		parts = append(parts, "no watch found stuck in what could be decided (incomplete)")
 	case undecidable == len(r.APIServers):
@@ -312,20 +316,23 @@ func summaryLine(r *api.Report) string {
 	default:
 		parts = append(parts, "no watch stuck in the initial-events replay")
 	}
-	if s.SlowWatches > 0 {
-		parts = append(parts, english.Count(s.SlowWatches, "slow watch", "slow watches"))
+	// The stuck watches come first, worded above with their seats; every
+	// other finding type is named by its row, in the table's order.
+	for _, row := range api.FindingTypes {
+		if n := *row.Count(&s); n > 0 && row.Type != api.StuckInitialEvents {
+			parts = append(parts, english.Count(n, row.One, row.Many))
+		}
 	}
-	if s.UndecidedWatches > 0 {
-		parts = append(parts, english.Count(s.UndecidedWatches, "watch", "watches")+" initializing too long, stuck or slow not decided")
+	if apfOnly == servers && servers > 0 {
+		return fmt.Sprintf("Summary: %s; no goroutine dump (APF dump_requests and /metrics only): cacheWatchers not seen, %d goroutines (go_goroutines) on %s.",
+			strings.Join(parts, ", "), s.Goroutines, english.Count(servers, "API server", "API servers"))
 	}
-	if s.BlockedStreaming > 0 {
-		parts = append(parts, english.Count(s.BlockedStreaming, "blocked streaming watch", "blocked streaming watches"))
+	tail := ""
+	if apfOnly > 0 {
+		tail = fmt.Sprintf(" (%d of them without a goroutine dump: APF dump_requests and /metrics only)", apfOnly)
 	}
-	if s.HeldAfterWatcherClosed > 0 {
-		parts = append(parts, english.Count(s.HeldAfterWatcherClosed, "watch handler", "watch handlers")+" holding APF seats with no watcher left")
-	}
-	return fmt.Sprintf("Summary: %s; %s (%d in the initial phase) among %d goroutines on %s.",
-		strings.Join(parts, ", "), english.Count(watchers, "cacheWatcher", "cacheWatchers"), initial, s.Goroutines, english.Count(servers, "API server", "API servers"))
+	return fmt.Sprintf("Summary: %s; %s (%d in the initial phase) among %d goroutines on %s%s.",
+		strings.Join(parts, ", "), english.Count(watchers, "cacheWatcher", "cacheWatchers"), initial, s.Goroutines, english.Count(servers, "API server", "API servers"), tail)
 }
 
 // contextLines puts the findings beside the server's own totals from
@@ -364,19 +371,6 @@ func levelsWithSeats(ls []api.PriorityLevel) []api.PriorityLevel {
 		}
 	}
 	return out
-}
-
-// clientName is the CLIENT cell of a finding with a client: its user, or
-// its candidates' users "a | b" when the match is ambiguous.
-func clientName(f api.Finding) string {
-	c := f.Client
-	if c.Match == api.MatchAmbiguous && c.User == "" {
-		if us := f.CandidateUsers(); len(us) > 0 {
-			return strings.Join(us, " | ")
-		}
-		return "? too many candidates"
-	}
-	return orDash(c.User)
 }
 
 // candidateLines names, under the summary, the candidate requests of each

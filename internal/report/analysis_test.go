@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -57,9 +59,9 @@ func TestCellTexts(t *testing.T) {
 	}
 }
 
-// TestClientName: an ambiguous finding names its candidates' users, never
-// one of them alone.
-func TestClientName(t *testing.T) {
+// TestClientCell: the CLIENT cell is the finding's ClientLabel; an
+// ambiguous finding names its candidates' users, never one of them alone.
+func TestClientCell(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		f    api.Finding
@@ -70,9 +72,28 @@ func TestClientName(t *testing.T) {
 		{"ambiguous", api.Finding{Client: &api.Client{Match: api.MatchAmbiguous}, Candidates: []api.Request{{User: "x"}, {User: "y"}, {User: "x"}}}, "x | y"},
 		{"too many", api.Finding{Client: &api.Client{Match: api.MatchAmbiguous}}, "? too many candidates"},
 		{"ambiguous, user known", api.Finding{Client: &api.Client{User: "kcm", Match: api.MatchAmbiguous}, Candidates: []api.Request{{User: "x"}}}, "kcm"},
+		{"unmatched", api.Finding{}, "<unmatched>"},
 	} {
-		if got := clientName(tc.f); got != tc.want {
-			t.Errorf("%s: clientName = %q, want %q", tc.name, got, tc.want)
+		if got := findingRow(tc.f, false, false)[2]; got != tc.want {
+			t.Errorf("%s: CLIENT cell = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSummaryLineNamesEveryType: the summary line names the findings of
+// each type of api.FindingTypes by its row's words, one and many.
+func TestSummaryLineNamesEveryType(t *testing.T) {
+	for _, row := range api.FindingTypes {
+		for _, n := range []int{1, 2} {
+			r := &api.Report{APIServers: []api.APIServer{{Name: "a", DumpFormat: "debug=2"}}}
+			*row.Count(&r.Summary) = n
+			want := fmt.Sprintf("%d %s", n, row.One)
+			if n > 1 {
+				want = fmt.Sprintf("%d %s", n, row.Many)
+			}
+			if got := summaryLine(r); !strings.Contains(got, want) {
+				t.Errorf("%s: summary line %q does not say %q", row.Type, got, want)
+			}
 		}
 	}
 }

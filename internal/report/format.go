@@ -72,11 +72,19 @@ func (f Format) Structured() bool { return f == FormatJSON || f == FormatYAML }
 func writeStructured(w io.Writer, v any, f Format) error {
 	switch f {
 	case FormatJSON:
-		enc := json.NewEncoder(w)
+		js := &jsonSafe{w: w}
+		enc := json.NewEncoder(js)
 		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		return js.flush()
 	case FormatYAML:
-		b, err := yaml.Marshal(v)
+		safe, err := yamlSafe(v)
+		if err != nil {
+			return fmt.Errorf("encoding yaml: %w", err)
+		}
+		b, err := yaml.Marshal(safe)
 		if err != nil {
 			return fmt.Errorf("encoding yaml: %w", err)
 		}

@@ -24,6 +24,9 @@ type Options struct {
 	// Width, when positive, wraps list lines (advice, warnings, evidence)
 	// to that many terminal columns.
 	Width int
+	// Terminal is set when the output is a terminal: the template forms
+	// then escape what came from outside (outside.go).
+	Terminal bool
 }
 
 // Printer writes one document. The documents are *api.Report,
@@ -71,7 +74,11 @@ func (p structuredPrinter) Print(w io.Writer, doc any) error {
 	switch d := doc.(type) {
 	case *api.Report:
 		if p.f == FormatJSON {
-			return writeReportJSON(w, d)
+			js := &jsonSafe{w: w}
+			if err := writeReportJSON(js, d); err != nil {
+				return err
+			}
+			return js.flush()
 		}
 	case metrics.Report:
 		doc = d.Document()

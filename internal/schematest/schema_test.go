@@ -35,11 +35,15 @@ func root() string { return filepath.Join("..", "..") }
 
 // generate reflects v's type into a JSON Schema (draft 2020-12).
 func generate(kind string, v any) ([]byte, error) {
+	enums, err := contractEnums()
+	if err != nil {
+		return nil, err
+	}
 	r := &jsonschema.Reflector{
 		// Field names are the json tags; a field without omitempty is
 		// always written, so it is required.
 		RequiredFromJSONSchemaTags: false,
-		Mapper:                     mapType,
+		Mapper:                     mapper(enums),
 	}
 	s := r.Reflect(v)
 	s.ID = jsonschema.ID("https://github.com/watch-doctor/watch-doctor/docs/schemas/" + strings.ToLower(kind) + ".schema.json")
@@ -56,15 +60,21 @@ func generate(kind string, v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// mapType gives the schema of types that marshal themselves.
-func mapType(t reflect.Type) *jsonschema.Schema {
-	switch t {
-	case reflect.TypeOf(replay.Duration{}):
-		return &jsonschema.Schema{Type: "string", Description: "a Go duration, e.g. 1m30s"}
-	case reflect.TypeOf(api.ByteSize(0)):
-		return &jsonschema.Schema{Type: "integer", Description: "bytes"}
+// mapper gives the schema of types that marshal themselves, and of the
+// contract's typed strings with their values as an enum.
+func mapper(enums map[reflect.Type][]any) func(reflect.Type) *jsonschema.Schema {
+	return func(t reflect.Type) *jsonschema.Schema {
+		switch t {
+		case reflect.TypeOf(replay.Duration{}):
+			return &jsonschema.Schema{Type: "string", Description: "a Go duration, e.g. 1m30s"}
+		case reflect.TypeOf(api.ByteSize(0)):
+			return &jsonschema.Schema{Type: "integer", Description: "bytes"}
+		}
+		if e, ok := enums[t]; ok {
+			return &jsonschema.Schema{Type: "string", Enum: e}
+		}
+		return nil
 	}
-	return nil
 }
 
 // markNullable lets a property be null where encoding/json writes null: a

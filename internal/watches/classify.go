@@ -7,55 +7,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
-// Function names, matched through CanonicalFunc so that vendored and
-// forked builds ("k8s.io/kubernetes/vendor/k8s.io/apiserver/...") are
-// recognised too. Sources are k8s.io/apiserver v0.37.2 and golang.org/x/net v0.57.0.
-const (
-	// cacher.go:688 starts the watcher with `go watcher.processInterval(...)`.
-	fnProcessInterval = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval"
-	// cache_watcher.go:542, the streaming loop processInterval ends in.
-	fnProcess = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).process"
-	// cache_watcher.go:441, the select on c.result <- event / <-c.done.
-	fnSendWatchCacheEvent = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent"
-	fnCacherWatch         = "k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch"
-
-	// watch.go:362 (v0.37.2); ServeHTTP before it was renamed.
-	fnHandleHTTP      = "k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleHTTP"
-	fnWatchServeHTTP  = "k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).ServeHTTP"
-	fnWatchHandleWS   = "k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleWS"
-	fnWriteDataFromH  = "golang.org/x/net/http2.(*serverConn).writeDataFromHandler"
-	fnBundledWriteDFH = "net/http.(*http2serverConn).writeDataFromHandler"
-
-	// apf_context.go:92, the APF goroutine waiting for WatchInitialized.
-	fnInitSignalWait = "k8s.io/apiserver/pkg/util/flowcontrol.(*initializationSignal).Wait"
-	fnAPFHandle      = "k8s.io/apiserver/pkg/server/filters.(*priorityAndFairnessHandler).Handle"
-
-	fnH2ServeConn      = "golang.org/x/net/http2.(*serverConn).serve"
-	fnBundledServeConn = "net/http.(*http2serverConn).serve"
-	fnH1ConnServe      = "net/http.(*conn).serve"
-	fnScheduleHandler  = "golang.org/x/net/http2.(*serverConn).scheduleHandler"
-	fnBundledSchedule  = "net/http.(*http2serverConn).scheduleHandler"
-)
-
-// entryFunc is the function a goroutine started in: its outermost frame,
-// skipping the runtime.goexit frame dumps show at GOTRACEBACK=system and
-// above (runtime/traceback.go prints it when showing runtime frames).
-func entryFunc(frames []stacks.Frame) string {
-	for i := len(frames) - 1; i >= 0; i-- {
-		if frames[i].Func != "runtime.goexit" {
-			return frames[i].Func
-		}
-	}
-	return ""
-}
-
-// is reports whether fn is name, possibly under the vendor or staging-tree
-// prefix of another build (CanonicalFunc). The suffix test first keeps the
-// common mismatch to one comparison.
-func is(fn, name string) bool {
-	return fn == name || (len(fn) > len(name) && strings.HasSuffix(fn, name) && CanonicalFunc(fn) == name)
-}
-
 // goroutineRef is the compact part of a goroutine the diagnosis keeps.
 type goroutineRef struct {
 	ID          int64
@@ -72,15 +23,18 @@ type watcherG struct {
 	// Receiver and Event are the arguments of sendWatchCacheEvent: the
 	// *cacheWatcher and the *watchCacheEvent being sent.
 	Receiver, Event string
+	// Loop is the watcher loop's function it is in (api.Watcher.Loop).
+	Loop string
 }
 
 // keepArgs names the frames whose arguments the diagnosis reads: pass it
 // as stacks.Scanner.KeepArgs with SkipArgs set (ReadDump does).
-func keepArgs(fn string) bool {
-	switch {
-	case is(fn, fnSendWatchCacheEvent), is(fn, fnDoEncode),
-		is(fn, fnRecorderWrite), is(fn, fnFramerWrite), is(fn, fnWatchRWWrite), is(fn, fnGzipRWWrite), is(fn, fnPlainRWWrite), is(fn, fnGzipWrite),
-		is(fn, fnWriteDataFromH), is(fn, fnBundledWriteDFH), is(fn, fnH1ConnServe):
+func keepArgs(fn string) bool { return keepArgsRole(roleOf(fn)) }
+
+// keepArgsRole is keepArgs by role.
+func keepArgsRole(r role) bool {
+	switch r {
+	case roleSend, roleDoEncode, roleEventWriter, roleFramerWrite, roleWriteData, roleH1ConnServe:
 		return true
 	}
 	return false
@@ -121,22 +75,35 @@ type Collector struct {
 	topFuncMax int
 	// apiServer is set once a goroutine runs k8s.io/apiserver code.
 	apiServer bool
+	// names decides each function name once; roles is the buffer of the
+	// goroutine being classified.
+	names names
+	roles []role
+	// unrecognised counts, per parent (handler) id, the goroutines
+	// (*Cacher).Watch created that are not watchers of a shape this build
+	// knows: a release's watcher loop it does not recognise.
+	unrecognised map[int64]int
 }
 
 // NewCollector returns an empty Collector.
 func NewCollector() *Collector {
 	return &Collector{
-		handlers:   map[int64]handlerG{},
-		apf:        map[int64]goroutineRef{},
-		conns:      map[int64]bool{},
-		byState:    map[string]int{},
-		byTopFunc:  map[string]int{},
-		topFuncMax: 10000,
+		handlers:     map[int64]handlerG{},
+		unrecognised: map[int64]int{},
+		apf:          map[int64]goroutineRef{},
+		conns:        map[int64]bool{},
+		byState:      map[string]int{},
+		byTopFunc:    map[string]int{},
+		topFuncMax:   10000,
 	}
 }
 
-// Add classifies one goroutine. g may be reused by the caller afterwards.
+// Add classifies one goroutine, rewriting its function names to their
+// module-build form (CanonicalFunc). g may be reused by the caller
+// afterwards.
 func (c *Collector) Add(g *stacks.Goroutine) {
+	st := c.names.resolve(g, c.roles)
+	c.roles = st.roles
 	c.total++
 	c.maxID = max(c.maxID, g.ID)
 	c.byState[g.State]++
@@ -150,36 +117,45 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	if !c.apiServer {
 		c.apiServer = hasAPIServerFrame(g.Frames)
 	}
-	ref := goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}
 	if len(g.Frames) == 0 {
 		return
 	}
-	entry := entryFunc(g.Frames)
+	ref := goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}
 	switch {
-	case isWatcherGoroutine(g):
-		c.watchers = append(c.watchers, classifyWatcher(ref, g.Frames))
+	case st.isWatcher():
+		c.watchers = append(c.watchers, classifyWatcher(ref, st))
 		return
-	case is(g.CreatedBy.Func, fnAPFHandle) && is(top, fnInitSignalWait):
+	case st.created == roleAPFHandle && st.topRole() == roleInitSignalWait:
 		c.apf[g.ParentID] = ref
 		return
-	case waitsForCache(top, g.Frames):
-		c.waiting = append(c.waiting, c.cacheWaiter(ref, g))
+	case waitsForCache(st):
+		c.waiting = append(c.waiting, c.cacheWaiter(ref, g, st))
+		return
+	case st.created == roleCacherWatch:
+		// Fail closed: a goroutine the cacher started for a watch is
+		// its watcher, whatever its frames are named.
+		c.unrecognised[g.ParentID]++
 		return
 	}
-	// Handlers and connections: HTTP/1.1 handlers run on the connection
-	// goroutine, HTTP/2 handlers on a goroutine the connection scheduled.
-	h2handler := is(g.CreatedBy.Func, fnScheduleHandler) || is(g.CreatedBy.Func, fnBundledSchedule)
-	isConn := is(entry, fnH1ConnServe)
+	c.addHandler(ref, g, st)
+}
+
+// addHandler keeps a watch handler or a connection goroutine: HTTP/1.1
+// handlers run on the connection goroutine, HTTP/2 handlers on a goroutine
+// the connection scheduled.
+func (c *Collector) addHandler(ref goroutineRef, g *stacks.Goroutine, st stack) {
+	h2handler := st.created == roleScheduleHandler
+	isConn := st.entryRole() == roleH1ConnServe
 	if !h2handler && !isConn {
 		return
 	}
 	watchAt := -1
-	for i, f := range g.Frames {
-		if isWatchServe(f.Func) {
+	for i, r := range st.roles {
+		if r == roleWatchServe {
 			watchAt = i
 			break
 		}
-		if isConn && (is(f.Func, fnH2ServeConn) || is(f.Func, fnBundledServeConn)) {
+		if isConn && r == roleH2ServeConn {
 			c.conns[g.ID] = true
 			return
 		}
@@ -187,12 +163,13 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	if watchAt < 0 {
 		return
 	}
-	h := handlerG{goroutineRef: ref, Block: api.HandlerOther, ObjectType: objectType(g.Frames[:watchAt]), Transport: handlerTransport(g.Frames[watchAt:], h2handler),
-		EventBytes: eventBytes(g.Frames[:watchAt]), ConnAddress: connAddress(g.Frames)}
+	above := st.sub(watchAt)
+	h := handlerG{goroutineRef: ref, Block: api.HandlerOther, ObjectType: objectType(above), Transport: handlerTransport(st, h2handler),
+		EventBytes: eventBytes(above), ConnAddress: connAddress(st)}
 	switch {
-	case blockedWriting(g.Frames[:watchAt], g.State):
+	case blockedWriting(above, g.State):
 		h.Block = api.HandlerClientNotReading
-	case top == g.Frames[watchAt].Func && isWaitState(g.State):
+	case st.top() == watchAt && isWaitState(g.State):
 		h.Block = api.HandlerWaitingForEvents
 	}
 	if h2handler {
@@ -204,12 +181,19 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	c.handlers[g.ID] = h
 }
 
-// isWatcherGoroutine reports whether g is a cacheWatcher goroutine: started
-// at processInterval (cacher.go:688), or, in releases that started the
-// streaming loop directly, at process by (*Cacher).Watch.
-func isWatcherGoroutine(g *stacks.Goroutine) bool {
-	entry := entryFunc(g.Frames)
-	return is(entry, fnProcessInterval) || (is(entry, fnProcess) && is(g.CreatedBy.Func, fnCacherWatch))
+// isWatcher reports whether s is a cacheWatcher goroutine's stack: started
+// at processInterval (v1.34-v1.37: cacher.go:688 in v0.37.2), or at process
+// by (*Cacher).Watch (v1.38: cacher.go:561 in v0.38.0-beta.0, and releases
+// before processInterval). Profiles and traces name no creator, and a
+// process entry is taken as it is.
+func (s stack) isWatcher() bool {
+	switch s.entryRole() {
+	case roleIntervalLoop:
+		return true
+	case roleWatcherLoop:
+		return !s.hasCreator || s.created == roleCacherWatch
+	}
+	return false
 }
 
 // WatcherOf classifies one goroutine as the Collector does, for callers
@@ -217,10 +201,11 @@ func isWatcherGoroutine(g *stacks.Goroutine) bool {
 // cacher). The Handler and APF goroutine are not linked: that needs the
 // whole dump (Collector). ok is false for any other goroutine.
 func WatcherOf(g *stacks.Goroutine) (w api.Watcher, ok bool) {
-	if !isWatcherGoroutine(g) {
+	st := oneStack(g)
+	if !st.isWatcher() {
 		return api.Watcher{}, false
 	}
-	return classifyWatcher(goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}, g.Frames).watcher(), true
+	return classifyWatcher(goroutineRef{ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, ParentID: g.ParentID}, st).watcher(), true
 }
 
 // watcher is the unlinked Watcher of a classified goroutine.
@@ -228,13 +213,8 @@ func (wg watcherG) watcher() api.Watcher {
 	return api.Watcher{
 		GoroutineID: wg.ID, Phase: wg.Phase, InSend: wg.InSend,
 		Blocked: wg.InSend && isWaitState(wg.State), State: wg.State, WaitMinutes: wg.WaitMinutes,
-		CacheWatcher: wg.Receiver, Event: wg.Event,
+		CacheWatcher: wg.Receiver, Event: wg.Event, Loop: wg.Loop,
 	}
-}
-
-// isWatchServe reports whether fn is the watch handler's serving loop.
-func isWatchServe(fn string) bool {
-	return is(fn, fnHandleHTTP) || is(fn, fnWatchServeHTTP) || is(fn, fnWatchHandleWS)
 }
 
 // blockedWriting reports whether a watch handler, given the frames above
@@ -242,14 +222,14 @@ func isWatchServe(fn string) bool {
 // writeDataFromHandler (the stream's flow-control window is full), or on
 // HTTP/1.1 and websockets parked in a socket write. state is "" for
 // aggregated dumps, which carry none.
-func blockedWriting(above []stacks.Frame, state string) bool {
-	if top := stacks.TopFunc(above); is(top, fnWriteDataFromH) || is(top, fnBundledWriteDFH) {
+func blockedWriting(above stack, state string) bool {
+	if above.topRole() == roleWriteData {
 		return true
 	}
 	if state != "" && state != "IO wait" {
 		return false
 	}
-	for _, f := range above {
+	for _, f := range above.frames {
 		if f.Func == "net.(*conn).Write" || f.Func == "crypto/tls.(*Conn).Write" {
 			return true
 		}
@@ -257,20 +237,24 @@ func blockedWriting(above []stacks.Frame, state string) bool {
 	return false
 }
 
-func classifyWatcher(ref goroutineRef, frames []stacks.Frame) watcherG {
-	w := watcherG{goroutineRef: ref, Phase: api.PhaseInitial}
-	for _, f := range frames {
-		if is(f.Func, fnProcess) {
-			w.Phase = api.PhaseStreaming
-			break
-		}
+// classifyWatcher reads a watcher goroutine's phase and send. It is in
+// its initial phase under processInitialEvents (v1.38: process calls it at
+// cache_watcher.go:494 and signals WatchInitialized after it returns,
+// :504), or before processInterval called process (v1.34-v1.37: :531 in
+// v0.37.2, after WatchInitialized); streaming otherwise.
+func classifyWatcher(ref goroutineRef, st stack) watcherG {
+	w := watcherG{goroutineRef: ref, Phase: api.PhaseStreaming, Loop: "process"}
+	_, replaying := st.has(roleInitialEvents)
+	_, streaming := st.has(roleWatcherLoop)
+	switch {
+	case replaying:
+		w.Phase, w.Loop = api.PhaseInitial, "processInitialEvents"
+	case !streaming:
+		w.Phase, w.Loop = api.PhaseInitial, "processInterval"
 	}
-	for _, f := range frames {
-		if is(f.Func, fnSendWatchCacheEvent) {
-			w.InSend = is(stacks.TopFunc(frames), fnSendWatchCacheEvent)
-			w.Receiver, w.Event = twoArgs(f.Args)
-			break
-		}
+	if i, ok := st.has(roleSend); ok {
+		w.InSend = st.topRole() == roleSend
+		w.Receiver, w.Event = twoArgs(st.frames[i].Args)
 	}
 	return w
 }
@@ -320,31 +304,28 @@ type frameClass struct {
 // classifyFrames classifies a goroutine from its frames alone, with the
 // Collector's frame rules, for evidence that has no creator, parent or
 // state per goroutine (execution traces: watches.ReadTrace). Without the
-// creator, a watcher is one that started at processInterval, and an APF
-// wait one parked in (*initializationSignal).Wait.
-func classifyFrames(frames []stacks.Frame) frameClass {
-	if len(frames) == 0 {
+// creator, a watcher is one that started at processInterval or process,
+// and an APF wait one parked in (*initializationSignal).Wait.
+func classifyFrames(st stack) frameClass {
+	if len(st.frames) == 0 {
 		return frameClass{}
 	}
-	if is(entryFunc(frames), fnProcessInterval) {
-		return frameClass{kind: frameWatcher, watcher: classifyWatcher(goroutineRef{}, frames)}
+	if st.isWatcher() {
+		return frameClass{kind: frameWatcher, watcher: classifyWatcher(goroutineRef{}, st)}
 	}
-	top := stacks.TopFunc(frames)
-	if is(top, fnInitSignalWait) {
+	if st.topRole() == roleInitSignalWait {
 		return frameClass{kind: frameAPFWait}
 	}
-	for i, f := range frames {
-		if !isWatchServe(f.Func) {
-			continue
-		}
-		c := frameClass{kind: frameHandler, block: api.HandlerOther}
-		switch {
-		case blockedWriting(frames[:i], ""):
-			c.block = api.HandlerClientNotReading
-		case top == f.Func:
-			c.block = api.HandlerWaitingForEvents
-		}
-		return c
+	i, ok := st.has(roleWatchServe)
+	if !ok {
+		return frameClass{}
 	}
-	return frameClass{}
+	c := frameClass{kind: frameHandler, block: api.HandlerOther}
+	switch {
+	case blockedWriting(st.sub(i), ""):
+		c.block = api.HandlerClientNotReading
+	case st.top() == i:
+		c.block = api.HandlerWaitingForEvents
+	}
+	return c
 }

@@ -1,10 +1,16 @@
 package watches
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
@@ -77,12 +83,12 @@ func TestCollectorVendoredHTTP1AndSystemTraceback(t *testing.T) {
 	d := collect(t, dumpHTTP1Vendored)
 	want := []api.Watcher{
 		{GoroutineID: 10, Phase: api.PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 3,
-			CacheWatcher: "0x1", Event: "0x2",
+			CacheWatcher: "0x1", Event: "0x2", Loop: "processInterval",
 			Handler:        &api.Handler{GoroutineID: 9, State: "IO wait", WaitMinutes: 3, Block: api.HandlerClientNotReading, ConnGoroutineID: 9, ConnInDump: true, Transport: "http/1.1", ConnAddress: "0x1", ConnWatches: 1},
 			APFGoroutineID: 11},
-		{GoroutineID: 12, Phase: api.PhaseStreaming, State: "select"},
+		{GoroutineID: 12, Phase: api.PhaseStreaming, State: "select", Loop: "process"},
 		// GOTRACEBACK=system: runtime frames shown, runtime.goexit last.
-		{GoroutineID: 13, Phase: api.PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 4, CacheWatcher: "0x1", Event: "0x2"},
+		{GoroutineID: 13, Phase: api.PhaseInitial, InSend: true, Blocked: true, State: "select", WaitMinutes: 4, CacheWatcher: "0x1", Event: "0x2", Loop: "processInterval"},
 	}
 	if diff := cmp.Diff(want, d.Watchers); diff != "" {
 		t.Errorf("watchers (-want +got):\n%s", diff)
@@ -117,15 +123,59 @@ func TestCollectorGo120DumpSaysParentsAreUnknown(t *testing.T) {
 	}
 }
 
-func TestIsVendorSuffix(t *testing.T) {
+func TestRoleOfVendorSuffix(t *testing.T) {
 	for fn, want := range map[string]bool{
 		fnProcessInterval: true,
 		"k8s.io/kubernetes/vendor/" + fnProcessInterval: true,
 		"example.com/fork" + fnProcessInterval:          false,
 		"x" + fnProcessInterval:                         false,
 	} {
-		if got := is(fn, fnProcessInterval); got != want {
-			t.Errorf("is(%q) = %v, want %v", fn, got, want)
+		if got := roleOf(fn) == roleIntervalLoop; got != want {
+			t.Errorf("roleOf(%q) is processInterval's = %v, want %v", fn, got, want)
 		}
+	}
+}
+
+// TestWatcherOfReadsV138 reads the seed dump with its watchers in the v1.38
+// shape (dumpgen.Debug2To138, derived) goroutine by goroutine, as the
+// replay's upstream column reads its own process: WatcherOf gives each
+// watcher the Collector's phase and send.
+func TestWatcherOfReadsV138(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "seed-repro", "t2", "goroutine-debug2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = dumpgen.Debug2To138(b); err != nil {
+		t.Fatal(err)
+	}
+	var one []api.Watcher
+	d, err := ReadDump(bytes.NewReader(b), ReadOptions{Each: func(g *stacks.Goroutine) error {
+		if w, ok := WatcherOf(g); ok {
+			one = append(one, w)
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type brief struct {
+		ID     int64
+		Phase  api.Phase
+		InSend bool
+	}
+	briefs := func(ws []api.Watcher) []brief {
+		var out []brief
+		for _, w := range ws {
+			out = append(out, brief{w.GoroutineID, w.Phase, w.InSend})
+		}
+		slices.SortFunc(out, func(a, b brief) int { return int(a.ID - b.ID) })
+		return out
+	}
+	want := briefs(d.Watchers)
+	if diff := cmp.Diff(want, briefs(one)); diff != "" {
+		t.Errorf("WatcherOf (-Collector +one by one):\n%s", diff)
+	}
+	if diff := cmp.Diff([]brief{{33545, api.PhaseInitial, true}, {33988, api.PhaseInitial, true}}, slices.DeleteFunc(want, func(b brief) bool { return b.Phase != api.PhaseInitial })); diff != "" {
+		t.Errorf("initial-phase watchers (-want +got):\n%s", diff)
 	}
 }

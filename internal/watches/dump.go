@@ -49,6 +49,10 @@ type Dump struct {
 	// CacheWaits are watch handlers waiting in (*Cacher).Watch for a watch
 	// cache that is not ready (debug=2 only).
 	CacheWaits []CacheWait `json:"cacheWaits,omitempty"`
+	// Unrecognised counts the goroutines (*Cacher).Watch created that are
+	// not watchers of a shape this build knows (a newer release's watcher
+	// loop): their watches are not decided.
+	Unrecognised int `json:"unrecognised,omitempty"`
 	// Notes say what could not be read or linked.
 	Notes []string `json:"notes,omitempty"`
 	// Warnings are what a reader must see in any output: skipped lines.
@@ -99,6 +103,9 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 	}
 	sort.Slice(d.Watchers, func(i, j int) bool { return d.Watchers[i].GoroutineID < d.Watchers[j].GoroutineID })
 	d.Held = c.heldHandlers(d.HasParentIDs)
+	for _, n := range c.unrecognised {
+		d.Unrecognised += n
+	}
 	d.CacheWaits = c.cacheWaits(d.HasParentIDs)
 	return d
 }
@@ -148,27 +155,25 @@ func FromAggregated(a *stacks.Aggregated, format string) *Dump {
 	d := &Dump{Format: format, Goroutines: a.Total, HasParentIDs: false}
 	counts := map[api.PhaseCount]int{}
 	tops := map[string]int{}
-	for _, st := range a.Stacks {
-		tops[stacks.TopFunc(st.Frames)] += st.Count
-		if len(st.Frames) == 0 {
+	var n names
+	var buf []role
+	for _, as := range a.Stacks {
+		tops[stacks.TopFunc(as.Frames)] += as.Count
+		if len(as.Frames) == 0 {
 			continue
 		}
 		if !d.APIServer {
-			d.APIServer = hasAPIServerFrame(st.Frames)
+			d.APIServer = hasAPIServerFrame(as.Frames)
 		}
-		g := stacks.Goroutine{Frames: st.Frames}
-		if isWatcherGoroutine(&g) {
-			w := classifyWatcher(goroutineRef{}, st.Frames)
-			counts[api.PhaseCount{Phase: w.Phase, InSend: w.InSend}] += st.Count
+		st := n.stackOf(as.Frames, buf)
+		buf = st.roles
+		if st.isWatcher() {
+			w := classifyWatcher(goroutineRef{}, st)
+			counts[api.PhaseCount{Phase: w.Phase, InSend: w.InSend}] += as.Count
 			continue
 		}
-		for i, f := range st.Frames {
-			if isWatchServe(f.Func) {
-				if blockedWriting(st.Frames[:i], "") {
-					d.ClientNotReading += st.Count
-				}
-				break
-			}
+		if i, ok := st.has(roleWatchServe); ok && blockedWriting(st.sub(i), "") {
+			d.ClientNotReading += as.Count
 		}
 	}
 	for k, v := range counts {
@@ -214,6 +219,10 @@ type Sample struct {
 	// cost ("a dump would stop this server for about 1.2 s"); empty when
 	// none was withheld.
 	Withheld string
+	// ProfileStatus is the HTTP status /debug/pprof refused the goroutine
+	// profiles with: 404 (profiling disabled) or 403 (RBAC); 0 when they
+	// were served, not asked for, or unknown (api.Sample.ProfileStatus).
+	ProfileStatus int
 }
 
 // MetricsContext is what the diagnosis uses of /metrics.
@@ -234,6 +243,10 @@ type MetricsContext struct {
 	// nil when absent. Its growth between two samples says whether any
 	// handler of a resource wrote an event (the trace route's elimination).
 	WatchEvents map[string]float64
+	// InitEvents and TerminatedWatchers are apiserver_init_events_total
+	// and apiserver_terminated_watchers_total per "group/resource" (summed
+	// over any other label); nil when absent.
+	InitEvents, TerminatedWatchers map[string]float64
 }
 
 // LevelSeats is one priority level's seat use from metrics.

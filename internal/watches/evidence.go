@@ -3,33 +3,23 @@ package watches
 import (
 	"strconv"
 	"strings"
-
-	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
 // Evidence that ties a watch handler goroutine to the request it serves,
-// read from the frames the handler shows (k8s.io/apiserver v0.37.2).
-const (
-	// response.go:184, doEncode(obj runtime.Object, event watch.Event, w
-	// io.Writer): its first argument after the receiver is the object
-	// being encoded, printed as the interface pair {itab, data}.
-	fnDoEncode = "k8s.io/apiserver/pkg/endpoints/handlers.(*watchEncoder).doEncode"
-
-	// The writers the encoded event passes through unchanged below
-	// doEncode's w.Write(e.eventBuffer.Bytes()) (response.go:201): the
-	// metrics recorder (watch.go:232, which counts what it wrote as the
-	// event's size, watch.go:240), the length-delimited framer of protobuf
-	// streams (framer.go:46; it then writes a 4-byte header of its own, so
-	// nothing above it is read), and for JSON, whose framer is the writer
-	// itself (json.go:326), the response writer and its gzip or plain
-	// writer (watch.go:349, 285, 258).
-	fnRecorderWrite = "k8s.io/apiserver/pkg/endpoints/handlers.(*watchEventMetricsRecorder).Write"
-	fnFramerWrite   = "k8s.io/apimachinery/pkg/util/framer.(*lengthDelimitedFrameWriter).Write"
-	fnWatchRWWrite  = "k8s.io/apiserver/pkg/endpoints/handlers.(*watchResponseWriter).Write"
-	fnGzipRWWrite   = "k8s.io/apiserver/pkg/endpoints/handlers.(*perFlushGzipWriter).Write"
-	fnPlainRWWrite  = "k8s.io/apiserver/pkg/endpoints/handlers.(*plainResponseWriter).Write"
-	fnGzipWrite     = "compress/gzip.(*Writer).Write"
-)
+// read from the frames the handler shows (k8s.io/apiserver v0.37.2; the
+// functions are rows of the release tables, shapes.go):
+//   - response.go:183, doEncode(obj runtime.Object, event watch.Event, w
+//     io.Writer): its first argument after the receiver is the object
+//     being encoded, printed as the interface pair {itab, data}
+//     (roleDoEncode);
+//   - the writers the encoded event passes through unchanged below
+//     doEncode's w.Write(e.eventBuffer.Bytes()) (response.go:201): the
+//     metrics recorder (watch.go:232, which counts what it wrote as the
+//     event's size, watch.go:240), the length-delimited framer of protobuf
+//     streams (framer.go:46; it then writes a 4-byte header of its own, so
+//     nothing above it is read: roleFramerWrite), and for JSON, whose
+//     framer is the writer itself (json.go:326), the response writer and
+//     its gzip or plain writer (watch.go:349, 285, 258) (roleEventWriter).
 
 // The transports a watch handler is served over (api.Handler.Transport),
 // as handlerTransport reads them from its frames.
@@ -50,9 +40,9 @@ const (
 // 0x4729d48 in one capture of v1.37.2). The converse does not hold: all
 // custom resources are *unstructured.Unstructured, and resources sharing
 // an internal type share the word.
-func objectType(frames []stacks.Frame) string {
-	for _, f := range frames {
-		if !is(f.Func, fnDoEncode) {
+func objectType(above stack) string {
+	for i, f := range above.frames {
+		if above.roles[i] != roleDoEncode {
 			continue
 		}
 		args := splitArgs(f.Args)
@@ -73,21 +63,14 @@ func objectType(frames []stacks.Frame) string {
 // argument for sure ({ptr, len, cap} without '?'): the size the handler
 // records in apiserver_watch_events_sizes once the event is written in
 // full. 0 when no such frame shows it. frames are innermost first.
-func eventBytes(frames []stacks.Frame) int {
-	enc := -1
-	for i, f := range frames {
-		if is(f.Func, fnDoEncode) {
-			enc = i
-			break
-		}
-	}
+func eventBytes(above stack) int {
+	enc, _ := above.has(roleDoEncode)
 	for i := enc - 1; i >= 0; i-- {
-		fn := frames[i].Func
-		framer := is(fn, fnFramerWrite)
-		if !framer && !is(fn, fnRecorderWrite) && !is(fn, fnWatchRWWrite) && !is(fn, fnGzipRWWrite) && !is(fn, fnPlainRWWrite) && !is(fn, fnGzipWrite) {
+		framer := above.roles[i] == roleFramerWrite
+		if !framer && above.roles[i] != roleEventWriter {
 			return 0
 		}
-		if n := sliceLen(frames[i].Args); n > 0 {
+		if n := sliceLen(above.frames[i].Args); n > 0 {
 			return n
 		}
 		if framer {
@@ -122,9 +105,9 @@ func sliceLen(args string) int {
 // of net/http.(*conn).serve (net/http/server.go:1887), at the bottom of an
 // HTTP/1.1 handler's stack. "" otherwise; the connection goroutine groups
 // handlers all the same.
-func connAddress(frames []stacks.Frame) string {
-	for _, f := range frames {
-		if is(f.Func, fnWriteDataFromH) || is(f.Func, fnBundledWriteDFH) || is(f.Func, fnH1ConnServe) {
+func connAddress(st stack) string {
+	for i, f := range st.frames {
+		if r := st.roles[i]; r == roleWriteData || r == roleH1ConnServe {
 			if as := splitArgs(f.Args); len(as) > 0 && isHexWord(as[0]) {
 				return as[0]
 			}
@@ -176,12 +159,12 @@ func splitArgs(s string) []string {
 // over: HTTP/2 handlers are started by serverConn.scheduleHandler and
 // block in writeDataFromHandler; HTTP/1.1 handlers run on the
 // connection's own goroutine and block in the socket write.
-func handlerTransport(frames []stacks.Frame, h2 bool) string {
+func handlerTransport(st stack, h2 bool) string {
 	if h2 {
 		return TransportHTTP2
 	}
-	for _, f := range frames {
-		if is(f.Func, fnWatchHandleWS) {
+	for i, f := range st.frames {
+		if st.roles[i] == roleWatchServe && CanonicalFunc(f.Func) == fnWatchHandleWS {
 			return TransportWebsockets
 		}
 	}

@@ -22,7 +22,7 @@ func FuzzObjectType(f *testing.F) {
 	f.Add("{{{")
 	f.Add("}, }, {")
 	f.Fuzz(func(t *testing.T, args string) {
-		got := objectType([]stacks.Frame{{Func: fnDoEncode, Args: args}})
+		got := objectType(stackOfFrames([]stacks.Frame{{Func: fnDoEncode, Args: args}}))
 		if got != "" && (!strings.HasPrefix(got, "0x") || strings.ContainsAny(got, "?,{} ")) {
 			t.Fatalf("objectType(%q) = %q: want \"\" or one certain hex word", args, got)
 		}
@@ -103,7 +103,7 @@ func FuzzWriteArgs(f *testing.F) {
 	f.Add("0x1, {0x2, 0xffffffffffffffff, 0x3}")
 	f.Add("0x1, {0x2, 0x5274?, 0x5500}")
 	f.Fuzz(func(t *testing.T, args string) {
-		n := eventBytes([]stacks.Frame{{Func: fnFramerWrite, Args: args}, {Func: fnDoEncode}})
+		n := eventBytes(stackOfFrames([]stacks.Frame{{Func: fnFramerWrite, Args: args}, {Func: fnDoEncode}}))
 		if n < 0 {
 			t.Fatalf("eventBytes(%q) = %d", args, n)
 		}
@@ -114,7 +114,7 @@ func FuzzWriteArgs(f *testing.F) {
 				t.Fatalf("eventBytes(%q) = %d, not the slice's certain length word", args, n)
 			}
 		}
-		a := connAddress([]stacks.Frame{{Func: fnWriteDataFromH, Args: args}})
+		a := connAddress(stackOfFrames([]stacks.Frame{{Func: fnWriteDataFromH, Args: args}}))
 		if a != "" && (!isHexWord(a) || !strings.HasPrefix(strings.TrimSpace(args), a)) {
 			t.Fatalf("connAddress(%q) = %q", args, a)
 		}

@@ -22,9 +22,9 @@ var buildPrefixEnds = [...]string{"/vendor/", "/staging/src/"}
 // becomes "k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch". Names
 // without such a prefix are returned as they are. It never allocates.
 //
-// It is the one normalisation of frame paths: the classifier (is), ReadDump
-// and the loaders' kube-apiserver detection (IsAPIServerFrame) all go
-// through it.
+// It is the one normalisation of frame paths: the classifier (names.go,
+// once per distinct name), ReadDump and the loaders' kube-apiserver
+// detection (IsAPIServerFrame) all go through it.
 func CanonicalFunc(fn string) string {
 	// Only the package path can hold the prefix: the part up to the last
 	// '/' (a receiver or closure name holds none).
@@ -47,15 +47,6 @@ func CanonicalFunc(fn string) string {
 		return fn
 	}
 	return fn[cut:]
-}
-
-// canonicalFrames rewrites the function names of g in place with
-// CanonicalFunc.
-func canonicalFrames(g *stacks.Goroutine) {
-	for i := range g.Frames {
-		g.Frames[i].Func = CanonicalFunc(g.Frames[i].Func)
-	}
-	g.CreatedBy.Func = CanonicalFunc(g.CreatedBy.Func)
 }
 
 // apiServerPrefix starts every function of k8s.io/apiserver, which every

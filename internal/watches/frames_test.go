@@ -35,7 +35,7 @@ func TestCanonicalFunc(t *testing.T) {
 	}
 }
 
-func TestIsOtherBuilds(t *testing.T) {
+func TestRoleOfOtherBuilds(t *testing.T) {
 	for _, tc := range []struct {
 		fn   string
 		want bool
@@ -47,8 +47,8 @@ func TestIsOtherBuilds(t *testing.T) {
 		{"example.com/fork/" + fnSendWatchCacheEvent, false},
 		{"xk8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent", false},
 	} {
-		if got := is(tc.fn, fnSendWatchCacheEvent); got != tc.want {
-			t.Errorf("is(%q) = %v, want %v", tc.fn, got, tc.want)
+		if got := roleOf(tc.fn) == roleSend; got != tc.want {
+			t.Errorf("roleOf(%q) is sendWatchCacheEvent's = %v, want %v", tc.fn, got, tc.want)
 		}
 	}
 	got := []bool{

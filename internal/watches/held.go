@@ -16,7 +16,9 @@ type HeldHandler struct {
 }
 
 // heldHandlers lists the handlers blocked writing to their client, holding
-// an APF goroutine, with no watcher goroutine whose parent they are. Without
+// an APF goroutine, with no watcher goroutine whose parent they are (nor a
+// goroutine (*Cacher).Watch created that this build does not recognise:
+// its watcher may be alive). Without
 // parent ids nothing can be linked, so nothing is listed.
 func (c *Collector) heldHandlers(hasParentIDs bool) []HeldHandler {
 	if !hasParentIDs {
@@ -29,7 +31,7 @@ func (c *Collector) heldHandlers(hasParentIDs bool) []HeldHandler {
 	var out []HeldHandler
 	for id, h := range c.handlers {
 		a, ok := c.apf[id]
-		if !ok || withWatcher[id] || h.Block != api.HandlerClientNotReading {
+		if !ok || withWatcher[id] || c.unrecognised[id] > 0 || h.Block != api.HandlerClientNotReading {
 			continue
 		}
 		out = append(out, HeldHandler{

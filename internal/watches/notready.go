@@ -14,25 +14,18 @@ import (
 // c.ready.wait(ctx) (ready.go:74, which calls waitAndReadGeneration, :81);
 // both park in the select on r.done() (ready.go:84-88). From 1.34 the gate
 // is GA and locked on (kube_features.go:386-389 in v0.34.4), and Watch
-// answers 429 instead (v0.37.2 cacher.go:531-533).
-const (
-	fnReadyWait    = "k8s.io/apiserver/pkg/storage/cacher.(*ready).wait"
-	fnReadyWaitGen = "k8s.io/apiserver/pkg/storage/cacher.(*ready).waitAndReadGeneration"
-)
+// answers 429 instead (v0.37.2 cacher.go:531-533). The functions are
+// rows of the release tables (shapes.go: roleReadyWait).
 
-// waitsForCache reports whether a goroutine whose innermost non-runtime
-// frame is top waits in the cacher's ready state under (*Cacher).Watch: a
-// watch request's handler, blocked before its watcher is created.
-func waitsForCache(top string, frames []stacks.Frame) bool {
-	if !is(top, fnReadyWait) && !is(top, fnReadyWaitGen) {
+// waitsForCache reports whether a goroutine waits in the cacher's ready
+// state (its innermost non-runtime frame) under (*Cacher).Watch: a watch
+// request's handler, blocked before its watcher is created.
+func waitsForCache(st stack) bool {
+	if st.topRole() != roleReadyWait {
 		return false
 	}
-	for _, f := range frames {
-		if is(f.Func, fnCacherWatch) {
-			return true
-		}
-	}
-	return false
+	_, ok := st.has(roleCacherWatch)
+	return ok
 }
 
 // CacheWait is a watch handler waiting in (*Cacher).Watch for a watch
@@ -67,13 +60,13 @@ func (c *Collector) cacheWaits(hasParentIDs bool) []CacheWait {
 // cacheWaiter is the handler record of a goroutine waitsForCache accepted:
 // on HTTP/2 its connection is the parent that scheduled it, on HTTP/1.1
 // the goroutine itself (net/http runs handlers on the connection's).
-func (c *Collector) cacheWaiter(ref goroutineRef, g *stacks.Goroutine) handlerG {
-	h2 := is(g.CreatedBy.Func, fnScheduleHandler) || is(g.CreatedBy.Func, fnBundledSchedule)
-	h := handlerG{goroutineRef: ref, Block: api.HandlerOther, Transport: handlerTransport(g.Frames, h2)}
+func (c *Collector) cacheWaiter(ref goroutineRef, g *stacks.Goroutine, st stack) handlerG {
+	h2 := st.created == roleScheduleHandler
+	h := handlerG{goroutineRef: ref, Block: api.HandlerOther, Transport: handlerTransport(st, h2)}
 	switch {
 	case h2:
 		h.ConnID = g.ParentID
-	case is(entryFunc(g.Frames), fnH1ConnServe):
+	case st.entryRole() == roleH1ConnServe:
 		h.ConnID = g.ID
 		c.conns[g.ID] = true
 	default:

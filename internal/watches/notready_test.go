@@ -35,7 +35,7 @@ func TestWaitsForCache(t *testing.T) {
 		{"Watch elsewhere", frames(park, "sync.(*RWMutex).RLock", fnCacherWatch), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := waitsForCache(stacks.TopFunc(tc.frames), tc.frames); got != tc.want {
+			if got := waitsForCache(stackOfFrames(tc.frames)); got != tc.want {
 				t.Errorf("waitsForCache = %v, want %v", got, tc.want)
 			}
 		})

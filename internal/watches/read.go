@@ -42,10 +42,10 @@ const firstIDs = 64
 // all use it; ReadProfile is the same for the aggregated formats.
 func ReadDump(r io.Reader, opts ReadOptions) (*Dump, error) {
 	sc := stacks.NewScanner(r)
-	if !opts.AllArgs {
-		sc.SkipArgs, sc.KeepArgs = true, keepArgs
-	}
 	c := NewCollector()
+	if !opts.AllArgs {
+		sc.SkipArgs, sc.KeepArgs = true, func(fn string) bool { return keepArgsRole(c.names.role(fn)) }
+	}
 	first := make(map[int64]int, firstIDs)
 	for sc.Next() {
 		g := sc.Goroutine()
@@ -55,7 +55,10 @@ func ReadDump(r io.Reader, opts ReadOptions) (*Dump, error) {
 		if len(first) < firstIDs {
 			first[g.ID] = g.Line
 		}
-		canonicalFrames(g)
+		if opts.Rename != nil || opts.Each != nil {
+			// Add canonicalises too; these see the names as it will.
+			c.roles = c.names.resolve(g, c.roles).roles
+		}
 		if opts.Rename != nil {
 			for i := range g.Frames {
 				g.Frames[i].Func = opts.Rename(g.Frames[i].Func)

@@ -9,26 +9,14 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/trace"
 )
 
-// Functions a watch request waits in before any watcher exists, when its
-// watch cache is not ready or not fresh enough (k8s.io/apiserver v0.37.2):
-// ready.go:74 (*ready).wait and :81 waitAndReadGeneration, reached through
-// cacher.go:1355 (*Cacher).Wait; watch_cache.go waitUntilFreshLocked,
-// reached from (*Cacher).Watch through
-// waitUntilWatchCacheFreshAndForceAllEvents (cacher.go:1329).
-const (
-	traceFnReadyWait       = "k8s.io/apiserver/pkg/storage/cacher.(*ready).wait"
-	traceFnReadyWaitGen    = "k8s.io/apiserver/pkg/storage/cacher.(*ready).waitAndReadGeneration"
-	traceFnWaitFreshLocked = "k8s.io/apiserver/pkg/storage/cacher.(*watchCache).waitUntilFreshLocked"
-	traceFnCacherWait      = "k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Wait"
-)
-
 // TraceClass is what a goroutine of an execution trace is on the watch
 // path.
 type TraceClass string
 
 // The classes of trace goroutines kept.
 const (
-	// TraceWatcher: a cacheWatcher goroutine (processInterval).
+	// TraceWatcher: a cacheWatcher goroutine (processInterval up to
+	// v1.37, process from v1.38).
 	TraceWatcher TraceClass = "watcher"
 	// TraceHandler: a watch handler (WatchServer.HandleHTTP) blocked
 	// writing to its client when first kept.
@@ -64,6 +52,10 @@ type Trace struct {
 	// a clock snapshot in the trace).
 	Start, End time.Time
 	Bytes      int64
+	// Generations and SmallestGeneration: see trace.Summary (what a
+	// longer trace of the same server will cost).
+	Generations        int
+	SmallestGeneration int64
 	// Truncated and StoppedEarly: see trace.Summary; Why says which.
 	Truncated, StoppedEarly bool
 	Why                     string
@@ -122,6 +114,7 @@ func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, error) {
 	}
 	t := &Trace{
 		Source: sum.Source, Version: sum.Version, Window: sum.Window, Start: sum.Start, End: sum.End, Bytes: sum.Bytes,
+		Generations: sum.Generations, SmallestGeneration: sum.SmallestGeneration,
 		Truncated: sum.Truncated, StoppedEarly: sum.StoppedEarly, Why: sum.Why, Dropped: sum.DroppedGoroutines,
 	}
 	for _, g := range sum.Goroutines {
@@ -144,12 +137,17 @@ func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, error) {
 // path. Not safe for concurrent use.
 type traceClassifier struct {
 	frames []stacks.Frame
+	roles  []role
+	names  names
 }
 
-// classify is classifyTraceStack through the reused buffer.
+// classify is classifyTraceStack through the reused buffers and the
+// classifier's names memo.
 func (cl *traceClassifier) classify(stack []trace.Frame) TraceGoroutine {
 	cl.frames = toStackFrames(cl.frames[:0], stack)
-	return classifyTraceFrames(cl.frames)
+	st := cl.names.stackOf(cl.frames, cl.roles)
+	cl.roles = st.roles
+	return classifyTraceFrames(st)
 }
 
 // keep is the parser's Keep: keepTraceStack through the reused buffer.
@@ -180,7 +178,8 @@ func keepClass(c TraceGoroutine) bool {
 // classifyTraceStack classifies one trace stack with the dump's frame
 // rules (classifyFrames); the cache waits are the trace's own.
 func classifyTraceStack(stack []trace.Frame) TraceGoroutine {
-	return classifyTraceFrames(toStackFrames(make([]stacks.Frame, 0, len(stack)), stack))
+	var cl traceClassifier
+	return cl.classify(stack)
 }
 
 // toStackFrames appends stack to dst as the dump's frames.
@@ -192,9 +191,9 @@ func toStackFrames(dst []stacks.Frame, stack []trace.Frame) []stacks.Frame {
 }
 
 // classifyTraceFrames classifies a trace stack converted to the dump's frames.
-func classifyTraceFrames(frames []stacks.Frame) TraceGoroutine {
+func classifyTraceFrames(st stack) TraceGoroutine {
 	var c TraceGoroutine
-	switch fc := classifyFrames(frames); fc.kind {
+	switch fc := classifyFrames(st); fc.kind {
 	case frameWatcher:
 		c.Class, c.Phase, c.InSend = TraceWatcher, fc.watcher.Phase, fc.watcher.InSend
 	case frameHandler:
@@ -204,8 +203,20 @@ func classifyTraceFrames(frames []stacks.Frame) TraceGoroutine {
 	case frameAPFWait:
 		c.Class = TraceAPFWait
 	}
-	if c.Class == "" && waitsForCache(stacks.TopFunc(frames), frames) {
+	if c.Class == "" && waitsForCache(st) {
 		c.Class = TraceCacheWait
 	}
 	return c
+}
+
+// ReplayLoop names the watcher loop's function a trace stack replays its
+// initial events in: "processInitialEvents" (v1.38 and later), or
+// "processInterval" (up to v1.37, and for any other stack).
+func ReplayLoop(stack []trace.Frame) string {
+	for _, f := range stack {
+		if roleOf(f.Func) == roleInitialEvents {
+			return "processInitialEvents"
+		}
+	}
+	return "processInterval"
 }

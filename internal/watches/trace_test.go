@@ -1,6 +1,7 @@
 package watches
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 	"github.com/watch-doctor/watch-doctor/pkg/trace"
@@ -17,15 +19,31 @@ import (
 // The trace route classifies with the dump's frame rules: on the real
 // seed dumps, the stacks alone (no creator, parent or state, as a trace
 // gives them) find the same initial-phase watchers, APF waits and handlers
-// blocked writing as the Collector.
+// blocked writing as the Collector; and so they do on the same dumps with
+// their watchers in the v1.38 shape (dumpgen.Debug2To138, derived from
+// them: process -> processInitialEvents -> sendWatchCacheEvent).
 func TestClassifyTraceStackAgreesWithCollector(t *testing.T) {
-	for _, dir := range []string{"t1", "t2"} {
-		t.Run(dir, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "seed-repro", dir, "goroutine-debug2.txt"))
+	for _, tc := range []struct {
+		dir    string
+		derive func([]byte) ([]byte, error)
+	}{
+		{"t1", nil}, {"t2", nil}, {"t1", dumpgen.Debug2To138}, {"t2", dumpgen.Debug2To138},
+	} {
+		name := tc.dir
+		if tc.derive != nil {
+			name += "/v1.38-derived"
+		}
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "seed-repro", tc.dir, "goroutine-debug2.txt"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			if tc.derive != nil {
+				if b, err = tc.derive(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f := bytes.NewReader(b)
 			type kinds struct{ Initial, APF, BlockedHandlers, Kept []int64 }
 			var fromStack kinds
 			d, err := ReadDump(f, ReadOptions{AllArgs: true, Each: func(g *stacks.Goroutine) error {
@@ -107,5 +125,38 @@ func TestReadTraceSeedProgress(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[TraceClass]int{TraceWatcher: 2, TraceAPFWait: 2, TraceHandler: 2}, classes); diff != "" {
 		t.Errorf("kept goroutines by class (-want +got):\n%s", diff)
+	}
+}
+
+// ReadTrace on a real Go 1.27 trace of kube-apiserver v1.38.0-beta.0 (its
+// watchers under process -> processInitialEvents): the seed's two
+// initial-phase watchers, their APF waits and their handlers blocked
+// writing, as on v1.37.2's trace; the debug=2 dumps taken beside it
+// (trace-seed/debug2) decide which is which: 38487 blocked on one event in
+// both, 39259 progressing.
+func TestReadTraceV138(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.38.0-beta.0", "trace-seed", "bundle", "127.0.0.1", "trace.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := ReadTrace(f, TraceOptions{Source: "v1.38"})
+	if err != nil {
+		t.Fatalf("ReadTrace: %v", err)
+	}
+	classes := map[TraceClass]int{}
+	var initial []int64
+	for _, g := range tr.Goroutines {
+		classes[g.Class]++
+		if g.Class == TraceWatcher && g.Phase == api.PhaseInitial && g.InSend {
+			initial = append(initial, int64(g.ID))
+		}
+	}
+	if diff := cmp.Diff(map[TraceClass]int{TraceWatcher: 2, TraceAPFWait: 2, TraceHandler: 2}, classes); diff != "" {
+		t.Errorf("kept goroutines by class (-want +got):\n%s", diff)
+	}
+	slices.Sort(initial)
+	if diff := cmp.Diff([]int64{38487, 39259}, initial); diff != "" {
+		t.Errorf("initial-phase watchers in send (-want +got):\n%s", diff)
 	}
 }

@@ -12,10 +12,9 @@ import (
 // shows none of them.
 func CacheWaitFunc(stack []trace.Frame) string {
 	for _, f := range stack {
-		for _, name := range []string{traceFnReadyWait, traceFnReadyWaitGen, traceFnWaitFreshLocked} {
-			if is(f.Func, name) {
-				return name[strings.LastIndexByte(name, '/')+1:]
-			}
+		if r := roleOf(f.Func); r == roleReadyWait || r == roleWaitFresh {
+			name := CanonicalFunc(f.Func)
+			return name[strings.LastIndexByte(name, '/')+1:]
 		}
 	}
 	return "the cacher"

@@ -11,9 +11,9 @@ func TestCacheWaitFunc(t *testing.T) {
 		stack []string
 		want  string
 	}{
-		{[]string{"runtime.gopark", traceFnReadyWaitGen, "k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch"}, "cacher.(*ready).waitAndReadGeneration"},
-		{[]string{"k8s.io/kubernetes/vendor/" + traceFnWaitFreshLocked}, "cacher.(*watchCache).waitUntilFreshLocked"},
-		{[]string{traceFnReadyWait}, "cacher.(*ready).wait"},
+		{[]string{"runtime.gopark", fnReadyWaitGen, "k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch"}, "cacher.(*ready).waitAndReadGeneration"},
+		{[]string{"k8s.io/kubernetes/vendor/" + fnWaitFreshLocked}, "cacher.(*watchCache).waitUntilFreshLocked"},
+		{[]string{fnReadyWait}, "cacher.(*ready).wait"},
 		{[]string{"runtime.gopark", "main.main"}, "the cacher"},
 		{nil, "the cacher"},
 	}

@@ -133,6 +133,16 @@ func (e *extractor) readFamily(m Metric, fam *dto.MetricFamily, vs []Variant) {
 		if !ok {
 			continue
 		}
+		if why := val.unusable(); why != "" {
+			// Checked before use: a hostile or broken server's NaN,
+			// infinity or negative count is not measured, said (with
+			// the first such value) once per family.
+			if !reported["\x00unusable"] {
+				reported["\x00unusable"] = true
+				e.unknown(fam.GetName(), names, why)
+			}
+			continue
+		}
 		e.add(m.ID, v.Scheme, series, val)
 	}
 }

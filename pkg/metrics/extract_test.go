@@ -279,3 +279,43 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+// apiserver_terminated_watchers_total is read whether it carries a reason
+// label or not: k8s.io/apiserver v0.38.0-beta.0 still labels it {group,
+// resource} (pkg/storage/cacher/metrics/metrics.go:160-168); a release
+// that splits it by reason is summed over the reasons per group/resource
+// and the label set is reported as unknown, never dropped.
+func TestExtractTerminatedWatchersBothShapes(t *testing.T) {
+	tests := []struct {
+		name    string
+		text    string
+		want    float64
+		unknown bool
+	}{
+		{"group, resource", "# TYPE apiserver_terminated_watchers_total counter\napiserver_terminated_watchers_total{group=\"\",resource=\"pods\"} 3\n", 3, false},
+		{"group, resource, reason", "# TYPE apiserver_terminated_watchers_total counter\n" +
+			"apiserver_terminated_watchers_total{group=\"\",reason=\"buffer_full\",resource=\"pods\"} 3\n" +
+			"apiserver_terminated_watchers_total{group=\"\",reason=\"stall\",resource=\"pods\"} 2\n", 5, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse(strings.NewReader(tc.text), "m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap := Extract(s)
+			var got float64 = math.NaN()
+			for _, r := range snap.Resources {
+				if r.Name() == "pods" {
+					got = r.TerminatedWatchers
+				}
+			}
+			if got != tc.want {
+				t.Errorf("terminated watchers of pods = %v, want %v", got, tc.want)
+			}
+			if unknown := len(snap.Unknown) > 0; unknown != tc.unknown {
+				t.Errorf("unknown label sets %+v, want some: %v", snap.Unknown, tc.unknown)
+			}
+		})
+	}
+}

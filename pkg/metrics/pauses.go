@@ -49,7 +49,13 @@ func SchedPauses(s *Sample) (p Pauses, ok bool, err error) {
 	}
 	h := fam.GetMetric()[0].GetHistogram()
 	p = Pauses{Count: h.GetSampleCount(), Sum: h.GetSampleSum()}
+	if why := unusable(p.Sum); why != "" {
+		return Pauses{}, false, fmt.Errorf("%s: %s_sum: %s", s.Source, SchedPausesOther, why)
+	}
 	for _, b := range h.GetBucket() {
+		if math.IsNaN(b.GetUpperBound()) {
+			return Pauses{}, false, fmt.Errorf("%s: %s_bucket: bound NaN: not measured", s.Source, SchedPausesOther)
+		}
 		p.Buckets = append(p.Buckets, Bucket{UpperBound: b.GetUpperBound(), Count: b.GetCumulativeCount()})
 	}
 	sort.Slice(p.Buckets, func(i, j int) bool { return p.Buckets[i].UpperBound < p.Buckets[j].UpperBound })
@@ -63,7 +69,10 @@ func (p Pauses) Since(earlier Pauses) (PauseDelta, error) {
 	if p.Count < earlier.Count {
 		return PauseDelta{}, fmt.Errorf("%s count went down from %d to %d: the readings are not of one process", SchedPausesOther, earlier.Count, p.Count)
 	}
-	d := PauseDelta{Count: p.Count - earlier.Count, Sum: math.Max(0, p.Sum-earlier.Sum)}
+	if p.Sum < earlier.Sum {
+		return PauseDelta{}, fmt.Errorf("%s sum went down from %g to %g: the readings are not of one process", SchedPausesOther, earlier.Sum, p.Sum)
+	}
+	d := PauseDelta{Count: p.Count - earlier.Count, Sum: p.Sum - earlier.Sum}
 	before := make(map[float64]uint64, len(earlier.Buckets))
 	for _, b := range earlier.Buckets {
 		before[b.UpperBound] = b.Count

@@ -122,7 +122,7 @@ func Rates(first, second *Snapshot, interval time.Duration) (*RateSnapshot, erro
 		rs.Resources = append(rs.Resources, rr)
 	}
 	for _, name := range sortedNames(resets) {
-		rs.Notes = append(rs.Notes, fmt.Sprintf("%s went down for %d resources: counter reset, increase counted from 0", name, resets[name]))
+		rs.Notes = append(rs.Notes, fmt.Sprintf("%s went down for %d resources with no restart of the server: not measured, because a counter of one process never goes down", name, resets[name]))
 	}
 	gone := 0
 	seen := map[string]bool{}
@@ -140,8 +140,9 @@ func Rates(first, second *Snapshot, interval time.Duration) (*RateSnapshot, erro
 	return rs, nil
 }
 
-// increase returns how much a counter grew from a to b. A counter that went
-// down (or any counter after a restart) counts from 0. An absent a means the
+// increase returns how much a counter grew from a to b. Any counter after
+// a restart counts from 0; one that went down without a restart is not
+// measured (NaN, reset set). An absent a means the
 // series did not exist yet: it starts at 0.
 func increase(a, b float64, restarted bool) (inc float64, reset bool) {
 	switch {
@@ -150,7 +151,9 @@ func increase(a, b float64, restarted bool) (inc float64, reset bool) {
 	case restarted, Absent(a):
 		return math.Max(b, 0), false
 	case b < a:
-		return math.Max(b, 0), true
+		// Without a restart a counter cannot go down: the readings
+		// contradict each other, so the increase is not measured.
+		return nan, true
 	}
 	return b - a, false
 }

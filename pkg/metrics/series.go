@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"fmt"
+	"math"
 	"sort"
 
 	dto "github.com/prometheus/client_model/go"
@@ -12,6 +14,31 @@ import (
 // seriesVal is the value of one series: v for counters and gauges, sum and
 // count for histograms.
 type seriesVal struct{ v, sum, count float64 }
+
+// unusable says why a value read from outside is not measured: NaN, an
+// infinity or a negative number, none of which a count, a size or a
+// duration of the watch model can be; "" when it is usable.
+func (v seriesVal) unusable() string {
+	for _, f := range []float64{v.v, v.sum, v.count} {
+		if why := unusable(f); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// unusable says why f is not a measurement, "" when it is one.
+func unusable(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "value NaN: not measured"
+	case math.IsInf(f, 0):
+		return fmt.Sprintf("value %v: not measured", f)
+	case f < 0:
+		return fmt.Sprintf("value %g is negative: not measured", f)
+	}
+	return ""
+}
 
 func typeFits(got dto.MetricType, want string) bool {
 	switch want {

@@ -80,6 +80,11 @@ func (e *TruncatedError) Unwrap() error { return e.Err }
 // x/exp/trace parses whole into memory, are refused before any decoding.
 func checkHeader(br *bufio.Reader, source string) (string, error) {
 	head, err := br.Peek(16)
+	if err != nil && !errors.Is(err, io.EOF) {
+		// The stream failed (a timeout, a reset) before its header was
+		// whole: say so, not that it is no trace.
+		return "", fmt.Errorf("execution trace %q: reading its 16-byte header (%d bytes read): %w", source, len(head), err)
+	}
 	if err != nil && len(head) == 0 {
 		return "", &VersionError{Source: source, Header: ""}
 	}

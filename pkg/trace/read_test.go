@@ -296,6 +296,11 @@ func TestReadSeedTrace(t *testing.T) {
 		sum.Start.Before(sampleA) || sum.End.After(sampleB) || sum.Generations < 15 {
 		t.Errorf("summary: %d of %d bytes, %s, window %v (%v - %v), %d generations", sum.Bytes, st.Size(), sum.Version, sum.Window, sum.Start, sum.End, sum.Generations)
 	}
+	// Its 20 generations are 107,813 to 154,027 bytes (113,712 the first,
+	// header included): the smallest is the third.
+	if sum.SmallestGeneration != 107_813 {
+		t.Errorf("smallest generation %d bytes, want 107813", sum.SmallestGeneration)
+	}
 	gs := byID(sum)
 	stuck, paced := gs[35799], gs[38014]
 	if diff := cmp.Diff([]any{trace.StateWaiting, trace.StateWaiting, 0, time.Duration(0), sum.Window},

@@ -18,16 +18,18 @@ const (
 
 // state is one Read in progress. Not safe for concurrent use.
 type state struct {
-	opts          Options
-	maxG, maxF    int
-	sum           Summary
-	kept          map[int64]*tracked
-	dropped       map[int64]struct{}
-	keepCache     map[xtrace.Stack]bool // this generation's stacks
-	interned      map[string]string
-	buf           []Frame
-	first, last   xtrace.Time
-	genStart      xtrace.Time // the current generation's Sync
+	opts        Options
+	maxG, maxF  int
+	sum         Summary
+	kept        map[int64]*tracked
+	dropped     map[int64]struct{}
+	keepCache   map[xtrace.Stack]bool // this generation's stacks
+	interned    map[string]string
+	buf         []Frame
+	first, last xtrace.Time
+	genStart    xtrace.Time // the current generation's Sync
+	// syncBytes is how far the stream was read at the last Sync.
+	syncBytes     int64
 	started       bool
 	clock         *xtrace.ClockSnapshot
 	progressSlice []ProgressGoroutine
@@ -83,6 +85,7 @@ func (s *state) event(ev *xtrace.Event, bytes int64) bool {
 			tg.stack = xtrace.NoStack
 		}
 		s.genStart = t
+		s.generationRead(bytes)
 		if sync.N > 1 {
 			s.sum.Generations++
 			return s.progress(bytes)
@@ -94,6 +97,22 @@ func (s *state) event(ev *xtrace.Event, bytes int64) bool {
 		}
 	}
 	return true
+}
+
+// generationRead records the size of the generation whose Sync came at
+// bytes into the stream: the decoder reads a whole generation before it
+// yields the generation's Sync, so the bytes since the previous Sync are
+// this generation's (the first one's with the header). The Sync that
+// ends the trace follows no new bytes and records nothing.
+func (s *state) generationRead(bytes int64) {
+	n := bytes - s.syncBytes
+	s.syncBytes = bytes
+	if n <= 0 {
+		return
+	}
+	if s.sum.SmallestGeneration == 0 || n < s.sum.SmallestGeneration {
+		s.sum.SmallestGeneration = n
+	}
 }
 
 // transition updates the goroutine st is about.

@@ -93,6 +93,13 @@ type Summary struct {
 	Generations int
 	// Bytes is the number of bytes read from the stream.
 	Bytes int64
+	// SmallestGeneration is the size in bytes of the smallest generation
+	// read, 0 before the first. Every generation repeats the status of
+	// each goroutine that did not run in it, with its stack and string
+	// tables (runtime/trace.go traceAdvance, Go 1.26), so the smallest one
+	// bounds what a generation costs whatever its events: on a server of
+	// tens of thousands of idle goroutines most of a short trace.
+	SmallestGeneration int64
 	// Truncated is set when the stream ended inside a generation, was
 	// malformed, or exceeded MaxBytes; StoppedEarly when Progress stopped
 	// the read. Why says which, in words. Either way the Summary covers

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"regexp"
 	"slices"
 	"sort"
@@ -15,28 +16,7 @@ import (
 // evidenceReport is the part of the report the evidence checks read:
 // each finding's handler as the goroutine dump showed it and the evidence
 // lines of its attribution.
-type evidenceReport struct {
-	Findings []struct {
-		Type   string `json:"type"`
-		Client *struct {
-			User, Resource, Match string
-		} `json:"client"`
-		Candidates []struct{ User string } `json:"candidates"`
-		Connection int64                   `json:"connection"`
-		Watcher    struct {
-			GoroutineID int64 `json:"goroutineID"`
-			Handler     *struct {
-				Transport   string `json:"transport"`
-				ObjectType  string `json:"objectType"`
-				EventBytes  int    `json:"eventBytes"`
-				ConnAddress string `json:"connAddress"`
-				ConnWatches int    `json:"connWatches"`
-			} `json:"handler"`
-		} `json:"watcher"`
-		Evidence []string `json:"evidence"`
-	} `json:"findings"`
-	Warnings []string `json:"warnings"`
-}
+type evidenceReport = api.Report
 
 // The clients' transports: @kubernetes/client-node speaks HTTP/1.1, the
 // others HTTP/2.

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	mrand "math/rand/v2"
 	"os"
 	"os/exec"
@@ -271,7 +272,7 @@ func checkAttribution(t *testing.T, rep report, clients []attrClient, cmUser str
 				t.Errorf("healthy client %s (no initial-events watch) among the candidates: %+v", cd.User, f)
 			}
 		}
-		if f.Client.Resource == "configmaps" || slices.ContainsFunc(f.Candidates, func(c struct{ User, Path, Namespace, Resource string }) bool { return c.Resource == "configmaps" }) {
+		if f.Client.Resource == "configmaps" || slices.ContainsFunc(f.Candidates, func(c api.Request) bool { return c.Resource == "configmaps" }) {
 			cmFindings++
 			if f.Client.Match != "exact" || f.Client.User != cmUser || f.Client.Resource != "configmaps" {
 				t.Errorf("the only initial-phase watcher of configmaps (%s) is matched %q to %q (candidates %+v), want exact to %s", cmUser, f.Client.Match, f.Client.User, f.Candidates, cmUser)

@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"encoding/json"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,19 +52,7 @@ func TestPluginFleetTwoClusters(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d (two fresh clusters have no stuck watch)\nstdout:\n%s\nstderr:\n%s", res.ExitCode, res.Stdout, res.Stderr)
 	}
-	var fr struct {
-		Kind     string `json:"kind"`
-		Clusters []struct {
-			Context string  `json:"context"`
-			Server  string  `json:"server"`
-			Error   string  `json:"error"`
-			Report  *report `json:"report"`
-		} `json:"clusters"`
-		Summary struct {
-			Clusters int `json:"clusters"`
-			Failed   int `json:"failed"`
-		} `json:"summary"`
-	}
+	var fr api.FleetReport
 	if err := json.Unmarshal([]byte(res.Stdout), &fr); err != nil {
 		t.Fatalf("%v\n%s", err, res.Stdout)
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"math"
 	"os"
 	"path/filepath"
@@ -227,21 +228,7 @@ func (h *haEnv) addresses() []string {
 }
 
 // manifest is the part of a collect bundle's manifest.json the tests read.
-type manifest struct {
-	Instances []struct {
-		Name    string `json:"name"`
-		Address string `json:"address"`
-		Pinned  bool   `json:"pinned"`
-		Samples []struct {
-			Fetches []struct {
-				Kind             string  `json:"kind"`
-				Error            string  `json:"error"`
-				ProcessStartTime float64 `json:"processStartTime"`
-			} `json:"fetches"`
-		} `json:"samples"`
-	} `json:"instances"`
-	Notes []string `json:"notes"`
-}
+type manifest = api.Manifest
 
 // TestHADiagnoseReadsEveryInstanceOnItsAddress: through the load balancer's
 // kubeconfig, the plugin discovers the three instances from the

@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"net"
 	"net/url"
 	"os"
@@ -31,37 +32,7 @@ import (
 // once, by stuckForAMinute.
 const pluginInterval = "15s"
 
-type report struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	APIServers []struct {
-		Name    string   `json:"name"`
-		Samples int      `json:"samples"`
-		Notes   []string `json:"notes"`
-	} `json:"apiservers"`
-	Findings []struct {
-		Type           string  `json:"type"`
-		Severity       string  `json:"severity"`
-		APIServer      string  `json:"apiserver"`
-		Phase          string  `json:"phase"`
-		BlockedMinutes *int    `json:"blockedMinutes"`
-		GoroutineIDs   []int64 `json:"goroutineIDs"`
-		Client         *struct {
-			User, Verb, Path, Namespace, Resource, PriorityLevel, FlowSchema, Match string
-			Seats                                                                   int
-		} `json:"client"`
-		Candidates []struct {
-			User, Path, Namespace, Resource string
-		} `json:"candidates"`
-	} `json:"findings"`
-	Summary struct {
-		StuckWatches int `json:"stuckWatches"`
-		SlowWatches  int `json:"slowWatches"`
-		Goroutines   int `json:"goroutines"`
-	} `json:"summary"`
-	Warnings []string `json:"warnings"`
-	Errors   []string `json:"errors"`
-}
+type report = api.Report
 
 func decode(t *testing.T, res pluginResult) report {
 	t.Helper()
@@ -158,7 +129,7 @@ func checkVerdicts(t *testing.T, r report) {
 			// nothing separates it from paced-reader (same resource,
 			// same path, same age: docs/analyze.md, "Attribution").
 			named := user == "slow-informer" && f.Client.Match != "ambiguous"
-			among := user == "" && f.Client != nil && f.Client.Match == "ambiguous" && slices.ContainsFunc(f.Candidates, func(c struct{ User, Path, Namespace, Resource string }) bool {
+			among := user == "" && f.Client != nil && f.Client.Match == "ambiguous" && slices.ContainsFunc(f.Candidates, func(c api.Request) bool {
 				return c.User == "slow-informer"
 			})
 			if !(named || among) || f.Client.Namespace != "rand2" || f.Client.Resource != "pods" {
@@ -223,14 +194,20 @@ func TestPluginWithoutDebugRules(t *testing.T) {
 	}
 	for _, want := range []string{
 		`GET /metrics forbidden: missing RBAC rule nonResourceURLs: ["/metrics"], verbs: ["get"]`,
-		// Neither go_goroutines nor the debug=1 profile: no dump.
-		"no goroutine dump: its pause cannot be estimated",
+		// The debug=1 profile refused: the debug=2 dump is not asked for
+		// (it would be refused too), and nothing advises --force.
+		`GET /debug/pprof/goroutine forbidden: missing RBAC rule nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
 		`nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
 		`GET /debug/api_priority_and_fairness/dump_requests forbidden: missing RBAC rule nonResourceURLs: ["/debug/api_priority_and_fairness/*"], verbs: ["get"]`,
 		"kind: ClusterRole",
 	} {
 		if !strings.Contains(res.Stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+	for _, not := range []string{"debug=2", "--force"} {
+		if strings.Contains(res.Stderr, not) {
+			t.Errorf("stderr names %q, want no dump asked for or advised where /debug/pprof is refused:\n%s", not, res.Stderr)
 		}
 	}
 }
@@ -266,9 +243,9 @@ func TestPluginCollectThenAnalyzeAgreesWithDiagnose(t *testing.T) {
 func findingKeys(r report) string {
 	var ks []string
 	for _, f := range r.Findings {
-		k := f.Type + " " + f.Phase + " " + f.APIServer
+		k := string(f.Type) + " " + string(f.Phase) + " " + f.APIServer
 		if f.Client != nil {
-			k += " " + f.Client.User + " " + f.Client.Path + " " + f.Client.Match
+			k += " " + f.Client.User + " " + f.Client.Path + " " + string(f.Client.Match)
 		}
 		ks = append(ks, k)
 	}

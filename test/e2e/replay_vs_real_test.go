@@ -260,6 +260,14 @@ type seriesMeasure struct {
 	name   string
 	real   func(s stallSample) float64
 	replay func(at float64) float64
+	// between, when set, is how many of the replay's count may be caught
+	// between two steps on the real server at instant at: a client that
+	// progresses (the paced reader) has its handler blocked writing only
+	// until its next read returns credit, then encodes and waits for the
+	// watcher's next event, so one probe may miss it (measured: one probe
+	// of a whole CI run, at t=20.1 s, writers=1 where the replay had 2).
+	// A count above the replay's is never excused.
+	between func(at float64) float64
 }
 
 // compareSeries compares every real sample with the replay's timeline: a
@@ -301,18 +309,18 @@ func compareSeries(t *testing.T, run stallRun, column string, steps map[string][
 	h2Clients := []string{cluster.UserSlowInformer, cluster.UserPacedReader}
 	node := cluster.UserNodeReader
 	measures := []seriesMeasure{
-		{"HTTP/2 watchers (slow+paced)", func(s stallSample) float64 { return float64(s.Goroutines[transportH2].Watchers) }, sum(watcher, h2Clients...)},
-		{"HTTP/2 handlers writing an event", func(s stallSample) float64 { return float64(s.Goroutines[transportH2].Writers) }, sum(writer, h2Clients...)},
-		{"HTTP/2 APF waits", func(s stallSample) float64 { return float64(s.Goroutines[transportH2].APFWaits) }, sum(apfWait, h2Clients...)},
-		{"HTTP/1.1 watchers (node)", func(s stallSample) float64 { return float64(s.Goroutines[transportH1].Watchers) }, sum(watcher, node)},
-		{"HTTP/1.1 handlers writing an event", func(s stallSample) float64 { return float64(s.Goroutines[transportH1].Writers) }, sum(writer, node)},
-		{"HTTP/1.1 APF waits", func(s stallSample) float64 { return float64(s.Goroutines[transportH1].APFWaits) }, sum(apfWait, node)},
+		{"HTTP/2 watchers (slow+paced)", func(s stallSample) float64 { return float64(s.Goroutines[transportH2].Watchers) }, sum(watcher, h2Clients...), nil},
+		{"HTTP/2 handlers writing an event", func(s stallSample) float64 { return float64(s.Goroutines[transportH2].Writers) }, sum(writer, h2Clients...), sum(writer, cluster.UserPacedReader)},
+		{"HTTP/2 APF waits", func(s stallSample) float64 { return float64(s.Goroutines[transportH2].APFWaits) }, sum(apfWait, h2Clients...), nil},
+		{"HTTP/1.1 watchers (node)", func(s stallSample) float64 { return float64(s.Goroutines[transportH1].Watchers) }, sum(watcher, node), nil},
+		{"HTTP/1.1 handlers writing an event", func(s stallSample) float64 { return float64(s.Goroutines[transportH1].Writers) }, sum(writer, node), nil},
+		{"HTTP/1.1 APF waits", func(s stallSample) float64 { return float64(s.Goroutines[transportH1].APFWaits) }, sum(apfWait, node), nil},
 	}
 	for _, u := range replayClients {
-		measures = append(measures, seriesMeasure{u + " seats (dump_requests)", func(s stallSample) float64 { return s.UserSeats[u] }, sum(seats, u)})
+		measures = append(measures, seriesMeasure{u + " seats (dump_requests)", func(s stallSample) float64 { return s.UserSeats[u] }, sum(seats, u), nil})
 	}
 	measures = append(measures,
-		seriesMeasure{"level's executing seats (metric)", func(s stallSample) float64 { return s.Seats }, sum(seats, replayClients...)},
+		seriesMeasure{"level's executing seats (metric)", func(s stallSample) float64 { return s.Seats }, sum(seats, replayClients...), nil},
 		seriesMeasure{"slow-informer told (RST_STREAM)", func(s stallSample) float64 {
 			for _, e := range run.streamEnds {
 				if e.At.Sub(run.started) <= s.At {
@@ -320,8 +328,8 @@ func compareSeries(t *testing.T, run stallRun, column string, steps map[string][
 				}
 			}
 			return 0
-		}, sum(told, cluster.UserSlowInformer)},
-		seriesMeasure{"node-reader told (socket: the server's FIN arrived)", func(s stallSample) float64 { return b(s.Node.told()) }, sum(told, node)},
+		}, sum(told, cluster.UserSlowInformer), nil},
+		seriesMeasure{"node-reader told (socket: the server's FIN arrived)", func(s stallSample) float64 { return b(s.Node.told()) }, sum(told, node), nil},
 	)
 
 	var all, diffs [][]string
@@ -347,11 +355,17 @@ func compareSeries(t *testing.T, run stallRun, column string, steps map[string][
 			}
 			// Between two of them: a count caught halfway through a
 			// transition of several clients.
-			ok := vmin <= real && real <= vmax
+			floor := vmin
+			if m.between != nil {
+				floor -= m.between(at)
+			}
+			ok := floor <= real && real <= vmax
 			verdict := "ok"
 			switch {
 			case !ok:
 				verdict = "DIFFERENT"
+			case real < vmin:
+				verdict = "ok (between writes)"
 			case real != exact:
 				verdict = "ok (skew)"
 			}

@@ -21,6 +21,8 @@
 #   WATCH_DOCTOR_BIN        the plugin binary, for the tests that run it
 #   E2E_OLDER_KUBE_VERSION  the older kube-apiserver release that
 #                           TestOlderMinorDiagnose runs (default v1.36.3)
+#   E2E_NEWER_KUBE_VERSION  the newer kube-apiserver release the 1.38 tests
+#                           run (default v1.38.0-beta.0)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -57,6 +59,16 @@ if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
   KUBE_APISERVER_OLDER_BIN="$(eval "${older_lines}" && printf '%s' "${KUBE_APISERVER_BIN}")"
   export KUBE_APISERVER_OLDER_BIN
   echo "run.sh: KUBE_APISERVER_OLDER_BIN=${KUBE_APISERVER_OLDER_BIN} (${E2E_OLDER_KUBE_VERSION})" >&2
+
+  # The newer release the 1.38 tests run (TestNewerReleaseDiagnose,
+  # TestDiagnoseAtScaleByTraceNewerRelease, TestBlockedReplayQuietAndBusy):
+  # built once with the Go toolchain its go.mod asks for (go1.27.3 for
+  # v1.38, fetched from the module proxy by the go command), cached after.
+  export E2E_NEWER_KUBE_VERSION="${E2E_NEWER_KUBE_VERSION:-v1.38.0-beta.0}"
+  newer_lines="$(KUBE_VERSION="${E2E_NEWER_KUBE_VERSION}" "${here}/hack/build-binaries.sh")"
+  KUBE_APISERVER_NEWER_BIN="$(eval "${newer_lines}" && printf '%s' "${KUBE_APISERVER_BIN}")"
+  export KUBE_APISERVER_NEWER_BIN
+  echo "run.sh: KUBE_APISERVER_NEWER_BIN=${KUBE_APISERVER_NEWER_BIN} (${E2E_NEWER_KUBE_VERSION})" >&2
 
   # Every module the tests import, and their compiled packages: go vet
   # type-checks the test files too, so the tests build offline afterwards.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"io"
 	"net/http"
 	"os"
@@ -37,29 +38,7 @@ const (
 )
 
 // scaleReport is what this test reads of a report.
-type scaleReport struct {
-	APIServers []struct {
-		Name     string   `json:"name"`
-		Evidence string   `json:"evidence"`
-		Notes    []string `json:"notes"`
-		Cost     *struct {
-			PausesMeasured bool    `json:"pausesMeasured"`
-			Pauses         uint64  `json:"pauses"`
-			PauseSeconds   float64 `json:"pauseSeconds"`
-			BytesRead      int64   `json:"bytesRead"`
-		} `json:"cost"`
-	} `json:"apiservers"`
-	Findings []struct {
-		Type       string                                  `json:"type"`
-		Message    string                                  `json:"message"`
-		Client     *struct{ User, Resource, Match string } `json:"client"`
-		Candidates []struct{ User, Resource string }       `json:"candidates"`
-	} `json:"findings"`
-	Summary struct {
-		StuckWatches, SlowWatches, UndecidedWatches int
-	} `json:"summary"`
-	Incomplete []string `json:"incomplete"`
-}
+type scaleReport = api.Report
 
 // TestDiagnoseAtScaleByTrace is issue 18's proof: a real kube-apiserver
 // inflated to 10,000 idle watches (about 22,000 goroutines, where a
@@ -71,12 +50,18 @@ type scaleReport struct {
 // elimination forces it, exit 1, and cost the server under 10 ms of
 // stop-the-world by its own runtime metric.
 func TestDiagnoseAtScaleByTrace(t *testing.T) {
+	diagnoseAtScaleByTrace(t, cluster.Options{})
+}
+
+// diagnoseAtScaleByTrace runs the scale workload on a cluster started with
+// opts (the default binary, or another release's) and checks the runs.
+func diagnoseAtScaleByTrace(t *testing.T, opts cluster.Options) {
 	for _, tool := range []string{"curl", "dd", "sleep"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("missing %s: run test/e2e/hack/install-clients.sh (test/e2e/run.sh does)", tool)
 		}
 	}
-	c := cluster.StartForTest(t, cluster.Options{})
+	c := cluster.StartForTest(t, opts)
 	cfg, err := c.RESTConfig(cluster.UserAdmin)
 	if err != nil {
 		t.Fatal(err)
@@ -162,13 +147,13 @@ func checkScaleRun(t *testing.T, res pluginResult, stw pauseDelta) {
 	for _, f := range r.Findings {
 		who := "?"
 		if f.Client != nil {
-			who = f.Client.User + "/" + f.Client.Resource + "/" + f.Client.Match
+			who = f.Client.User + "/" + f.Client.Resource + "/" + string(f.Client.Match)
 		}
 		var cands []string
 		for _, cd := range f.Candidates {
 			cands = append(cands, cd.User)
 		}
-		verdicts[f.Type] = append(verdicts[f.Type], fmt.Sprintf("%s %v", who, cands))
+		verdicts[string(f.Type)] = append(verdicts[string(f.Type)], fmt.Sprintf("%s %v", who, cands))
 	}
 	t.Logf("verdicts: %v; summary %+v; incomplete %v", verdicts, r.Summary, r.Incomplete)
 	if res.ExitCode != 1 {
@@ -295,7 +280,7 @@ func waitScaleClientsBlocked(ctx context.Context, t *testing.T, admin rest.Inter
 		}
 		users := executingWatchUsersAll(reqs)
 		senders := probe.InitialEventsSenders(gs)
-		last = fmt.Sprintf("%d watchers blocked in sendWatchCacheEvent from processInterval; executing watches by %v", len(senders), users)
+		last = fmt.Sprintf("%d watchers blocked in sendWatchCacheEvent in the initial replay; executing watches by %v", len(senders), users)
 		return len(senders) >= 3 && len(users) >= 3, nil
 	})
 	if err != nil {

@@ -5,6 +5,8 @@
 // bench/README.md.
 //
 //	wdbench -wd BIN -peers BIN [-dir DIR] [-sizes 10k,100k,1M] [-runs 3]
+//	wdbench match -wd BIN [-shape spread|one-connection|same-instant] [-n 50000]
+//	wdbench floor -wd BIN -peers BIN [-n 300k] [-stuck 134]
 //	wdbench probe FILE      (internal: one in-process analyze, prints allocations)
 //
 // Every tool runs as its own process, one at a time, reading the same file
@@ -49,6 +51,13 @@ const (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "probe" {
 		os.Exit(probe(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "floor" {
+		if err := floorBench(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "wdbench floor:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == "match" {
 		if err := matchBench(os.Args[2:], os.Stdout); err != nil {

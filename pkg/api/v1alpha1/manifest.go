@@ -56,6 +56,11 @@ type Sample struct {
 	Withheld string `json:"withheld,omitempty"`
 	// Notes say what the collector decided (no dump needed, and why).
 	Notes []string `json:"notes,omitempty"`
+	// ProfileStatus is the HTTP status /debug/pprof answered when it
+	// refused the goroutine profiles: 404 (the API server runs with
+	// --profiling=false) or 403 (RBAC); 0 when they were served or not
+	// asked for.
+	ProfileStatus int `json:"profileStatus,omitempty"`
 }
 
 // FetchInfo is one fetch of a sample.

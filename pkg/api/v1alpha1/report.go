@@ -9,33 +9,38 @@ import (
 // KindReport is the kind of the Report.
 const KindReport = "Report"
 
-// FindingType says what a finding is.
-type FindingType string
+// UndecidedReason says why an UndecidedInitialEvents finding was not
+// decided.
+type UndecidedReason string
 
-// Finding types.
+// Undecided reasons.
 const (
-	// StuckInitialEvents: a watcher in its initial-events replay, blocked
-	// sending for at least a minute: past the 30 s no-progress bound of the
-	// proposed fix (kubernetes PR 141899). Nothing upstream ends it before
-	// the request times out.
-	StuckInitialEvents FindingType = "StuckInitialEvents"
-	// SlowInitialEvents: in the replay and blocked sending for under a
-	// minute, or seen progressing between two samples.
-	SlowInitialEvents FindingType = "SlowInitialEvents"
-	// BlockedStreaming: past the replay, blocked sending for at least a
-	// minute; upstream closes it only when a new event arrives for it and
-	// cannot be queued (cache_watcher.go add, line 178).
-	BlockedStreaming FindingType = "BlockedStreaming"
-	// UndecidedInitialEvents: a watch request still initializing (an
-	// executing watch in APF dump_requests) for longer than StallBound,
-	// seen without a debug=2 dump: stuck or slow is not decided.
-	UndecidedInitialEvents FindingType = "UndecidedInitialEvents"
-	// WaitingForWatchCache: a watch request waiting in the cacher for a
-	// watch cache that is not ready ((*ready).wait under (*Cacher).Watch).
-	// It holds its APF seats like a replay does, but no replay has begun:
-	// neither a stuck replay nor a healthy watch.
-	WaitingForWatchCache FindingType = "WaitingForWatchCache"
+	// UndecidedProfilingDisabled: /debug/pprof answered 404: the API
+	// server runs with --profiling=false, so no goroutine dump or trace
+	// can be taken.
+	UndecidedProfilingDisabled UndecidedReason = "ProfilingDisabled"
+	// UndecidedProfilingForbidden: /debug/pprof answered 403: the user
+	// lacks nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"].
+	UndecidedProfilingForbidden UndecidedReason = "ProfilingForbidden"
+	// UndecidedNoGoroutineDump: no goroutine dump or trace among the
+	// inputs (or withheld for its pause), for no reason the server gave.
+	UndecidedNoGoroutineDump UndecidedReason = "NoGoroutineDump"
+	// UndecidedAggregatedProfile: only a debug=1 or protobuf profile,
+	// which cannot tell stuck from slow.
+	UndecidedAggregatedProfile UndecidedReason = "AggregatedProfile"
+	// UndecidedPartialDump: its watcher may be in the missing part of a
+	// partial goroutine dump.
+	UndecidedPartialDump UndecidedReason = "PartialDump"
+	// UndecidedNoRecognisedWatcher: the goroutine dump holds no
+	// initial-phase watcher that explains it: the server's watcher loop
+	// may have a shape this build does not recognise (a newer release).
+	UndecidedNoRecognisedWatcher UndecidedReason = "NoRecognisedWatcher"
 )
+
+// DumpFormatAPF is APIServer.DumpFormat for a server decided from its APF
+// dumps and /metrics alone: no goroutine dump or execution trace was read
+// (profiling off, refused, or not captured), so no cacheWatcher was seen.
+const DumpFormatAPF = "apf"
 
 // Severity is how much a finding matters.
 type Severity string
@@ -214,6 +219,13 @@ type Finding struct {
 	Message    string `json:"message"`
 	// Evidence says what the verdict and the match rest on.
 	Evidence []string `json:"evidence,omitempty"`
+	// UndecidedReason says why an UndecidedInitialEvents finding was
+	// not decided; empty for the other types.
+	UndecidedReason UndecidedReason `json:"undecidedReason,omitempty"`
+	// Audit lists the audit log events that fit the finding's request
+	// (see AuditEvent): one names its source address and user agent in
+	// Client; several keep the ambiguity and Client names neither.
+	Audit []AuditEvent `json:"audit,omitempty"`
 }
 
 // CandidateUsers lists the users of the finding's candidates, each once, in
@@ -249,6 +261,23 @@ type Client struct {
 	Seats         int        `json:"seats,omitempty"`
 	StartTime     *time.Time `json:"startTime,omitempty"`
 	Match         Match      `json:"match"`
+	// SourceIPs and UserAgent come from the one audit log event that fits
+	// the request (Finding.Audit); absent without one. The user agent is
+	// the client's own word.
+	SourceIPs []string `json:"sourceIPs,omitempty"`
+	UserAgent string   `json:"userAgent,omitempty"`
+}
+
+// AuditEvent is a watch request of an API server audit log that fits a
+// finding's request: same user and path, verb watch, received within the
+// join's tolerance of the request's APF start.
+type AuditEvent struct {
+	// Source is the log and line it was read from ("audit.log:12").
+	Source                   string    `json:"source"`
+	AuditID                  string    `json:"auditID,omitempty"`
+	SourceIPs                []string  `json:"sourceIPs,omitempty"`
+	UserAgent                string    `json:"userAgent,omitempty"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
 }
 
 // Request is an executing watch request of the APF dump.
@@ -300,6 +329,9 @@ type Summary struct {
 	// HeldAfterWatcherClosed counts handlers holding APF seats with no
 	// watcher left (see the finding type).
 	HeldAfterWatcherClosed int `json:"heldAfterWatcherClosed,omitempty"`
+	// WaitingForWatchCache counts watch requests waiting for a watch
+	// cache that is not ready (see the finding type).
+	WaitingForWatchCache int `json:"waitingForWatchCache,omitempty"`
 	// Goroutines is the total over the API servers' last dumps.
 	Goroutines int `json:"goroutines"`
 	// StuckGoroutines are kept alive by stuck watches.

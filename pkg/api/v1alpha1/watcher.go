@@ -27,18 +27,6 @@ const (
 	HandlerNotFound HandlerBlock = "not-found"
 )
 
-// HeldAfterWatcherClosed: a watch handler blocked writing to its client for
-// at least a minute, still holding its APF seats (its APF goroutine waits in
-// (*initializationSignal).Wait), while no cacheWatcher goroutine serves it
-// any more. Measured on a kube-apiserver v1.37.2 patched as kubernetes PR
-// 141899 describes (test/e2e TestPatchedServers): the stall timeout closes
-// the watcher (processInterval returns, c.Stop(), close(c.result)), but the
-// handler stays in writeDataFromHandler and the seat stays held until the
-// request ends or the client goes, and the client is not told. Upstream
-// shows the same shape when a watcher is closed while its handler is
-// blocked (the cacher's forget on a full input buffer, say).
-const HeldAfterWatcherClosed FindingType = "HeldAfterWatcherClosed"
-
 // PhaseClosed is the phase of a HeldAfterWatcherClosed finding: the
 // watcher's goroutine is gone, its handler is not.
 const PhaseClosed Phase = "closed"
@@ -74,6 +62,10 @@ type Watcher struct {
 	// created by the same handler: the request's APF seats are held until
 	// it returns. 0 when there is none.
 	APFGoroutineID int64 `json:"apfGoroutineID,omitempty"`
+	// Loop is the watcher loop's function that the goroutine is in
+	// ("processInterval" up to v1.37, "processInitialEvents" from v1.38,
+	// "process" streaming), for messages; "" when unknown. Not written.
+	Loop string `json:"-"`
 }
 
 // Handler is the goroutine running a watch request's HTTP handler.

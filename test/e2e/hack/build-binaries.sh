@@ -4,6 +4,7 @@
 #
 # Usage: hack/build-binaries.sh
 #        KUBE_VERSION=v1.36.3 hack/build-binaries.sh
+#        KUBE_VERSION=v1.38.0-beta.0 hack/build-binaries.sh
 #
 # Progress goes to stderr. On success stdout carries exactly three lines, shell
 # assignments that a caller can eval:
@@ -24,17 +25,28 @@
 #                           are rebuilt only when missing.
 #   E2E_REBUILD=1           rebuild even when a cached binary exists.
 #   KUBE_VERSION            the k8s.io/kubernetes release to build
-#                           (default v1.37.2), v1.<minor>.<patch>.
+#                           (default v1.37.2), v1.<minor>.<patch> or a
+#                           pre-release v1.<minor>.<patch>-{alpha,beta,rc}.<n>.
+#   KUBE_GOTOOLCHAIN        the Go toolchain for a release whose go.mod needs
+#                           a newer Go than the local one (default: the one
+#                           pinned below for that Go minor, e.g. go1.27.3).
+#
+# Toolchains: every build runs with GOTOOLCHAIN=local, except a kube-apiserver
+# whose k8s.io/kubernetes go.mod says `go 1.N` newer than the local go: that
+# build alone runs with GOTOOLCHAIN set to the toolchain pinned for Go 1.N
+# (pinned_toolchain), which the go command fetches from the module proxy once
+# and caches in the module cache.
 set -euo pipefail
 
 readonly DEFAULT_KUBE_VERSION="v1.37.2"
 readonly KUBE_VERSION="${KUBE_VERSION:-${DEFAULT_KUBE_VERSION}}"
-[[ "${KUBE_VERSION}" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || {
-  printf 'build-binaries: error: KUBE_VERSION %q is not a release like v1.36.3\n' "${KUBE_VERSION}" >&2
+[[ "${KUBE_VERSION}" =~ ^v1\.[0-9]+\.[0-9]+(-(alpha|beta|rc)\.[0-9]+)?$ ]] || {
+  printf 'build-binaries: error: KUBE_VERSION %q is not a release like v1.36.3 or v1.38.0-beta.0\n' "${KUBE_VERSION}" >&2
   exit 1
 }
 # The staging modules (k8s.io/api, k8s.io/client-go, ...) are released as
-# v0.<minor>.<patch> alongside k8s.io/kubernetes v1.<minor>.<patch>.
+# v0.<minor>.<patch>[-<pre>] alongside k8s.io/kubernetes
+# v1.<minor>.<patch>[-<pre>] (v1.38.0-beta.0 -> v0.38.0-beta.0).
 readonly STAGING_VERSION="v0${KUBE_VERSION#v1}"
 readonly ETCD_VERSION="v3.7.3"
 # Version stamps for kube-apiserver's /version. They match the fixtures in
@@ -53,6 +65,44 @@ export GOTOOLCHAIN=local GOWORK=off GOFLAGS=-mod=mod
 
 log() { printf 'build-binaries: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# pinned_toolchain GO_MINOR prints the toolchain a build needing Go 1.<minor>
+# runs with: the release kube-apiserver of that generation is built with, so
+# the binary's runtime (scheduler, trace format, goroutine dump) is the one
+# users run. Unknown minors fail rather than guess.
+pinned_toolchain() {
+  case "$1" in
+    27) printf 'go1.27.3' ;;
+    *) return 1 ;;
+  esac
+}
+
+# go_minor VERSION prints the minor of a Go version (1.27.0, go1.26.8 -> 27, 26).
+go_minor() {
+  local v="${1#go}"
+  v="${v#1.}"
+  printf '%s' "${v%%[.a-z]*}"
+}
+
+# toolchain_for GOMOD prints the GOTOOLCHAIN value to build GOMOD's module
+# with: local when the local go is new enough for its go directive, else
+# $KUBE_GOTOOLCHAIN or the toolchain pinned for that Go minor.
+toolchain_for() {
+  local gomod="$1" want have
+  want="$(go mod edit -json "${gomod}" | jq -r '.Go // empty')"
+  [[ -n "${want}" ]] || die "no go directive in ${gomod}"
+  have="$(GOTOOLCHAIN=local go env GOVERSION)"
+  if (($(go_minor "${want}") <= $(go_minor "${have}"))); then
+    printf 'local'
+    return
+  fi
+  if [[ -n "${KUBE_GOTOOLCHAIN:-}" ]]; then
+    printf '%s' "${KUBE_GOTOOLCHAIN}"
+    return
+  fi
+  pinned_toolchain "$(go_minor "${want}")" ||
+    die "${gomod} needs go ${want} (local: ${have}) and no toolchain is pinned for it; set KUBE_GOTOOLCHAIN"
+}
 
 command -v go >/dev/null || die "go is not on PATH"
 # jq reads `go mod download -json`; git applies the patches. From apt when
@@ -112,9 +162,21 @@ build_kube_apiserver() {
   local start=${SECONDS}
   log "downloading k8s.io/kubernetes@${KUBE_VERSION}"
   local info gomod
-  info="$(cd "${BUILD_DIR}" && go mod download -json "k8s.io/kubernetes@${KUBE_VERSION}")"
-  gomod="$(jq -r '.GoMod' <<<"${info}")"
-  [[ -f "${gomod}" ]] || die "no go.mod for k8s.io/kubernetes@${KUBE_VERSION} in the module cache"
+  # A release needing a newer Go than the local one fails here with "requires
+  # go >= 1.N" after its go.mod is downloaded; read that go.mod to choose the
+  # toolchain, then download again with it.
+  info="$(cd "${BUILD_DIR}" && go mod download -json "k8s.io/kubernetes@${KUBE_VERSION}" || true)"
+  gomod="$(jq -r '.GoMod // empty' <<<"${info}")"
+  [[ -f "${gomod}" ]] || die "no go.mod for k8s.io/kubernetes@${KUBE_VERSION} in the module cache: $(jq -r '.Error // empty' <<<"${info}")"
+  local toolchain
+  toolchain="$(toolchain_for "${gomod}")"
+  # For this function and the ones it calls only (local -x).
+  local -x GOTOOLCHAIN="${toolchain}"
+  if [[ "${GOTOOLCHAIN}" != local ]]; then
+    log "k8s.io/kubernetes@${KUBE_VERSION} needs go $(go mod edit -json "${gomod}" | jq -r .Go); building it with GOTOOLCHAIN=${GOTOOLCHAIN} ($(go version))"
+  fi
+  info="$(cd "${BUILD_DIR}" && go mod download -json "k8s.io/kubernetes@${KUBE_VERSION}")" ||
+    die "downloading k8s.io/kubernetes@${KUBE_VERSION}: $(jq -r '.Error // empty' <<<"${info}")"
 
   # k8s.io/kubernetes replaces each staging module with a directory that its
   # module zip does not contain. Derive that list from its own go.mod and

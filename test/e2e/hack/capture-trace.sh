@@ -3,6 +3,8 @@
 # trace-seed) from a real kube-apiserver v1.37.2, in a network namespace of
 # its own, as run.sh runs the e2e tests:
 #   test/e2e/hack/capture-trace.sh -out DIR [-debug2 DIR2] [-seconds N]
+# With KUBE_VERSION set (e.g. v1.38.0-beta.0), that release's, built by
+# hack/build-binaries.sh.
 # Arguments go to test/e2e/cmd/capture-trace. Relative paths are taken from
 # the directory this script is run in.
 set -euo pipefail

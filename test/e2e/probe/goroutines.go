@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,11 +118,30 @@ func (g Goroutine) String() string {
 
 // The functions of kubernetes issue 131721: the cacher's sender and, on the
 // other side of c.result, the HTTP/2 handler blocked on flow control.
+//
+// The initial replay runs in processInterval up to k8s.io/apiserver v0.37
+// (v0.37.2 cache_watcher.go: the send blocks at :442, called at :502), and
+// from v0.38 in processInitialEvents (v0.38.0-beta.0 cache_watcher.go:528),
+// called by process for the interval it reads from c.input (:494), which
+// ranges over cacheInterval.All() and sends from its loop body (:585; the
+// send blocks at :464), a range-over-func closure the runtime names
+// processInitialEvents-range1.
 const (
 	ProcessInterval      = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval"
+	ProcessInitialEvents = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInitialEvents"
 	SendWatchCacheEvent  = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent"
 	WriteDataFromHandler = "golang.org/x/net/http2.(*serverConn).writeDataFromHandler"
+	// StdWriteDataFromHandler is the same wait in the HTTP/2 server that
+	// Go 1.27's net/http carries itself, which kube-apiserver v1.38 (built
+	// with Go 1.27) serves with instead of golang.org/x/net/http2.
+	StdWriteDataFromHandler = "net/http/internal/http2.(*serverConn).writeDataFromHandler"
 )
+
+// IsWriteDataFromHandler reports whether fn is an HTTP/2 handler's wait for
+// flow control, in golang.org/x/net/http2 or in net/http's own HTTP/2.
+func IsWriteDataFromHandler(fn string) bool {
+	return fn == WriteDataFromHandler || fn == StdWriteDataFromHandler
+}
 
 // BlockedIn returns the goroutines whose innermost frame is fn.
 func BlockedIn(gs []Goroutine, fn string) []Goroutine {
@@ -135,15 +155,24 @@ func BlockedIn(gs []Goroutine, fn string) []Goroutine {
 }
 
 // InitialEventsSenders returns the goroutines blocked sending initial events
-// to a watcher: sendWatchCacheEvent called from processInterval.
+// to a watcher: sendWatchCacheEvent called from processInterval (up to
+// v1.37), or with processInitialEvents below it (v1.38: called from its
+// range loop body, through the watch cache interval's iterator).
 func InitialEventsSenders(gs []Goroutine) []Goroutine {
 	var out []Goroutine
 	for _, g := range gs {
-		if g.Calls(ProcessInterval, SendWatchCacheEvent) {
+		if g.Calls(ProcessInterval, SendWatchCacheEvent) || g.sendsUnder(ProcessInitialEvents) {
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// sendsUnder reports whether the goroutine is in sendWatchCacheEvent with a
+// frame of exactly fn somewhere below it.
+func (g Goroutine) sendsUnder(fn string) bool {
+	i := slices.IndexFunc(g.Functions, func(f string) bool { return f == SendWatchCacheEvent })
+	return i >= 0 && slices.Contains(g.Functions[i+1:], fn)
 }
 
 // GoroutineDump fetches /debug/pprof/goroutine?debug=2 through c (a

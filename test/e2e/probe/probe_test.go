@@ -206,3 +206,37 @@ func TestCountWatchGoroutinesHTTP1(t *testing.T) {
 		t.Errorf("CountWatchGoroutines without the handler (-want +got):\n%s", diff)
 	}
 }
+
+// TestV138InitialEventsSenders reads whole goroutines cut from
+// testdata/kube-apiserver-v1.38.0-beta.0/seed-repro/t2: slow-informer's
+// watcher (37950, stuck: sendWatchCacheEvent under processInitialEvents,
+// through the watch cache interval's iterator), its handler (37946, in
+// net/http's own HTTP/2 server of Go 1.27) and APF goroutine (37949);
+// paced-reader's (39045, 39000, 39044); and a streaming watcher of the
+// server's own (3381, in process alone), which is no sender.
+func TestV138InitialEventsSenders(t *testing.T) {
+	gs, err := ParseGoroutines(readTestdata(t, "goroutine-debug2-v1.38.0-beta.0-t2-excerpt.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var senders []int
+	for _, g := range InitialEventsSenders(gs) {
+		senders = append(senders, g.ID)
+	}
+	if diff := cmp.Diff([]int{37950, 39045}, senders); diff != "" {
+		t.Errorf("InitialEventsSenders (-want +got):\n%s", diff)
+	}
+	var writing []int
+	for _, g := range gs {
+		if len(g.Functions) > 0 && IsWriteDataFromHandler(g.Functions[0]) {
+			writing = append(writing, g.ID)
+		}
+	}
+	if diff := cmp.Diff([]int{37946, 39000}, writing); diff != "" {
+		t.Errorf("handlers in writeDataFromHandler (-want +got):\n%s", diff)
+	}
+	want := map[string]WatchGoroutines{TransportH2: {Watchers: 2, Writers: 2, APFWaits: 2}}
+	if diff := cmp.Diff(want, CountWatchGoroutines(gs)); diff != "" {
+		t.Errorf("CountWatchGoroutines (-want +got):\n%s", diff)
+	}
+}

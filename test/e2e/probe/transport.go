@@ -20,7 +20,10 @@ const (
 	// goroutine, H1Serve that of an HTTP/1.1 connection's goroutine, which
 	// runs its requests' handlers.
 	H2RunHandler = "golang.org/x/net/http2.(*serverConn).runHandler"
-	H1Serve      = "net/http.(*conn).serve"
+	// StdH2RunHandler is its name in Go 1.27's net/http HTTP/2 server
+	// (kube-apiserver v1.38).
+	StdH2RunHandler = "net/http/internal/http2.(*serverConn).runHandler"
+	H1Serve         = "net/http.(*conn).serve"
 	// WatchServeHTTP is the frame of a watch handler serving its stream.
 	WatchServeHTTP = "k8s.io/apiserver/pkg/endpoints/handlers.(*WatchServer).HandleHTTP"
 	// APFWait is where APF's goroutine of a watch request waits for the
@@ -35,7 +38,7 @@ const (
 // connection, parked in internal/poll.runtime_pollWait), or encoding the
 // event it is about to write (a paced reader's handler, woken by the
 // client's read, encodes the next event before it blocks again).
-var eventWrites = []string{WriteDataFromHandler, "crypto/tls.(*Conn).Write", "internal/poll.(*FD).Write",
+var eventWrites = []string{WriteDataFromHandler, StdWriteDataFromHandler, "crypto/tls.(*Conn).Write", "internal/poll.(*FD).Write",
 	"k8s.io/apiserver/pkg/endpoints/handlers.(*watchEncoder).Encode"}
 
 // WatchGoroutines are the goroutines of the watch requests of one
@@ -59,7 +62,7 @@ func CountWatchGoroutines(gs []Goroutine) map[string]WatchGoroutines {
 	transport := map[int]string{}
 	for _, g := range gs {
 		switch {
-		case slices.Contains(g.Functions, H2RunHandler):
+		case slices.Contains(g.Functions, H2RunHandler), slices.Contains(g.Functions, StdH2RunHandler):
 			transport[g.ID] = TransportH2
 		case slices.Contains(g.Functions, H1Serve):
 			transport[g.ID] = TransportH1

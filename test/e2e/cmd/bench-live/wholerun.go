@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +25,8 @@ import (
 //   - the longest stall of a /readyz probe every 5 ms during the collect;
 //   - the stop-the-world the runtime counted over the collect
 //     (go_sched_pauses_total_other_seconds, the whole process's);
-//   - the execution trace's bytes per second;
+//   - the execution trace's bytes per second, beside the rate the plugin
+//     estimated from its 1 s probe and the window it chose by it;
 //   - the plugin's peak RSS during the collect (it parses the trace as it
 //     streams), and the wall time and peak RSS of analyze, which parses the
 //     saved trace.out offline: the parse time. Peak RSS is GNU time's
@@ -79,7 +81,7 @@ func wholeRow(ctx context.Context, c *cluster.Cluster, wr wholeRun, admin *rest.
 	if err != nil && an.exit != 1 && an.exit != 2 {
 		return fmt.Errorf("analyze at %d idle watches: %w", idle, err)
 	}
-	rate := traceRate(bundle)
+	rate := traceRate(bundle) + traceEstimate(collect.stderr)
 	load := "no"
 	if loaded {
 		load = "yes"
@@ -112,6 +114,7 @@ type runStats struct {
 	maxRSS int64
 	exit   int
 	stdout string
+	stderr string
 }
 
 // gnuTime is GNU time, through which each plugin run's peak RSS is taken.
@@ -135,7 +138,7 @@ func runPluginStats(ctx context.Context, bin, kubeconfig string, args ...string)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
 	err = cmd.Run()
-	st := runStats{wall: time.Since(start), stdout: out.String()}
+	st := runStats{wall: time.Since(start), stdout: out.String(), stderr: errOut.String()}
 	if ps := cmd.ProcessState; ps != nil {
 		st.exit = ps.ExitCode() // GNU time exits with the plugin's code
 	}
@@ -184,6 +187,22 @@ func traceRate(bundle string) string {
 		return size(tr.Bytes)
 	}
 	return fmt.Sprintf("%s/s (%s in %s)", size(int64(float64(tr.Bytes)/d.Seconds())), size(tr.Bytes), d.Round(time.Second))
+}
+
+// estimateLine is the plugin's progress line choosing the trace's window
+// (internal/live tracefetch.go): the rate estimated from the probe's
+// generations, and the probe's own.
+var estimateLine = regexp.MustCompile(`execution trace: (\S+) at an estimated (\S+ MiB)/s \(the probe: (\S+ MiB)/s`)
+
+// traceEstimate is what the probe estimated, to print beside the rate
+// measured over the whole trace: "; estimated 1.2 MiB/s for 1m10s (probe
+// 2.6 MiB/s)", "" when collect did not say.
+func traceEstimate(stderr string) string {
+	m := estimateLine.FindStringSubmatch(stderr)
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("; estimated %s/s for %s (probe %s/s)", m[2], m[1], m[3])
 }
 
 // verdict summarises analyze's report: stuck, slow and undecided watches.

@@ -1,6 +1,7 @@
 // Command capture-trace captures the execution-trace fixture of a real
-// kube-apiserver v1.37.2 running the seed reproduction (kubernetes issue
-// 131721): testdata/kube-apiserver-v1.37.2/trace-seed.
+// kube-apiserver running the seed reproduction (kubernetes issue 131721):
+// testdata/kube-apiserver-v1.37.2/trace-seed, and with $KUBE_APISERVER_BIN
+// another release's (testdata/kube-apiserver-v1.38.0-beta.0/trace-seed).
 //
 // It runs only inside the network namespace of test/e2e/hack/capture-trace.sh
 // (cluster.CheckIsolatedNetwork), starts etcd and kube-apiserver on

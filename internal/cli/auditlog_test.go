@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+)
+
+// auditLine is one audit.k8s.io/v1 Event line as kube-apiserver's JSON log
+// backend writes it.
+func auditLine(id, user, ip, ua, received string) string {
+	return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"` + id + `","stage":"ResponseStarted","requestURI":"/api/v1/namespaces/rand2/pods?allowWatchBookmarks=true\u0026resourceVersion=0\u0026resourceVersionMatch=NotOlderThan\u0026sendInitialEvents=true\u0026timeoutSeconds=3600\u0026watch=true","verb":"watch","user":{"username":"` + user +
+		`"},"sourceIPs":["` + ip + `"],"userAgent":"` + ua + `","objectRef":{"resource":"pods","namespace":"rand2","apiVersion":"v1"},"requestReceivedTimestamp":"` + received + `","stageTimestamp":"` + received + `"}` + "\n"
+}
+
+// The audit log of the seed workload: slow-informer and paced-reader
+// from their own addresses, healthy-client watching too (its row is not
+// executing in APF, so it is in no finding), and a second request of
+// paced-reader received within the tolerance (two fit: ambiguous).
+func seedAuditLog(pacedTwice bool) string {
+	s := auditLine("a1", "slow-informer", "127.0.0.2", "slow-informer/v0.37.2", "2026-11-29T10:22:03.339100Z") +
+		auditLine("a2", "paced-reader", "127.0.0.3", "paced-reader/v0.37.2", "2026-11-29T10:22:03.308800Z") +
+		auditLine("a3", "healthy-client", "127.0.0.4", "healthy-client/v0.37.2", "2026-11-29T10:22:03.310000Z")
+	if pacedTwice {
+		s += auditLine("a4", "paced-reader", "127.0.0.5", "paced-reader/v0.37.2", "2026-11-29T10:22:04.000000Z")
+	}
+	return s
+}
+
+type auditFinding struct {
+	Client struct {
+		User      string   `json:"user"`
+		SourceIPs []string `json:"sourceIPs"`
+		UserAgent string   `json:"userAgent"`
+	} `json:"client"`
+	Audit []struct {
+		Source    string   `json:"source"`
+		SourceIPs []string `json:"sourceIPs"`
+	} `json:"audit"`
+}
+
+// analyze --audit-log joins each finding's request to its audit event:
+// source address and user agent, from a plain file, a gzipped one or
+// stdin; two events fitting one request keep the ambiguity.
+func TestAnalyzeAuditLog(t *testing.T) {
+	t2 := golden.Fixture("t2")
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(plain, []byte(seedAuditLog(false)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(seedAuditLog(true)))
+	zw.Close()
+	zipped := filepath.Join(dir, "audit.log.gz")
+	if err := os.WriteFile(zipped, gz.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The APF dump and /metrics alone (a server with profiling off): one
+	// finding per executing watch row, each naming its request.
+	inputs := []string{filepath.Join(t2, "apf-requests.txt"), filepath.Join(t2, "metrics.txt"), filepath.Join(t2, "captured-at.txt")}
+	tests := []struct {
+		name  string
+		flag  string
+		stdin string
+		want  map[string][]string // user -> source IPs of the client
+		fits  map[string]int
+	}{
+		{"plain", plain, "", map[string][]string{"slow-informer": {"127.0.0.2"}, "paced-reader": {"127.0.0.3"}}, map[string]int{"slow-informer": 1, "paced-reader": 1}},
+		{"stdin", "-", seedAuditLog(false), map[string][]string{"slow-informer": {"127.0.0.2"}, "paced-reader": {"127.0.0.3"}}, map[string]int{"slow-informer": 1, "paced-reader": 1}},
+		{"gzipped, paced-reader twice", zipped, "", map[string][]string{"slow-informer": {"127.0.0.2"}, "paced-reader": nil}, map[string]int{"slow-informer": 1, "paced-reader": 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"analyze", "-o", "json", "--audit-log", tc.flag}, inputs...)
+			code, out, errOut := run(t, []byte(tc.stdin), args...)
+			if code != ExitError {
+				t.Errorf("exit %d, want %d; stderr %s", code, ExitError, errOut)
+			}
+			var r struct{ Findings []auditFinding }
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatal(err)
+			}
+			got, fits := map[string][]string{}, map[string]int{}
+			for _, f := range r.Findings {
+				got[f.Client.User] = f.Client.SourceIPs
+				fits[f.Client.User] = len(f.Audit)
+				if len(f.Client.SourceIPs) > 0 && f.Client.UserAgent != f.Client.User+"/v0.37.2" {
+					t.Errorf("%s: user agent %q", f.Client.User, f.Client.UserAgent)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("source IPs per finding (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.fits, fits); diff != "" {
+				t.Errorf("audit events per finding (-want +got):\n%s", diff)
+			}
+			if strings.Contains(out, "127.0.0.4") {
+				t.Errorf("the healthy client's address is in a finding:\n%s", out)
+			}
+		})
+	}
+}
+
+// Bad --audit-log input fails naming the file; stdin is read once.
+func TestAuditLogErrors(t *testing.T) {
+	t2 := golden.Fixture("t2")
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing", []string{"analyze", t2, "--audit-log", filepath.Join(dir, "nope")}, "reading --audit-log: open " + filepath.Join(dir, "nope")},
+		{"a directory", []string{"analyze", t2, "--audit-log", dir}, "is not a regular file"},
+		{"stdin twice", []string{"analyze", "-", "--audit-log", "-"}, `"-" (stdin) given more than once`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := run(t, nil, tc.args...)
+			if code != ExitError || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, tc.want)
+			}
+		})
+	}
+}
+
+// diagnose --audit-log joins the live findings the same way (profiling
+// off: the APF rows are the findings).
+func TestDiagnoseAuditLog(t *testing.T) {
+	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
+	a.NoProfiling = true
+	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
+	p := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(p, []byte(seedAuditLog(false)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", a.Address(), "-o", "json", "--audit-log", p)
+	if code != ExitError {
+		t.Errorf("exit %d, stderr %s", code, errOut)
+	}
+	var r struct{ Findings []auditFinding }
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, f := range r.Findings {
+		got[f.Client.User] = f.Client.SourceIPs
+	}
+	if diff := cmp.Diff(map[string][]string{"slow-informer": {"127.0.0.2"}, "paced-reader": {"127.0.0.3"}}, got); diff != "" {
+		t.Errorf("source IPs (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,176 @@
+// Package engine is the one route from a cluster (or a loaded bundle) to a
+// finished report: run the samples, load them, group them per API server
+// process, diagnose, and give each server what the run recorded of its
+// instance (notes, cost, evidence). diagnose, its fleet of contexts,
+// collect, analyze, replay --from and serve's looks each build a Config
+// and make one call to Run, so their reports cannot drift apart.
+//
+// It names no flag: the caller's words come in through Words, and what a
+// caller phrases (a dump withheld for its pause budget) comes back typed.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
+	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+// Config is what Run needs. The clock and the progress writer are
+// Live.Clock and Live.Progress.
+type Config struct {
+	// Live says what to read from the cluster and how. Ignored when
+	// Loaded is set.
+	Live live.Config
+	// Loaded, when set, is diagnosed instead of reading a cluster: the
+	// captures analyze and replay --from load from files.
+	Loaded *bundle.Loaded
+	// Raw, when set, receives every response as read, unparsed (collect
+	// writes its bundle so), and no report is made: Result.Report stays
+	// nil and Result.Run is the bundle's record.
+	Raw live.Target
+	// Diagnosis tunes the rules.
+	Diagnosis diagnosis.Options
+	// Notes are the caller's own notes on the run (what it resolved that
+	// the user should know), put before the run's.
+	Notes []string
+	// Words phrase what the report says in the caller's terms.
+	Words Words
+}
+
+// Words phrase, in the caller's terms (the CLI: its flags), what the
+// report says of the run. A nil field keeps the engine's own words.
+type Words struct {
+	// Errors phrases the errors of one instance for the report; nil
+	// gives each error's own text.
+	Errors func(live.InstanceResult) []string
+	// Withheld phrases a debug=2 dump not taken for its estimated pause;
+	// nil gives the error's own text.
+	Withheld func(*live.PauseBudgetError) string
+}
+
+// Identity says which API server process a report's server is, in
+// fields: nothing parses the report's display name back.
+type Identity struct {
+	// Instance is the instance read: its name (its address, or the
+	// kubeconfig host when it could not be pinned), its address when
+	// reached at its own, and Pinned, false when requests went through
+	// the kubeconfig host, where a load balancer may answer each from
+	// another process. Its Name is "" for files read alone.
+	Instance live.Instance
+	// ProcessStart is the process' start (process_start_time_seconds);
+	// zero when unknown.
+	ProcessStart time.Time
+	// Restarted is set when the instance restarted between samples:
+	// each process is a server of its own.
+	Restarted bool
+}
+
+// APIServer is one API server process of the run.
+type APIServer struct {
+	Identity
+	// Name is the report's name for it (bundle.DisplayName), the
+	// APIServer field of its findings.
+	Name string
+	// Input is what the diagnosis read of it.
+	Input watches.Server
+}
+
+// Result is the finished report and what it was made of.
+type Result struct {
+	// Report is the finished report; nil with Config.Raw, or when the
+	// run failed before anything was read.
+	Report *api.Report
+	// Run is what was fetched of each instance (a bundle's manifest is
+	// Run.Manifest); nil with Config.Loaded.
+	Run *live.Result
+	// Loaded are the parsed captures; nil with Config.Raw.
+	Loaded *bundle.Loaded
+	// APIServers are the report's servers, in the report's order.
+	APIServers []APIServer
+	// Notes are the run's notes, the caller's first, similar ones
+	// summarized: also the report's first warnings.
+	Notes []string
+	// Errors are the instances' errors in the caller's words (Words.Errors).
+	Errors []string
+	// Withheld are the debug=2 dumps not taken for their estimated pause.
+	Withheld []*live.PauseBudgetError
+}
+
+// ForceAdvised reports whether a dump was withheld for its estimated pause
+// alone, where taking it anyway is sound advice (not when the server did
+// not answer the fetches the estimate comes from).
+func (r *Result) ForceAdvised() bool {
+	for _, w := range r.Withheld {
+		if w.Estimate.Known() {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrNoInstance is returned, with the report of nothing, when no instance
+// could be read at all.
+var ErrNoInstance = errors.New("no API server instance could be read")
+
+// Run reads the cluster (or takes Config.Loaded), diagnoses it and returns
+// the finished report. An error of the run itself (discovery failed, ctx
+// ended) comes back with what was read (Result.Run) and no report;
+// ErrNoInstance comes back with the report of nothing.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Loaded != nil {
+		res := &Result{Loaded: cfg.Loaded, Notes: Summarize(cfg.Notes)}
+		res.diagnose(cfg, cfg.Loaded.Instances, nil)
+		return res, nil
+	}
+	if cfg.Raw != nil {
+		run, err := live.Run(ctx, cfg.Live, cfg.Raw)
+		res := &Result{Run: run}
+		if run != nil {
+			res.record(cfg)
+		}
+		return res, err
+	}
+	captures := live.NewCaptures()
+	run, err := live.Run(ctx, cfg.Live, captures)
+	if err != nil {
+		return &Result{Run: run}, err
+	}
+	res := &Result{Run: run, Loaded: captures.Loaded(run)}
+	res.record(cfg)
+	res.diagnose(cfg, run.Manifest(api.Manifest{}).Instances, run.Instances)
+	if len(res.Loaded.Captures) == 0 {
+		first := "nothing fetched"
+		if len(res.Errors) > 0 {
+			first = res.Errors[0]
+		}
+		return res, fmt.Errorf("%w: %s", ErrNoInstance, first)
+	}
+	return res, nil
+}
+
+// record fills the run's notes, errors and withheld dumps.
+func (r *Result) record(cfg Config) {
+	r.Notes = Summarize(append(append([]string(nil), cfg.Notes...), r.Run.Notes...))
+	for _, ir := range r.Run.Instances {
+		if cfg.Words.Errors != nil {
+			r.Errors = append(r.Errors, cfg.Words.Errors(ir)...)
+		} else {
+			for _, err := range ir.Errors {
+				r.Errors = append(r.Errors, err.Error())
+			}
+		}
+		if ir.ProfileStatus() != 0 {
+			// /debug/pprof refused (profiling off, or RBAC): no dump to
+			// withhold or to force.
+			continue
+		}
+		r.Withheld = append(r.Withheld, ir.Withheld...)
+	}
+}

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"regexp"
+
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
+	"github.com/watch-doctor/watch-doctor/internal/english"
+	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+// notPinnedNote is the note of a server read through the kubeconfig host.
+const notPinnedNote = "not pinned: read through the kubeconfig host"
+
+// diagnose groups r.Loaded per API server process, gives each the notes
+// of its instance's run (runs; none for loaded files), diagnoses them and
+// gives each of the report's servers what was recorded of its instance
+// (recorded: its cost and evidence), matched by the instance's name as a
+// field, never by the display name.
+func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []live.InstanceResult) {
+	groups := r.Loaded.Groups()
+	inputs := make([]watches.Server, len(groups))
+	r.APIServers = make([]APIServer, len(groups))
+	for i, g := range groups {
+		s := g.Server()
+		id := Identity{Instance: live.Instance{Name: g.Instance}, ProcessStart: g.ProcessStart, Restarted: g.Restarted}
+		for _, ir := range runs {
+			if g.Instance == "" || g.Instance != ir.Instance.Name {
+				continue
+			}
+			id.Instance = ir.Instance
+			s.Notes = append(s.Notes, ir.Notes...)
+			if !ir.Instance.Pinned {
+				s.Notes = append(s.Notes, notPinnedNote)
+			}
+		}
+		if runs == nil {
+			if inst := find(recorded, g.Instance); inst != nil {
+				id.Instance.Address, id.Instance.Pinned = inst.Address, inst.Pinned
+			}
+		}
+		inputs[i] = s
+		r.APIServers[i] = APIServer{Identity: id, Name: g.Name, Input: s}
+	}
+	rep := diagnosis.Diagnose(inputs, cfg.Diagnosis)
+	// Diagnose appends one APIServer per input, in order.
+	for i := range rep.APIServers {
+		if i < len(groups) {
+			if inst := find(recorded, groups[i].Instance); inst != nil {
+				rep.APIServers[i].Cost, rep.APIServers[i].Evidence = inst.Cost, inst.Evidence
+			}
+		}
+	}
+	warnings := append(append([]string(nil), r.Notes...), r.Loaded.Warnings...)
+	for _, w := range r.Withheld {
+		if cfg.Words.Withheld != nil {
+			warnings = append(warnings, cfg.Words.Withheld(w))
+		} else {
+			warnings = append(warnings, w.Error())
+		}
+	}
+	rep.Warnings = append(warnings, rep.Warnings...)
+	if len(rep.Warnings) == 0 {
+		rep.Warnings = nil
+	}
+	rep.Errors = r.Errors
+	r.Report = rep
+}
+
+// find is the last of insts named name (a later bundle's record of an
+// instance wins, as bundles are read in order); nil for "" or none.
+func find(insts []api.Instance, name string) *api.Instance {
+	var out *api.Instance
+	for i := range insts {
+		if name != "" && insts[i].Name == name {
+			out = &insts[i]
+		}
+	}
+	return out
+}
+
+// numbers are what lines of one kind differ in: addresses, ports, counts.
+var numbers = regexp.MustCompile(`[0-9]+`)
+
+// Summarize keeps the first english.PerKind lines of each kind, in order,
+// and after the last one kept says how many more of that kind there were:
+// 500 refused instances are three lines and "and 497 more like it".
+// Lines of a kind differ only in their numbers.
+func Summarize(lines []string) []string {
+	return english.Summarize(lines, func(l string) string { return numbers.ReplaceAllString(l, "#") })
+}

@@ -1,0 +1,124 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"unicode"
+	"unicode/utf8"
+)
+
+// What each output form does with the bytes that came from outside (user
+// names, request paths, /version, error messages), decided here once:
+//
+//   - table, wide, name, stderr: escaped (EscapeCell, Escape).
+//   - json: escaped without loss. Every character a terminal acts on is
+//     written as a JSON escape (\u001b, \u202e): encoding/json already
+//     escapes C0 controls; jsonSafe adds DEL, the C1 controls and the
+//     bidirectional formatting characters. A JSON decoder reads the
+//     server's very string back.
+//   - yaml: escaped (Escape, keeping newline and tab, which YAML quotes):
+//     YAML cannot carry C0 or C1 controls at all (the encoder refuses
+//     them, which would lose the whole report), so they and the
+//     bidirectional characters become visible escapes (\x1b, \u202e).
+//   - jsonpath, go-template: raw into a pipe or a file, as kubectl
+//     prints them (a script gets the server's bytes); escaped
+//     (EscapeCell) when the output is a terminal (Options.Terminal).
+//
+// EscapeValues applies an escape to every string of a decoded document.
+
+// EscapeValues returns v (a document decoded from JSON: maps, slices,
+// strings, numbers) with every string, map keys included, passed through
+// esc.
+func EscapeValues(v any, esc func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return esc(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[esc(k)] = EscapeValues(e, esc)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = EscapeValues(e, esc)
+		}
+		return x
+	}
+	return v
+}
+
+// jsonSafe is a writer of JSON text that writes each character a
+// terminal acts on and encoding/json leaves raw (DEL, C1 controls,
+// bidirectional formatting characters) as a \u escape. In JSON text such
+// characters can only sit inside strings, where the escape decodes to the
+// same character. A character split across writes is held until whole.
+type jsonSafe struct {
+	w    io.Writer
+	held []byte
+	err  error
+}
+
+func (j *jsonSafe) Write(p []byte) (int, error) {
+	if j.err != nil {
+		return 0, j.err
+	}
+	b := p
+	if len(j.held) > 0 {
+		b = append(j.held, p...)
+		j.held = nil
+	}
+	var out bytes.Buffer
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			out.WriteByte(b[i])
+			i++
+			continue
+		}
+		if !utf8.FullRune(b[i:]) {
+			j.held = append([]byte(nil), b[i:]...)
+			break
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r != utf8.RuneError && (unicode.IsControl(r) || isBidi(r)) {
+			fmt.Fprintf(&out, `\u%04x`, r)
+		} else {
+			out.Write(b[i : i+size])
+		}
+		i += size
+	}
+	if _, err := j.w.Write(out.Bytes()); err != nil {
+		j.err = err
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// flush writes what is held (bytes that never became a character).
+func (j *jsonSafe) flush() error {
+	if j.err != nil || len(j.held) == 0 {
+		return j.err
+	}
+	_, j.err = j.w.Write(j.held)
+	j.held = nil
+	return j.err
+}
+
+// yamlSafe returns v as a value whose strings YAML can carry and a
+// terminal shows as they are: the document through JSON, each string
+// escaped (Escape: newline and tab kept).
+func yamlSafe(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var g any
+	if err := d.Decode(&g); err != nil {
+		return nil, err
+	}
+	return EscapeValues(g, Escape), nil
+}

@@ -1,0 +1,194 @@
+package watches
+
+import (
+	"unsafe"
+
+	"github.com/watch-doctor/watch-doctor/pkg/stacks"
+)
+
+// nameInfo is what the classifier decided about one function name: its
+// module-build form (CanonicalFunc) and its role.
+type nameInfo struct {
+	canon string
+	role  role
+}
+
+// maxNames bounds a names memo: a dump naming more distinct functions is
+// hostile (a kube-apiserver's names are a few tens of thousands), and its
+// other names are decided each time they are seen.
+const maxNames = 1 << 17
+
+// names decides each function name once: a dump's names repeat on every
+// goroutine, and the scanner interns them (one string per name), so most
+// frames are answered by the string's address alone (recent: a
+// direct-mapped cache of names by address and length, which holds the
+// strings it keys, so an address is never reused while it is there), and
+// the others by one lookup of the memo. Not safe for concurrent use.
+type names struct {
+	memo   map[string]nameInfo
+	recent *[recentNames]recentName
+}
+
+// recentNames is the size of names' cache by address: a power of two, a
+// few times the distinct names of a dump's watch path.
+const recentNames = 1 << 12
+
+// recentName is one slot of names' cache by address.
+type recentName struct {
+	p    *byte
+	n    int
+	info nameInfo
+}
+
+// info returns what fn is.
+func (n *names) info(fn string) nameInfo {
+	p := unsafe.StringData(fn)
+	if n.recent == nil {
+		n.recent = new([recentNames]recentName)
+	}
+	slot := &n.recent[(uintptr(unsafe.Pointer(p))>>4^uintptr(len(fn)))&(recentNames-1)]
+	if slot.p == p && slot.n == len(fn) && p != nil {
+		return slot.info
+	}
+	i := n.lookup(fn)
+	*slot = recentName{p: p, n: len(fn), info: i}
+	return i
+}
+
+// lookup is info through the memo.
+func (n *names) lookup(fn string) nameInfo {
+	if i, ok := n.memo[fn]; ok {
+		return i
+	}
+	i := decideName(fn)
+	if n.memo == nil {
+		n.memo = make(map[string]nameInfo, 1024)
+	}
+	if len(n.memo) < maxNames {
+		n.memo[fn] = i
+	}
+	return i
+}
+
+// role returns fn's role.
+func (n *names) role(fn string) role { return n.info(fn).role }
+
+// decideName is nameInfo without the memo: the role of a module-build name
+// is one lookup; only a name the lookup misses is canonicalised, and
+// looked up again when that cut a build prefix.
+func decideName(fn string) nameInfo {
+	if r, ok := roleByName[fn]; ok {
+		return nameInfo{canon: fn, role: r}
+	}
+	c := CanonicalFunc(fn)
+	return nameInfo{canon: c, role: roleByName[c]}
+}
+
+// roleOf is a function name's role without a memo, for callers that look
+// at a few names (one goroutine at a time).
+func roleOf(fn string) role { return decideName(fn).role }
+
+// stack is a goroutine's frames with the role of each, innermost first,
+// and its creator's role when it names one (hasCreator: debug=2 dumps).
+type stack struct {
+	frames     []stacks.Frame
+	roles      []role
+	created    role
+	hasCreator bool
+}
+
+// resolve canonicalises the function names of g in place and returns its
+// stack, reusing buf for the roles.
+func (n *names) resolve(g *stacks.Goroutine, buf []role) stack {
+	buf = buf[:0]
+	for i := range g.Frames {
+		info := n.info(g.Frames[i].Func)
+		g.Frames[i].Func = info.canon
+		buf = append(buf, info.role)
+	}
+	st := stack{frames: g.Frames, roles: buf}
+	if g.CreatedBy.Func != "" {
+		info := n.info(g.CreatedBy.Func)
+		g.CreatedBy.Func = info.canon
+		st.created, st.hasCreator = info.role, true
+	}
+	return st
+}
+
+// oneStack is the stack of one goroutine without a memo and without
+// changing it, for callers that look at goroutines one by one.
+func oneStack(g *stacks.Goroutine) stack {
+	st := stack{frames: g.Frames, roles: make([]role, len(g.Frames))}
+	for i, f := range g.Frames {
+		st.roles[i] = roleOf(f.Func)
+	}
+	if g.CreatedBy.Func != "" {
+		st.created, st.hasCreator = roleOf(g.CreatedBy.Func), true
+	}
+	return st
+}
+
+// stackOf is the stack of frames without changing them, with roles from n.
+func (n *names) stackOf(frames []stacks.Frame, buf []role) stack {
+	buf = buf[:0]
+	for _, f := range frames {
+		buf = append(buf, n.role(f.Func))
+	}
+	return stack{frames: frames, roles: buf}
+}
+
+// top is the index of the innermost non-runtime frame (stacks.TopFunc),
+// -1 for an empty stack.
+func (s stack) top() int {
+	t := stacks.TopFunc(s.frames)
+	for i := range s.frames {
+		if s.frames[i].Func == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// topRole is the role of the innermost non-runtime frame.
+func (s stack) topRole() role {
+	if i := s.top(); i >= 0 {
+		return s.roles[i]
+	}
+	return roleNone
+}
+
+// entry is the index of the frame the goroutine started in: its outermost
+// frame, skipping the runtime.goexit frame dumps show at
+// GOTRACEBACK=system and above (runtime/traceback.go prints it when
+// showing runtime frames); -1 when there is none.
+func (s stack) entry() int {
+	for i := len(s.frames) - 1; i >= 0; i-- {
+		if s.frames[i].Func != "runtime.goexit" {
+			return i
+		}
+	}
+	return -1
+}
+
+// entryRole is the role of the frame the goroutine started in.
+func (s stack) entryRole() role {
+	if i := s.entry(); i >= 0 {
+		return s.roles[i]
+	}
+	return roleNone
+}
+
+// has reports whether any frame has role r, and the first one's index.
+func (s stack) has(r role) (int, bool) {
+	for i, fr := range s.roles {
+		if fr == r {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// sub is the stack's innermost frames up to (not including) i.
+func (s stack) sub(i int) stack {
+	return stack{frames: s.frames[:i], roles: s.roles[:i], created: s.created, hasCreator: s.hasCreator}
+}
