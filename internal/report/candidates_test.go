@@ -1,0 +1,31 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+// TestCandidateLines: each ambiguous finding's candidates are named on a
+// line of their own, a finding that is not ambiguous has none.
+func TestCandidateLines(t *testing.T) {
+	at := time.Date(2026, 12, 3, 1, 2, 3, 400e6, time.UTC)
+	cands := []api.Request{{User: "x", Verb: "watch", Path: "/api/v1/pods", StartTime: at}, {User: "y", Verb: "watch", Path: "/api/v1/pods", StartTime: at}}
+	findings := []api.Finding{
+		{Type: api.StuckInitialEvents, Watcher: api.Watcher{GoroutineID: 9}, Client: &api.Client{Match: api.MatchAmbiguous}, Candidates: cands},
+		{Type: api.StuckInitialEvents, Watcher: api.Watcher{GoroutineID: 10}, Client: &api.Client{User: "z", Match: api.MatchExact}},
+	}
+	var b bytes.Buffer
+	tx := newText(&b, Options{})
+	candidateLines(tx, findings)
+	want := "  StuckInitialEvents goroutine 9: one of these is its request: x (watch /api/v1/pods, started 01:02:03.400); y (watch /api/v1/pods, started 01:02:03.400)\n"
+	if got := b.String(); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if !strings.Contains(candidateList(findings[0]), "x (watch") {
+		t.Errorf("candidateList: %q", candidateList(findings[0]))
+	}
+}
