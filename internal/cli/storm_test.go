@@ -42,7 +42,7 @@ func stormBundle(t *testing.T, n int) string {
 
 // TestRelistStormReadsAsOne: analyze of a storm of identical stuck watches
 // prints a table of a few lines, one row with their COUNT; JSON and -o
-// name keep every finding. (bench: wdbench match runs it at 50,000.)
+// name keep every finding, and JSON carries the storm as one group. (bench: wdbench match runs it at 50,000.)
 func TestRelistStormReadsAsOne(t *testing.T) {
 	t.Parallel()
 	const n = 1000
@@ -61,6 +61,19 @@ func TestRelistStormReadsAsOne(t *testing.T) {
 	var r api.Report
 	if err := json.Unmarshal([]byte(js), &r); err != nil || len(r.Findings) != n {
 		t.Errorf("JSON: %d findings (%v), want %d", len(r.Findings), err, n)
+	}
+	// The storm is one group of the model: the table's COUNT row above.
+	if len(r.Groups) != 1 {
+		t.Fatalf("JSON: %d groups, want 1: %+v", len(r.Groups), r.Groups)
+	}
+	g := r.Groups[0]
+	if g.Type != api.StuckInitialEvents || g.Severity != api.SeverityCritical || g.Client != api.LabelTooManyCandidates || g.Count != n || len(g.Findings) != n {
+		t.Errorf("JSON group: %s %s %q count %d, %d members; want StuckInitialEvents critical %q count %d", g.Type, g.Severity, g.Client, g.Count, len(g.Findings), api.LabelTooManyCandidates, n)
+	}
+	for i, m := range g.Findings {
+		if m != i {
+			t.Fatalf("JSON group member %d is finding %d, want every finding in order", i, m)
+		}
 	}
 	_, names, _ := run(t, nil, "analyze", dir, "-o", "name")
 	if got := strings.Count(names, "\n"); got != n {

@@ -50,6 +50,7 @@ func Diagnose(servers []watches.Server, opts Options) *api.Report {
 	}
 	sortFindings(r.Findings)
 	r.Warnings = append(r.Warnings, joinAudit(r.Findings, opts.Audit)...)
+	r.Groups = groupFindings(r.Findings)
 	r.Summary = summarize(r)
 	r.Advice = advice(r, opts.Words)
 	return r

@@ -12,10 +12,10 @@ import (
 func printReport(t *text, r *api.Report) error {
 	multi := len(r.APIServers) > 1
 	if t.opts.NoHeaders {
-		return findingsTable(t, r.Findings, nil, multi)
+		return findingsTable(t, r.Findings, r.Groups, nil, multi)
 	}
 	if len(r.Findings) > 0 {
-		if err := findingsTable(t, r.Findings, nil, multi); err != nil {
+		if err := findingsTable(t, r.Findings, r.Groups, nil, multi); err != nil {
 			return err
 		}
 		t.println()
@@ -30,7 +30,7 @@ func printReport(t *text, r *api.Report) error {
 	for _, line := range costLines(r) {
 		t.println("  " + line)
 	}
-	candidateLines(t, r.Findings)
+	candidateLines(t, r.Findings, r.Groups)
 	if err := levelsTable(t, r, multi); err != nil {
 		return err
 	}
@@ -90,7 +90,8 @@ func levelsTable(t *text, r *api.Report, multi bool) error {
 }
 
 // wideDetails writes what -o wide adds below the tables: each finding's
-// message and evidence, the unmatched requests, the servers' notes.
+// message and evidence, the groups of findings alike, the unmatched
+// requests, the servers' notes.
 func wideDetails(t *text, r *api.Report) {
 	for _, f := range r.Findings {
 		switch {
@@ -103,6 +104,7 @@ func wideDetails(t *text, r *api.Report) {
 			t.item("%s", e)
 		}
 	}
+	groupLines(t, r)
 	if len(r.UnmatchedRequests) > 0 {
 		t.println("\nExecuting watch requests with no initial-phase watcher:")
 		for _, q := range r.UnmatchedRequests {

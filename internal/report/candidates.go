@@ -8,40 +8,55 @@ import (
 )
 
 // candidateLines names, under the summary, the candidate requests of each
-// ambiguous finding, in the order of the findings. In table format at
-// least groupAtLeast findings of one type with the same candidates share
-// one line, where the first of them was, naming a few of their goroutines
-// and counting the rest; -o wide keeps a line per finding.
-func candidateLines(t *text, findings []api.Finding) {
-	type group struct {
-		ids     []int64
-		printed bool
-	}
-	keys := make([]string, len(findings))
-	groups := map[string]*group{}
-	for i, f := range findings {
-		if f.Client == nil || f.Client.Match != api.MatchAmbiguous || len(f.Candidates) == 0 {
-			continue
+// ambiguous finding, in the order of the findings. In table format the
+// members of a group (the report's api.FindingGroup buckets) whose
+// candidates are the same share one line, where the first of them was,
+// naming a few of their goroutines and counting the rest; -o wide keeps a
+// line per finding.
+func candidateLines(t *text, findings []api.Finding, groups []api.FindingGroup) {
+	shared := map[int][]int64{} // first member -> the group's watcher goroutines
+	skip := map[int]bool{}
+	if !t.opts.wide() {
+		for _, g := range groups {
+			if ids, ok := sharedCandidates(findings, g.Findings); ok {
+				shared[g.Findings[0]] = ids
+				for _, m := range g.Findings[1:] {
+					skip[m] = true
+				}
+			}
 		}
-		keys[i] = string(f.Type) + "\x00" + candidateList(f)
-		g := groups[keys[i]]
-		if g == nil {
-			g = &group{}
-			groups[keys[i]] = g
-		}
-		g.ids = append(g.ids, f.Watcher.GoroutineID)
 	}
 	for i, f := range findings {
-		g := groups[keys[i]]
 		switch {
-		case keys[i] == "":
-		case len(g.ids) < groupAtLeast || t.opts.wide():
+		case !ambiguous(f) || skip[i]:
+		case shared[i] != nil:
+			t.printf("  %s goroutines %s: one of these is each one's request: %s\n", f.Type, idsAbbrev(shared[i], 3), candidateList(f))
+		default:
 			t.printf("  %s goroutine %d: one of these is its request: %s\n", f.Type, f.Watcher.GoroutineID, candidateList(f))
-		case !g.printed:
-			g.printed = true
-			t.printf("  %s goroutines %s: one of these is each one's request: %s\n", f.Type, idsAbbrev(g.ids, 3), candidateList(f))
 		}
 	}
+}
+
+// ambiguous reports whether f names candidates for its request.
+func ambiguous(f api.Finding) bool {
+	return f.Client != nil && f.Client.Match == api.MatchAmbiguous && len(f.Candidates) > 0
+}
+
+// sharedCandidates gives the watcher goroutines of members, the findings of
+// one group, when every one is ambiguous among the same candidates.
+func sharedCandidates(findings []api.Finding, members []int) ([]int64, bool) {
+	if len(members) == 0 || members[0] < 0 || members[len(members)-1] >= len(findings) || !ambiguous(findings[members[0]]) {
+		return nil, false
+	}
+	list := candidateList(findings[members[0]])
+	ids := make([]int64, 0, len(members))
+	for _, m := range members {
+		if !ambiguous(findings[m]) || (m != members[0] && candidateList(findings[m]) != list) {
+			return nil, false
+		}
+		ids = append(ids, findings[m].Watcher.GoroutineID)
+	}
+	return ids, true
 }
 
 // idsAbbrev lists the first n ids and counts the others.

@@ -20,7 +20,7 @@ func TestCandidateLines(t *testing.T) {
 	}
 	var b bytes.Buffer
 	tx := newText(&b, Options{})
-	candidateLines(tx, findings)
+	candidateLines(tx, findings, nil)
 	want := "  StuckInitialEvents goroutine 9: one of these is its request: x (watch /api/v1/pods, started 01:02:03.400); y (watch /api/v1/pods, started 01:02:03.400)\n"
 	if got := b.String(); got != want {
 		t.Errorf("got %q, want %q", got, want)

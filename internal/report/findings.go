@@ -10,9 +10,10 @@ import (
 
 // findingsTable writes the findings table; cluster, when set, is the
 // CLUSTER cell of each finding (a fleet report). In table format, without
-// NoHeaders, identical rows are one row with a COUNT (a relist storm
-// reads as one line; see groupRows).
-func findingsTable(t *text, findings []api.Finding, cluster []string, multi bool) error {
+// NoHeaders, the members of each of groups (the report's
+// api.FindingGroup buckets) are one row with a COUNT: a relist storm reads
+// as one line (see groupedRows).
+func findingsTable(t *text, findings []api.Finding, groups []api.FindingGroup, cluster []string, multi bool) error {
 	if len(findings) == 0 {
 		return nil
 	}
@@ -30,7 +31,7 @@ func findingsTable(t *text, findings []api.Finding, cluster []string, multi bool
 	}
 	var counts []int
 	if !wide && !t.opts.NoHeaders {
-		rows, counts = groupRows(rows)
+		rows, counts = groupedRows(rows, groups)
 	}
 	if counts != nil {
 		headers = append([]string{"count"}, headers...)

@@ -12,20 +12,22 @@ import (
 func printFleet(t *text, fr *api.FleetReport) error {
 	var findings []api.Finding
 	var clusters []string
+	var groups []api.FindingGroup
 	for _, c := range fr.Clusters {
 		if c.Report == nil {
 			continue
 		}
+		groups = append(groups, offsetGroups(c.Report.Groups, len(findings))...)
 		for _, fd := range c.Report.Findings {
 			findings = append(findings, fd)
 			clusters = append(clusters, c.Context)
 		}
 	}
 	if t.opts.NoHeaders {
-		return findingsTable(t, findings, clusters, true)
+		return findingsTable(t, findings, groups, clusters, true)
 	}
 	if len(findings) > 0 {
-		if err := findingsTable(t, findings, clusters, true); err != nil {
+		if err := findingsTable(t, findings, groups, clusters, true); err != nil {
 			return err
 		}
 		t.println()

@@ -1,40 +1,85 @@
 package report
 
-import "strings"
+import (
+	"strings"
 
-// groupAtLeast is the fewest identical rows merged into one: two or three
-// alike read well as rows, a relist storm does not.
-const groupAtLeast = 5
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
 
-// groupRows merges each set of at least groupAtLeast identical rows into
-// one, where the first of them was, and counts the rows of each returned
-// row, as panicparse's buckets merge goroutines with identical stacks:
-// 50,000 watches initializing at once after an API server restart read as
-// one row. counts is nil when nothing was merged, so a table without a
-// storm is printed as it always was.
-func groupRows(rows [][]string) (grouped [][]string, counts []int) {
-	keys := make([]string, len(rows))
-	seen := make(map[string]int, len(rows))
-	merge := false
-	for i, row := range rows {
-		keys[i] = strings.Join(row, "\x00")
-		seen[keys[i]]++
-		merge = merge || seen[keys[i]] >= groupAtLeast
+// groupOf maps each of n findings to the index of its group in groups
+// (the report's api.FindingGroup buckets, computed once by the
+// diagnosis), -1 for a finding in none. Members out of range are ignored:
+// a report read back from elsewhere may carry groups of other findings.
+func groupOf(n int, groups []api.FindingGroup) []int {
+	at := make([]int, n)
+	for i := range at {
+		at[i] = -1
 	}
-	if !merge {
+	for gi, g := range groups {
+		for _, m := range g.Findings {
+			if m >= 0 && m < n {
+				at[m] = gi
+			}
+		}
+	}
+	return at
+}
+
+// groupedRows merges the rows of each group's members into one, where its
+// first member was, and counts the findings of each returned row, as
+// panicparse's buckets merge goroutines with identical stacks: 50,000
+// watches initializing at once after an API server restart read as one
+// row. counts is nil when no group is given, so a table without a storm
+// is printed as it always was.
+func groupedRows(rows [][]string, groups []api.FindingGroup) (grouped [][]string, counts []int) {
+	if len(groups) == 0 {
 		return rows, nil
 	}
-	at := map[string]int{}
+	at := groupOf(len(rows), groups)
+	printed := make([]bool, len(groups))
 	for i, row := range rows {
-		k := keys[i]
-		if n := seen[k]; n < groupAtLeast {
+		gi := at[i]
+		switch {
+		case gi < 0:
 			grouped, counts = append(grouped, row), append(counts, 1)
-			continue
-		}
-		if _, done := at[k]; !done {
-			at[k] = len(grouped)
-			grouped, counts = append(grouped, row), append(counts, seen[k])
+		case !printed[gi]:
+			printed[gi] = true
+			grouped, counts = append(grouped, row), append(counts, groups[gi].Count)
 		}
 	}
 	return grouped, counts
+}
+
+// offsetGroups is groups with each member index moved by off: the groups
+// of one cluster's report in a fleet's list of every cluster's findings.
+func offsetGroups(groups []api.FindingGroup, off int) []api.FindingGroup {
+	out := make([]api.FindingGroup, len(groups))
+	for i, g := range groups {
+		g.Findings = make([]int, len(g.Findings))
+		for j, m := range groups[i].Findings {
+			g.Findings[j] = m + off
+		}
+		out[i] = g
+	}
+	return out
+}
+
+// groupLines writes, for -o wide (whose table has a row per finding), a
+// line per group of findings alike: what -o table merges into one row with
+// a COUNT, with its members' watcher goroutines.
+func groupLines(t *text, r *api.Report) {
+	if len(r.Groups) == 0 {
+		return
+	}
+	t.println("\nGroups of findings alike (one row with a COUNT in -o table):")
+	for _, g := range r.Groups {
+		ids := make([]int64, 0, len(g.Findings))
+		for _, m := range g.Findings {
+			if m >= 0 && m < len(r.Findings) {
+				ids = append(ids, r.Findings[m].Watcher.GoroutineID)
+			}
+		}
+		t.item("%d %s (%s) of %s, %s on %s: goroutines %s", g.Count, g.Type, g.Severity, EscapeCell(g.Client),
+			orDash(EscapeCell(strings.TrimSpace(g.Verb+" "+g.Path))), EscapeCell(g.APIServer), idsAbbrev(ids, 3))
+	}
 }

@@ -25,7 +25,18 @@ func storm(n int) *api.Report {
 			Candidates: []api.Request{{User: "kubelet", Verb: "watch", Path: "/api/v1/pods"}, {User: "operator", Verb: "watch", Path: "/api/v1/pods"}}})
 	}
 	r.Summary.StuckWatches = n
+	r.Groups = []api.FindingGroup{{Type: api.StuckInitialEvents, Severity: api.SeverityCritical, APIServer: "a", Client: "kubelet | operator",
+		Verb: "watch", Path: "/api/v1/pods", Phase: "initial", BlockedMinutes: &five, GoroutinesEach: 3, Match: api.MatchAmbiguous, Count: n, Findings: members(0, n)}}
 	return r
+}
+
+// members are the indices from, from+1, ..., to-1.
+func members(from, to int) []int {
+	var m []int
+	for i := from; i < to; i++ {
+		m = append(m, i)
+	}
+	return m
 }
 
 // TestRelistStormReadsAsOne: the table of a 50,000-watch storm is a few
@@ -73,21 +84,26 @@ func TestRelistStormReadsAsOne(t *testing.T) {
 	}
 }
 
-func TestGroupRows(t *testing.T) {
+// TestGroupedRows: the rows of a group's members are one row where its
+// first member was, counted; the rows of findings in no group stay,
+// counted 1; without groups the rows are as they were, uncounted.
+func TestGroupedRows(t *testing.T) {
 	a, b, c := []string{"a"}, []string{"b"}, []string{"c"}
 	tests := []struct {
 		name   string
 		rows   [][]string
+		groups []api.FindingGroup
 		want   [][]string
 		counts []int
 	}{
-		{"none alike", [][]string{a, b, c}, [][]string{a, b, c}, nil},
-		{"fewer than groupAtLeast alike", [][]string{a, b, a, a, a}, [][]string{a, b, a, a, a}, nil},
-		{"a storm among others, where it began", [][]string{b, a, c, a, a, a, a, b}, [][]string{b, a, c, b}, []int{1, 5, 1, 1}},
+		{"no groups", [][]string{a, a, a, a, a}, nil, [][]string{a, a, a, a, a}, nil},
+		{"a storm among others, where it began", [][]string{b, a, c, a, a, a, a, b}, []api.FindingGroup{{Count: 5, Findings: []int{1, 3, 4, 5, 6}}},
+			[][]string{b, a, c, b}, []int{1, 5, 1, 1}},
+		{"members out of range ignored", [][]string{a, b}, []api.FindingGroup{{Count: 5, Findings: []int{0, 7}}}, [][]string{a, b}, []int{5, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, counts := groupRows(tt.rows)
+			got, counts := groupedRows(tt.rows, tt.groups)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("rows (-want +got):\n%s", diff)
 			}
@@ -95,5 +111,55 @@ func TestGroupRows(t *testing.T) {
 				t.Errorf("counts (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestGroupsInEveryForm: the groups of the model are what each form
+// shows: table merges each into a COUNT row and names its candidates once,
+// wide lists each under the details, JSON carries them; a report whose
+// identical findings the diagnosis did not group keeps a row per finding.
+func TestGroupsInEveryForm(t *testing.T) {
+	r := storm(7)
+	var wide bytes.Buffer
+	if err := Print(&wide, r, Options{Format: FormatWide}); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nGroups of findings alike (one row with a COUNT in -o table):\n  - 7 StuckInitialEvents (critical) of kubelet | operator, watch /api/v1/pods on a: goroutines 1000,1004,1008 and 4 more\n"
+	if !strings.Contains(wide.String(), want) {
+		t.Errorf("wide lacks %q:\n%s", want, wide.String())
+	}
+	var js bytes.Buffer
+	if err := Print(&js, r, Options{Format: FormatJSON}); err != nil {
+		t.Fatal(err)
+	}
+	var got api.Report
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(r.Groups, got.Groups); diff != "" {
+		t.Errorf("JSON groups (-want +got):\n%s", diff)
+	}
+	r.Groups = nil
+	var table bytes.Buffer
+	if err := Print(&table, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(table.String(), "COUNT") || strings.Count(table.String(), "\nStuckInitialEvents") != 7 {
+		t.Errorf("without groups, want a row per finding:\n%s", table.String())
+	}
+}
+
+// TestFleetGroups: in a fleet's table each cluster's groups are COUNT rows,
+// their members found among every cluster's findings.
+func TestFleetGroups(t *testing.T) {
+	fr := &api.FleetReport{Clusters: []api.ClusterReport{{Context: "one", Report: storm(2)}, {Context: "two", Report: storm(6)}}}
+	fr.Clusters[0].Report.Groups = nil
+	var b bytes.Buffer
+	if err := Print(&b, fr, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "\n6       two       a ") || strings.Count(out, "\n1       one       a ") != 2 {
+		t.Errorf("want two rows of one and a COUNT row of two:\n%s", out)
 	}
 }

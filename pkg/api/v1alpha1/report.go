@@ -94,6 +94,10 @@ type Report struct {
 	Kind       string      `json:"kind"`
 	APIServers []APIServer `json:"apiservers"`
 	Findings   []Finding   `json:"findings"`
+	// Groups bucket the findings alike (a relist storm), as the
+	// diagnosis found them; see FindingGroup. Absent when no
+	// GroupAtLeast findings are alike.
+	Groups []FindingGroup `json:"groups,omitempty"`
 	// UnmatchedRequests are executing watch requests no watcher was
 	// attributed to (nor listed as a candidate of one).
 	UnmatchedRequests []Request `json:"unmatchedRequests,omitempty"`
