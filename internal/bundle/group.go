@@ -12,8 +12,9 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
-// Group is the captures of one API server process, oldest first.
-type Group struct {
+// Process is the captures of one API server process, oldest first:
+// the loaded captures' process (docs/architecture.md, Glossary).
+type Process struct {
 	// Name is how the reports name it (DisplayName): the instance, or the
 	// captures' common directory, and the process start when the instance
 	// restarted. It is for people: code compares Instance and
@@ -27,7 +28,7 @@ type Group struct {
 	// its /metrics); zero when no capture has it.
 	ProcessStart time.Time
 	// Restarted is set when the instance's captures came from more than
-	// one process: each is a Group of its own.
+	// one process: each is a Process of its own.
 	Restarted bool
 	Captures  []*Capture
 	// SameProcess is set when captures were grouped by equal
@@ -50,13 +51,14 @@ func DisplayName(instance string, restarted bool, start time.Time) string {
 	return fmt.Sprintf("%s (process started %s)", instance, when)
 }
 
-// Groups sorts the captures into API server instances: captures of one
+// Processes sorts the captures into API server processes: captures of one
 // collect instance, or captures whose /metrics show the same
 // process_start_time_seconds (the same process), are samples of one
-// server; any other capture is a server of its own.
-func (l *Loaded) Groups() []Group {
-	var groups []*Group
-	byKey := map[string]*Group{}
+// server, split where the instance restarted; any other capture is a
+// server of its own.
+func (l *Loaded) Processes() []Process {
+	var groups []*Process
+	byKey := map[string]*Process{}
 	for i, c := range l.Captures {
 		key := fmt.Sprintf("capture:%d", i)
 		same := false
@@ -69,21 +71,21 @@ func (l *Loaded) Groups() []Group {
 		}
 		g, ok := byKey[key]
 		if !ok {
-			g = &Group{SameProcess: same}
+			g = &Process{SameProcess: same}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
 		g.Captures = append(g.Captures, c)
 	}
-	out := make([]Group, 0, len(groups))
+	out := make([]Process, 0, len(groups))
 	for _, g := range groups {
 		sortSamples(g.Captures)
 		name := serverName(g.Captures)
 		parts := splitByProcess(g.Captures)
 		for _, caps := range parts {
 			// When the instance restarted between samples, goroutine ids
-			// of two processes must not be compared: a group each.
-			sub := Group{Instance: caps[0].Instance, ProcessStart: processStart(caps), Restarted: len(parts) > 1, Captures: caps, SameProcess: g.SameProcess}
+			// of two processes must not be compared: a Process each.
+			sub := Process{Instance: caps[0].Instance, ProcessStart: processStart(caps), Restarted: len(parts) > 1, Captures: caps, SameProcess: g.SameProcess}
 			sub.Name = DisplayName(name, sub.Restarted, sub.ProcessStart)
 			out = append(out, sub)
 		}
@@ -149,18 +151,18 @@ func processStart(caps []*Capture) time.Time {
 	return time.Time{}
 }
 
-// Servers turns the groups into the diagnosis' input, one per group in
-// the order of Groups.
+// Servers turns the processes into the diagnosis' input, one per process
+// in the order of Processes.
 func (l *Loaded) Servers() []watches.Server {
 	var out []watches.Server
-	for _, g := range l.Groups() {
+	for _, g := range l.Processes() {
 		out = append(out, g.Server())
 	}
 	return out
 }
 
-// Server is the diagnosis' input for the group's process.
-func (g Group) Server() watches.Server {
+// Server is the diagnosis' input for the process.
+func (g Process) Server() watches.Server {
 	s := watches.Server{Name: g.Name}
 	var note string
 	if s.Trace, note = groupTrace(g.Captures); note != "" {
@@ -260,7 +262,7 @@ func (l *Loaded) Foreign() []string {
 // order of a process' samples: ids only grow, so one capture time is wrong.
 func (l *Loaded) orderWarnings() []string {
 	var out []string
-	for _, g := range l.Groups() {
+	for _, g := range l.Processes() {
 		for i := 1; i < len(g.Captures); i++ {
 			a, b := g.Captures[i-1], g.Captures[i]
 			if a.CapturedAt.IsZero() || b.CapturedAt.IsZero() || a.Dump == nil || b.Dump == nil || a.Dump.MaxGoroutineID == 0 || b.Dump.MaxGoroutineID == 0 {

@@ -54,7 +54,7 @@ func (ld *loader) attachTraces(traces []*Capture) {
 				mine = append(mine, c)
 			}
 		}
-		if len(mine) == 0 && len(l.Groups()) == 1 {
+		if len(mine) == 0 && len(l.Processes()) == 1 {
 			mine = l.Captures
 		}
 		if len(mine) == 0 {

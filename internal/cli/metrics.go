@@ -187,7 +187,7 @@ func (o *MetricsOptions) live() (metrics.Report, []string, error) {
 // by the group's instance field; nil for files.
 func metricsReport(l *bundle.Loaded, notes map[string][]string) metrics.Report {
 	var r metrics.Report
-	for _, g := range l.Groups() {
+	for _, g := range l.Processes() {
 		var snaps []*metrics.Snapshot
 		for _, c := range g.Captures {
 			if c.Metrics != nil {

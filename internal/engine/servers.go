@@ -19,7 +19,7 @@ const notPinnedNote = "not pinned: read through the kubeconfig host"
 // (recorded: its cost and evidence), matched by the instance's name as a
 // field, never by the display name.
 func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []live.InstanceResult) {
-	groups := r.Loaded.Groups()
+	groups := r.Loaded.Processes()
 	inputs := make([]watches.Server, len(groups))
 	r.APIServers = make([]APIServer, len(groups))
 	for i, g := range groups {
