@@ -55,9 +55,9 @@ type Words struct {
 	Withheld func(*live.PauseBudgetError) string
 }
 
-// Identity says which API server process a report's server is, in
-// fields: nothing parses the report's display name back.
-type Identity struct {
+// APIServer is one API server process of the run, its identity as
+// fields (never parsed from its display name).
+type APIServer struct {
 	// Instance is the instance read: its name (its address, or the
 	// kubeconfig host when it could not be pinned), its address when
 	// reached at its own, and Pinned, false when requests went through
@@ -70,11 +70,6 @@ type Identity struct {
 	// Restarted is set when the instance restarted between samples:
 	// each process is a server of its own.
 	Restarted bool
-}
-
-// APIServer is one API server process of the run.
-type APIServer struct {
-	Identity
 	// Name is the report's name for it (bundle.DisplayName), the
 	// APIServer field of its findings.
 	Name string

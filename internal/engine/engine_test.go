@@ -57,11 +57,12 @@ func TestRunRestartedInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []Identity
+	// The identity of each: the fields, not the name nor the input.
+	var got []APIServer
 	for _, a := range res.APIServers {
-		got = append(got, a.Identity)
+		got = append(got, APIServer{Instance: a.Instance, ProcessStart: a.ProcessStart, Restarted: a.Restarted})
 	}
-	want := []Identity{
+	want := []APIServer{
 		{Instance: live.Instance{Name: s.Address(), Address: s.Address(), Pinned: true}, ProcessStart: time.Unix(1.7e9, 0).UTC(), Restarted: true},
 		{Instance: live.Instance{Name: s.Address(), Address: s.Address(), Pinned: true}, ProcessStart: time.Unix(1.8e9, 0).UTC(), Restarted: true},
 	}

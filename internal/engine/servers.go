@@ -24,7 +24,7 @@ func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []live.Insta
 	r.APIServers = make([]APIServer, len(groups))
 	for i, g := range groups {
 		s := g.Server()
-		id := Identity{Instance: live.Instance{Name: g.Instance}, ProcessStart: g.ProcessStart, Restarted: g.Restarted}
+		id := APIServer{Instance: live.Instance{Name: g.Instance}, ProcessStart: g.ProcessStart, Restarted: g.Restarted, Name: g.Name}
 		for _, ir := range runs {
 			if g.Instance == "" || g.Instance != ir.Instance.Name {
 				continue
@@ -40,8 +40,9 @@ func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []live.Insta
 				id.Instance.Address, id.Instance.Pinned = inst.Address, inst.Pinned
 			}
 		}
+		id.Input = s
 		inputs[i] = s
-		r.APIServers[i] = APIServer{Identity: id, Name: g.Name, Input: s}
+		r.APIServers[i] = id
 	}
 	rep := diagnosis.Diagnose(inputs, cfg.Diagnosis)
 	// Diagnose appends one APIServer per input, in order.

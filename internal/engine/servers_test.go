@@ -45,7 +45,7 @@ func TestRunLoadedGivesRecordedCostByField(t *testing.T) {
 		if diff := cmp.Diff(cost, a.Cost); diff != "" || a.Evidence != "goroutine dump" {
 			t.Errorf("%s: evidence %q, cost (-want +got):\n%s", a.Name, a.Evidence, diff)
 		}
-		id := res.APIServers[i].Identity
+		id := res.APIServers[i]
 		if diff := cmp.Diff(live.Instance{Name: "10.0.0.1:6443", Address: "10.0.0.1:6443", Pinned: true}, id.Instance); diff != "" {
 			t.Errorf("%s: instance (-want +got):\n%s", a.Name, diff)
 		}
