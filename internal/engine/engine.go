@@ -55,9 +55,9 @@ type Words struct {
 	Withheld func(*live.PauseBudgetError) string
 }
 
-// APIServer is one API server process of the run, its identity as
-// fields (never parsed from its display name).
-type APIServer struct {
+// Process is one API server process of the run (a report's server),
+// its identity as fields (never parsed from its display name).
+type Process struct {
 	// Instance is the instance read: its name (its address, or the
 	// kubeconfig host when it could not be pinned), its address when
 	// reached at its own, and Pinned, false when requests went through
@@ -87,8 +87,8 @@ type Result struct {
 	Run *live.Result
 	// Loaded are the parsed captures; nil with Config.Raw.
 	Loaded *bundle.Loaded
-	// APIServers are the report's servers, in the report's order.
-	APIServers []APIServer
+	// Processes are the report's servers, in the report's order.
+	Processes []Process
 	// Notes are the run's notes, the caller's first, similar ones
 	// summarized: also the report's first warnings.
 	Notes []string

@@ -58,11 +58,11 @@ func TestRunRestartedInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The identity of each: the fields, not the name nor the input.
-	var got []APIServer
-	for _, a := range res.APIServers {
-		got = append(got, APIServer{Instance: a.Instance, ProcessStart: a.ProcessStart, Restarted: a.Restarted})
+	var got []Process
+	for _, a := range res.Processes {
+		got = append(got, Process{Instance: a.Instance, ProcessStart: a.ProcessStart, Restarted: a.Restarted})
 	}
-	want := []APIServer{
+	want := []Process{
 		{Instance: live.Instance{Name: s.Address(), Address: s.Address(), Pinned: true}, ProcessStart: time.Unix(1.7e9, 0).UTC(), Restarted: true},
 		{Instance: live.Instance{Name: s.Address(), Address: s.Address(), Pinned: true}, ProcessStart: time.Unix(1.8e9, 0).UTC(), Restarted: true},
 	}
@@ -73,8 +73,8 @@ func TestRunRestartedInstance(t *testing.T) {
 		t.Fatalf("report servers = %+v", res.Report.APIServers)
 	}
 	for i, a := range res.Report.APIServers {
-		if a.Name != res.APIServers[i].Name || a.Cost == nil || a.Cost.BytesRead == 0 {
-			t.Errorf("server %d: name %q (want %q), cost %+v: want the instance's cost", i, a.Name, res.APIServers[i].Name, a.Cost)
+		if a.Name != res.Processes[i].Name || a.Cost == nil || a.Cost.BytesRead == 0 {
+			t.Errorf("server %d: name %q (want %q), cost %+v: want the instance's cost", i, a.Name, res.Processes[i].Name, a.Cost)
 		}
 	}
 }
@@ -88,8 +88,8 @@ func TestRunThroughTheKubeconfigHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.APIServers) != 1 || res.APIServers[0].Instance.Pinned {
-		t.Fatalf("servers = %+v, want one, not pinned", res.APIServers)
+	if len(res.Processes) != 1 || res.Processes[0].Instance.Pinned {
+		t.Fatalf("servers = %+v, want one, not pinned", res.Processes)
 	}
 	notes := res.Report.APIServers[0].Notes
 	if len(notes) == 0 || notes[len(notes)-1] != notPinnedNote {

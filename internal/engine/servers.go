@@ -19,17 +19,17 @@ const notPinnedNote = "not pinned: read through the kubeconfig host"
 // (recorded: its cost and evidence), matched by the instance's name as a
 // field, never by the display name.
 func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []live.InstanceResult) {
-	groups := r.Loaded.Processes()
-	inputs := make([]watches.Server, len(groups))
-	r.APIServers = make([]APIServer, len(groups))
-	for i, g := range groups {
+	procs := r.Loaded.Processes()
+	inputs := make([]watches.Server, len(procs))
+	r.Processes = make([]Process, len(procs))
+	for i, g := range procs {
 		s := g.Server()
-		id := APIServer{Instance: live.Instance{Name: g.Instance}, ProcessStart: g.ProcessStart, Restarted: g.Restarted, Name: g.Name}
+		p := Process{Instance: live.Instance{Name: g.Instance}, ProcessStart: g.ProcessStart, Restarted: g.Restarted, Name: g.Name}
 		for _, ir := range runs {
 			if g.Instance == "" || g.Instance != ir.Instance.Name {
 				continue
 			}
-			id.Instance = ir.Instance
+			p.Instance = ir.Instance
 			s.Notes = append(s.Notes, ir.Notes...)
 			if !ir.Instance.Pinned {
 				s.Notes = append(s.Notes, notPinnedNote)
@@ -37,18 +37,18 @@ func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []live.Insta
 		}
 		if runs == nil {
 			if inst := find(recorded, g.Instance); inst != nil {
-				id.Instance.Address, id.Instance.Pinned = inst.Address, inst.Pinned
+				p.Instance.Address, p.Instance.Pinned = inst.Address, inst.Pinned
 			}
 		}
-		id.Input = s
+		p.Input = s
 		inputs[i] = s
-		r.APIServers[i] = id
+		r.Processes[i] = p
 	}
 	rep := diagnosis.Diagnose(inputs, cfg.Diagnosis)
 	// Diagnose appends one APIServer per input, in order.
 	for i := range rep.APIServers {
-		if i < len(groups) {
-			if inst := find(recorded, groups[i].Instance); inst != nil {
+		if i < len(procs) {
+			if inst := find(recorded, procs[i].Instance); inst != nil {
 				rep.APIServers[i].Cost, rep.APIServers[i].Evidence = inst.Cost, inst.Evidence
 			}
 		}

@@ -38,14 +38,14 @@ func TestRunLoadedGivesRecordedCostByField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Report.APIServers) == 0 || len(res.Report.APIServers) != len(res.APIServers) {
-		t.Fatalf("servers: report %d, result %d", len(res.Report.APIServers), len(res.APIServers))
+	if len(res.Report.APIServers) == 0 || len(res.Report.APIServers) != len(res.Processes) {
+		t.Fatalf("servers: report %d, result %d", len(res.Report.APIServers), len(res.Processes))
 	}
 	for i, a := range res.Report.APIServers {
 		if diff := cmp.Diff(cost, a.Cost); diff != "" || a.Evidence != "goroutine dump" {
 			t.Errorf("%s: evidence %q, cost (-want +got):\n%s", a.Name, a.Evidence, diff)
 		}
-		id := res.APIServers[i]
+		id := res.Processes[i]
 		if diff := cmp.Diff(live.Instance{Name: "10.0.0.1:6443", Address: "10.0.0.1:6443", Pinned: true}, id.Instance); diff != "" {
 			t.Errorf("%s: instance (-want +got):\n%s", a.Name, diff)
 		}

@@ -94,7 +94,7 @@ func (e *Exporter) look(ctx context.Context) lookResult {
 		name := Label(ir.Instance.Name)
 		snap := instanceSnap{name: name, pinned: ir.Instance.Pinned, ok: len(ir.Errors) == 0, at: end, took: lookDuration(ir, end)}
 		out.errs[name] = append(out.errs[name], ir.Errors...)
-		for _, s := range eres.APIServers {
+		for _, s := range eres.Processes {
 			if s.Instance.Name != ir.Instance.Name || len(s.Input.Samples) == 0 {
 				continue
 			}

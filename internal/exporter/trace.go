@@ -194,7 +194,7 @@ func (e *Exporter) traceLook(ctx context.Context, names []string) []traced {
 				t.errs = append(t.errs, &traceError{kind: traceKind(tctx, tr.Err, tr.Summary != nil), err: tr.Err})
 			}
 		}
-		for _, s := range eres.APIServers {
+		for _, s := range eres.Processes {
 			if s.Instance.Name != ir.Instance.Name || len(s.Input.Samples) == 0 {
 				continue
 			}
