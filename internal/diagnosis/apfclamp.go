@@ -81,7 +81,7 @@ func clampToAPF(s watches.Server, info *api.APIServer, out *added) {
 // lists rows, and that the counts are APF's; dropped findings are not
 // counted.
 func apfClampNote(evidence string, n, rows, dropped int) string {
-	s := fmt.Sprintf("the %s shows %d watches in their initial phase, more than the %s the APF dumps list: the evidence showed more than APF lists, so each count here is APF's (at most %d)", evidence, n, english.Count(rows, "executing watch request", "executing watch requests"), rows)
+	s := fmt.Sprintf("the %s shows %d watches in their initial phase, more than the %s the APF dumps list: each count here is APF's (at most %d)", evidence, n, english.Count(rows, "executing watch request", "executing watch requests"), rows)
 	if dropped > 0 {
 		s += fmt.Sprintf("; %s past it not counted, their watches not decided and their watchers listed unmatched", english.Count(dropped, "finding", "findings"))
 	}
