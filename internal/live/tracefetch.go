@@ -62,7 +62,8 @@ func traceInstance(ctx context.Context, cfg Config, c *client, ir *InstanceResul
 	if tr.Summary != nil && verifiesTraceProcess(cfg, c) {
 		if err := otherProcess(c.inst.Name, sampleStart(ir), before, processStart(ctx, c)); err != nil {
 			tr.Summary, tr.Err = nil, err
-			tr.Fetch.Error = err.Error()
+			// Not kept: collect's bundle drops the file (bundle.Dir.Finish).
+			tr.Fetch.Error, tr.Fetch.File = err.Error(), ""
 		}
 	}
 	tr.Window = windowText(tr, cfg)

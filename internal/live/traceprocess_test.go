@@ -3,19 +3,24 @@ package live
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // TestEveryPieceOfEvidenceIsOfTheProcessItClaimsATraceOfAnotherBackend:
 // through the kubeconfig host, a load balancer answers the /metrics read
 // right after the trace from another backend (another process start
 // than the samples'): the trace is set aside with a note naming the
-// mismatch, and nothing is decided from it. The same balancer staying on
-// one backend keeps the trace.
+// mismatch, nothing is decided from it, and collect's bundle does not
+// keep it for analyze. The same balancer staying on one backend keeps the
+// trace.
 func TestEveryPieceOfEvidenceIsOfTheProcessItClaimsATraceOfAnotherBackend(t *testing.T) {
 	// Not parallel: it runs the process's one execution tracer.
 	const x, y = 1764410000, 1764420000
@@ -38,17 +43,22 @@ func TestEveryPieceOfEvidenceIsOfTheProcessItClaimsATraceOfAnotherBackend(t *tes
 			lb.ProcessStart = tc.starts
 			cfg := traceConfig(t, lb, EvidenceTrace)
 			cfg.APIServers = nil
-			res, err := Run(context.Background(), cfg, NewCaptures())
+			d := &bundle.Dir{Root: t.TempDir()}
+			res, err := Run(context.Background(), cfg, d)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if err := d.Finish(res.Manifest(api.Manifest{})); err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(filepath.Join(d.Root, bundle.SafeName(lb.Address()), "trace.out"))
 			ir := res.Instances[0]
 			if ir.Instance.Pinned || ir.Trace == nil {
 				t.Fatalf("instance %+v, trace %+v: want an unpinned instance traced", ir.Instance, ir.Trace)
 			}
 			if tc.aside == "" {
-				if ir.Trace.Summary == nil {
-					t.Errorf("one backend: trace set aside: %v", ir.Trace.Err)
+				if ir.Trace.Summary == nil || statErr != nil {
+					t.Errorf("one backend: trace set aside: %v; the bundle's trace.out: %v", ir.Trace.Err, statErr)
 				}
 				return
 			}
@@ -59,8 +69,11 @@ func TestEveryPieceOfEvidenceIsOfTheProcessItClaimsATraceOfAnotherBackend(t *tes
 			if !strings.Contains(notes, tc.aside) || !strings.Contains(notes, "set aside, nothing is decided from it") {
 				t.Errorf("notes %q\nwant one setting the trace aside: %q", ir.Notes, tc.aside)
 			}
-			if ir.Trace.Fetch == nil || !strings.Contains(ir.Trace.Fetch.Error, tc.aside) {
-				t.Errorf("the trace's fetch %+v: want its error to say why it was set aside", ir.Trace.Fetch)
+			if ir.Trace.Fetch == nil || !strings.Contains(ir.Trace.Fetch.Error, tc.aside) || ir.Trace.Fetch.File != "" {
+				t.Errorf("the trace's fetch %+v: want its error to say why it was set aside, and no file kept", ir.Trace.Fetch)
+			}
+			if !os.IsNotExist(statErr) {
+				t.Errorf("the bundle keeps trace.out (%v): analyze would read a trace set aside", statErr)
 			}
 		})
 	}
