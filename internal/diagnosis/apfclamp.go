@@ -69,8 +69,8 @@ func clampToAPF(s watches.Server, info *api.APIServer, out *added) {
 			continue
 		}
 		unseat(out.levels, f)
-		if len(f.GoroutineIDs) == 1 {
-			out.unmatchedWatchers = append(out.unmatchedWatchers, api.UnmatchedWatcher{APIServer: f.APIServer, GoroutineID: f.GoroutineIDs[0], State: f.Watcher.State, WaitMinutes: f.Watcher.WaitMinutes})
+		if w := f.Watcher; w.GoroutineID != 0 {
+			out.unmatchedWatchers = append(out.unmatchedWatchers, api.UnmatchedWatcher{APIServer: f.APIServer, GoroutineID: w.GoroutineID, State: w.State, WaitMinutes: w.WaitMinutes})
 		}
 	}
 	out.findings = kept

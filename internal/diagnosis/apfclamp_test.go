@@ -31,9 +31,10 @@ func TestNoCountExceedsWhatAPFLists(t *testing.T) {
 	for _, tc := range []struct {
 		name, evidence string
 		s              watches.Server
+		n0             int // the evidence's initial-phase watchers
 	}{
-		{"trace", "execution trace", traceServer(gs, rows, rows, nil, nil)},
-		{"dump", "goroutine dump", dump},
+		{"trace", "execution trace", traceServer(gs, rows, rows, nil, nil), 7},
+		{"dump", "goroutine dump", dump, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Diagnose([]watches.Server{tc.s}, Options{})
@@ -59,6 +60,9 @@ func TestNoCountExceedsWhatAPFLists(t *testing.T) {
 				if l.StuckSeats > 2 {
 					t.Errorf("priority level %s: %d stuck seats, more than the 2 rows APF lists", l.Name, l.StuckSeats)
 				}
+			}
+			if len(r.UnmatchedWatchers) != tc.n0-n {
+				t.Errorf("%d watchers listed unmatched, want the %d of the findings past APF's count", len(r.UnmatchedWatchers), tc.n0-n)
 			}
 			a := r.APIServers[0]
 			if a.InitialPhase > 2 {
