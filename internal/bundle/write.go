@@ -132,7 +132,8 @@ func (d *Dir) StoreTrace(instance string, body io.Reader) error {
 }
 
 // Finish writes each sample's captured-at.txt, copies /version into every
-// sample that lacks it, writes m as the manifest, with its apiVersion and
+// sample that lacks it, removes a trace the manifest does not name (its
+// Trace.File empty), writes m as the manifest, with its apiVersion and
 // kind, and removes the lock.
 func (d *Dir) Finish(m api.Manifest) error {
 	for _, inst := range m.Instances {
@@ -155,6 +156,14 @@ func (d *Dir) Finish(m api.Manifest) error {
 }
 
 func (d *Dir) finishInstance(inst api.Instance) error {
+	if t := inst.Trace; t != nil && t.File == "" {
+		// A trace the run did not keep (its store failed, or it was set
+		// aside as another process'): not left for analyze to read.
+		p := filepath.Join(d.Root, SafeName(inst.Name), FileName(api.FileTrace))
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
 	var version []byte
 	for _, s := range inst.Samples {
 		dir, err := d.path(s.Dir)

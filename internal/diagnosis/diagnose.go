@@ -92,13 +92,15 @@ func diagnoseServer(r *api.Report, s watches.Server, opts Options) {
 // diagnoseTrace); no dump but APF dumps (diagnoseAPF); nothing (noDump); otherwise the last dump is
 // described (describeDump), and an aggregated one decided as far as it
 // can be (decideAggregated), a debug=2 one judged, attributed and
-// annotated (dumpCase).
+// annotated (dumpCase). Whatever the route, no count exceeds what APF
+// lists (clampToAPF).
 func serverSteps(s watches.Server, opts Options) (api.APIServer, added) {
 	aside := traceAside(s)
 	if aside != "" {
 		s.Trace = nil
 	}
 	info, out := serverRoute(s, opts)
+	clampToAPF(s, &info, &out)
 	if aside != "" {
 		out.warnings = append(out.warnings, aside)
 	}

@@ -320,7 +320,9 @@ func (tf traceFindings) open(rows []traceRow, left map[traceVerdict]int) []*api.
 				f.Evidence = append(f.Evidence, "one executing watch request is left for several watchers: it is not named, as it may be another watcher's")
 			default:
 				list.apply(f)
-				f.Evidence = append(f.Evidence, fmt.Sprintf("client match ambiguous: %d of these %d executing watch requests are %s; the trace cannot tie a goroutine to a request", left[v], len(pool), verdictName(v)))
+				// More watchers than rows: no more rows than there are
+				// are theirs (clampToAPF counts as many).
+				f.Evidence = append(f.Evidence, fmt.Sprintf("client match ambiguous: %d of these %d executing watch requests are %s; the trace cannot tie a goroutine to a request", min(left[v], len(pool)), len(pool), verdictName(v)))
 			}
 			out = append(out, f)
 		}

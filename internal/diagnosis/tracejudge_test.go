@@ -105,8 +105,8 @@ func TestTraceElimination(t *testing.T) {
 		// The row no watcher accounts for fails closed: one of the two.
 		{"more rows than watchers: the extra row undecided, the report incomplete", traceServer([]watches.TraceGoroutine{stuckG(1)}, []apf.Request{slow, paced}, []apf.Request{slow, paced}, podsOnly, podsGrew),
 			[]traceVerdictRow{{Type: api.StuckInitialEvents, Match: api.MatchAmbiguous, Candidates: "slow|paced", IDs: id}, {Type: api.UndecidedInitialEvents, Match: api.MatchAmbiguous, Candidates: "slow|paced"}}, 1, ""},
-		{"one row left for two watchers names nobody", traceServer([]watches.TraceGoroutine{stuckG(1), pacedG(3)}, []apf.Request{paced}, []apf.Request{paced}, podsOnly, podsGrew),
-			[]traceVerdictRow{{Type: api.SlowInitialEvents, IDs: "3ns"}, {Type: api.StuckInitialEvents, IDs: id}}, 0, ""},
+		{"one row left for two watchers names nobody, and counts one watch, the stuck one (clampToAPF)", traceServer([]watches.TraceGoroutine{stuckG(1), pacedG(3)}, []apf.Request{paced}, []apf.Request{paced}, podsOnly, podsGrew),
+			[]traceVerdictRow{{Type: api.StuckInitialEvents, IDs: id}}, 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,7 +139,9 @@ func TestTraceElimination(t *testing.T) {
 
 // The trace route's words: the window proven and the progress seen.
 func TestTraceEvidenceWords(t *testing.T) {
-	r := Diagnose([]watches.Server{traceServer([]watches.TraceGoroutine{stuckG(1), pacedG(3)}, nil, nil, nil, nil)}, Options{})
+	// Two rows: within what APF lists, each watcher is a finding (clampToAPF).
+	rows := []apf.Request{resourceRequest("a", "pods", t0.Add(-time.Minute)), resourceRequest("b", "pods", t0.Add(-time.Minute))}
+	r := Diagnose([]watches.Server{traceServer([]watches.TraceGoroutine{stuckG(1), pacedG(3)}, rows, rows, nil, nil)}, Options{})
 	var ev []string
 	for _, f := range r.Findings {
 		ev = append(ev, f.Evidence...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
@@ -17,12 +18,17 @@ import (
 // that measures its rate, then the trace of the interval, shortened to
 // what the byte budget allows at that rate, streamed into the parser (and
 // into raw, when it keeps traces) and stopped early once every suspect has
-// progressed. It fills ir.Trace; a failure is its Err (a fallback).
+// progressed. It fills ir.Trace; a failure is its Err (a fallback), and
+// so is a trace that may be of another process (traceprocess.go).
 func traceInstance(ctx context.Context, cfg Config, c *client, ir *InstanceResult, raw Target) {
 	tr := ir.Trace
 	if !goAtLeast122(ir.GoVersion) {
 		tr.Err = &TraceUnsupportedError{Instance: c.inst.Name, GoVersion: ir.GoVersion}
 		return
+	}
+	before := math.NaN()
+	if verifiesTraceProcess(cfg, c) {
+		before = processStart(ctx, c)
 	}
 	budget, probe := cfg.Trace.budget(), cfg.Trace.probe()
 	cfg.progress("%s: execution trace: probing the rate with a %s trace", c.inst.Name, probe)
@@ -53,6 +59,13 @@ func traceInstance(ctx context.Context, cfg Config, c *client, ir *InstanceResul
 	}
 	tr.Summary, tr.Fetch, tr.Err = ms.run(ctx)
 	tr.interrupted = ctx.Err() != nil
+	if tr.Summary != nil && verifiesTraceProcess(cfg, c) {
+		if err := otherProcess(c.inst.Name, sampleStart(ir), before, processStart(ctx, c)); err != nil {
+			tr.Summary, tr.Err = nil, err
+			// Not kept: collect's bundle drops the file (bundle.Dir.Finish).
+			tr.Fetch.Error, tr.Fetch.File = err.Error(), ""
+		}
+	}
 	tr.Window = windowText(tr, cfg)
 	cfg.progress("%s: execution trace: %s", c.inst.Name, tr.Window)
 }

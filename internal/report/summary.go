@@ -44,7 +44,13 @@ func summaryLine(r *api.Report) string {
 			seats += fmt.Sprintf(" by the %d attributed to a request", s.StuckWatches-s.StuckUnattributed)
 		}
 		stuck, _ := api.FindingTypeOf(api.StuckInitialEvents)
-		parts = append(parts, fmt.Sprintf("%s (%d goroutines, %s)", english.Count(s.StuckWatches, stuck.One, stuck.Many), s.StuckGoroutines, seats))
+		count := english.Count(s.StuckWatches, stuck.One, stuck.Many)
+		if len(r.Incomplete) > 0 {
+			// What was not decided (past the trace parser's cap, a
+			// partial dump) may be stuck too: a lower bound.
+			count = "at least " + count
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d goroutines, %s)", count, s.StuckGoroutines, seats))
 	case len(r.Incomplete) > 0:
 		parts = append(parts, "no watch found stuck in what could be decided (incomplete)")
 	case undecidable == len(r.APIServers):

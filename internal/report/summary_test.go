@@ -25,3 +25,17 @@ func TestSummaryLineNamesEveryType(t *testing.T) {
 		}
 	}
 }
+
+// TestACappedCountIsALowerBound: the stuck watches of an incomplete report
+// (a trace past the parser's goroutine cap: 20000 kept of 50000) are said
+// as a lower bound; a complete report's are said as they are.
+func TestACappedCountIsALowerBound(t *testing.T) {
+	r := &api.Report{APIServers: []api.APIServer{{Name: "a", DumpFormat: "trace"}}, Summary: api.Summary{StuckWatches: 20000, StuckGoroutines: 20000}}
+	if got, want := summaryLine(r), "Summary: 20000 watches stuck"; !strings.HasPrefix(got, want) {
+		t.Errorf("complete: %q, want it to start %q", got, want)
+	}
+	r.Incomplete = []string{"a: the trace holds at least 50000 watch-path goroutines: the parser keeps 20000, so every count from the trace is a lower bound"}
+	if got, want := summaryLine(r), "Summary: at least 20000 watches stuck"; !strings.HasPrefix(got, want) {
+		t.Errorf("incomplete: %q, want it to start %q", got, want)
+	}
+}
