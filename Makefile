@@ -33,7 +33,7 @@ FUZZTIME ?= 100000x
 
 DEMO_DIR := testdata/kube-apiserver-v1.37.2/seed-repro
 
-.PHONY: all build install demo test rules unit differential lint reference e2e bench bench-live fuzz dist validate-krew clean
+.PHONY: all build install demo test rules unit differential lint reference e2e replay-v1.38 test-replay-v1.38 bench bench-live fuzz dist validate-krew clean
 
 all: build
 
@@ -82,6 +82,25 @@ lint: ## go vet, gofmt, go mod tidy must leave no diff.
 
 e2e: build ## End-to-end tests on a real kube-apiserver + etcd built from the module proxy.
 	WATCH_DOCTOR_BIN=$(CURDIR)/bin/$(BINARY) ./test/e2e/run.sh
+
+# The replay's upstream column on 1.38's own cacher: a module of its own
+# (hack/replay/v1.38: k8s.io/apiserver v0.38.0-beta.0, Go 1.27, which the go
+# command fetches from the module proxy), built into the program `replay
+# --upstream-release v1.38` runs beside bin/$(BINARY) (docs/architecture.md,
+# "The 1.38 replay column"). The build tag compiles MemStore's v0.38-only
+# methods (internal/replay/upstream/memstore_v038.go). Without Go 1.27 both
+# targets fail, saying so: they never skip.
+REPLAY_V138_DIR := hack/replay/v1.38
+REPLAY_V138_ENV := GOTOOLCHAIN=go1.27.3 GOFLAGS=-buildvcs=false
+REPLAY_V138_TAGS := -tags apiserver_v038
+
+replay-v1.38: ## Build bin/kubectl-watch_doctor-replay-v1.38, the 1.38 upstream column of replay --upstream-release v1.38 (Go 1.27).
+	@cd $(REPLAY_V138_DIR) && $(REPLAY_V138_ENV) $(GO) version >/dev/null 2>&1 || { 	  echo "make replay-v1.38 needs Go 1.27 (GOTOOLCHAIN=go1.27.3), which the go command could not fetch from the module proxy:"; 	  cd $(REPLAY_V138_DIR) && $(REPLAY_V138_ENV) $(GO) version; exit 1; }
+	cd $(REPLAY_V138_DIR) && $(BUILD_ENV) $(REPLAY_V138_ENV) $(GO) build $(GOFLAGS_BUILD) $(REPLAY_V138_TAGS) -o $(CURDIR)/bin/$(BINARY)-replay-v1.38 .
+
+test-replay-v1.38: replay-v1.38 ## The 1.38 column against what the real v1.38.0-beta.0 server did, and MemStore's v0.38 methods (Go 1.27).
+	cd $(REPLAY_V138_DIR) && $(REPLAY_V138_ENV) $(GO) test -count=1 $(REPLAY_V138_TAGS) -v . && \
+	  $(REPLAY_V138_ENV) $(GO) test -count=1 $(REPLAY_V138_TAGS) -run '^TestMemStoreOnce$$' -v github.com/watch-doctor/watch-doctor/internal/replay/upstream
 
 bench: ## Benchmarks of every stage and the whole command, against gostackparse and panicparse.
 	./bench/run.sh

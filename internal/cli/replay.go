@@ -72,10 +72,16 @@ type ReplayOptions struct {
 	PrintScenario bool
 	FailOn        string
 	MaxMemory     string
+	// UpstreamRelease is the release whose cacher serves the upstream
+	// column (replay_release.go).
+	UpstreamRelease string
 
 	printer  printer
 	scenario *replay.Scenario
 	columns  map[string]bool
+	// upstreamProgram runs the upstream column of another release than
+	// the in-process one, found by Validate.
+	upstreamProgram string
 }
 
 // NewReplayOptions returns options with defaults.
@@ -86,6 +92,8 @@ func NewReplayOptions(streams genericiooptions.IOStreams) *ReplayOptions {
 		Columns:   append([]string(nil), replayColumns...),
 		FailOn:    failOnNone,
 		MaxMemory: defaultReplayMaxMemory,
+
+		UpstreamRelease: upstreamReleaseInProcess,
 	}
 }
 
@@ -98,7 +106,8 @@ func NewCmdReplay(streams genericiooptions.IOStreams) *cobra.Command {
 		Long: `Replay a scenario (objects, updates and watch clients that read at their own
 pace) in virtual time against four watch caches side by side:
 
-  upstream   k8s.io/apiserver's cacher (v0.37.2), in process, over an in-memory
+  upstream   k8s.io/apiserver's cacher (v0.37.2 in process, or v0.38 with
+             --upstream-release v1.38), over an in-memory
              storage that passes upstream's storage behaviour tests
   unpatched  watch-doctor's model of the same cache
   pr141899   the model with the stall timeout of kubernetes PR 141899 as its
@@ -143,6 +152,7 @@ a bundle. ` + exitCodesHelp,
 	cmd.Flags().BoolVar(&o.List, "list", o.List, "list the built-in scenarios and exit")
 	cmd.Flags().BoolVar(&o.PrintScenario, "print-scenario", o.PrintScenario, "print the scenario as YAML and exit, without replaying it")
 	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, "exit 1 when: "+replayFailOnCut+" (the stall timeout stops a client that completes without it), "+replayFailOnDifferent+" (upstream and unpatched disagree), or "+failOnNone)
+	cmd.Flags().StringVar(&o.UpstreamRelease, "upstream-release", o.UpstreamRelease, "the release whose k8s.io/apiserver cacher serves the upstream column: "+upstreamReleaseInProcess+" (v0.37.2, in process) or "+upstreamReleaseV138+" (v0.38.0-beta.0, run by kubectl-watch_doctor-replay-v1.38, built with make replay-v1.38)")
 	return cmd
 }
 
@@ -332,6 +342,15 @@ func (o *ReplayOptions) Validate() error {
 	if o.StallTimeout < 0 {
 		return fmt.Errorf("invalid --stall-timeout %v: use a positive duration such as 30s", o.StallTimeout)
 	}
+	if err := validateUpstreamRelease(o.UpstreamRelease); err != nil {
+		return err
+	}
+	if o.columns[api.ColumnUpstream] && o.UpstreamRelease != upstreamReleaseInProcess && !o.PrintScenario {
+		var err error
+		if o.upstreamProgram, err = upstreamProgram(o.UpstreamRelease); err != nil {
+			return err
+		}
+	}
 	if len(o.columns) == 0 {
 		return fmt.Errorf("no --columns: use any of %s", strings.Join(replayColumns, ", "))
 	}
@@ -374,7 +393,7 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 		return err
 	}
 	var backends []replay.Backend
-	if o.columns[api.ColumnUpstream] {
+	if o.columns[api.ColumnUpstream] && o.UpstreamRelease == upstreamReleaseInProcess {
 		backends = append(backends, upstream.New())
 	}
 	if o.columns[api.ColumnUnpatched] {
@@ -389,6 +408,15 @@ func (o *ReplayOptions) Run(ctx context.Context) error {
 	res, err := replay.Run(ctx, o.scenario, backends, replay.Options{Timeline: o.Timeline, Progress: o.ErrOut})
 	if err != nil {
 		return err
+	}
+	if o.upstreamProgram != "" {
+		up, err := runUpstreamRelease(ctx, o.UpstreamRelease, o.upstreamProgram, o.scenario, o.Timeline, o.ErrOut)
+		if err != nil {
+			return err
+		}
+		if err := replay.Prepend(res, up); err != nil {
+			return fmt.Errorf("the %s upstream column: %w", o.UpstreamRelease, err)
+		}
 	}
 	if err := o.printer.Print(o.Out, res); err != nil {
 		return err

@@ -83,7 +83,13 @@ func replayClients(t *text, r *api.Replay) error {
 	wide := t.opts.wide()
 	headers := []string{"client", "model", "scope"}
 	for _, c := range r.Columns {
-		headers = append(headers, c.Name)
+		h := c.Name
+		if c.Release != "" {
+			// The upstream column of another release (replay
+			// --upstream-release): say which.
+			h += " " + c.Release
+		}
+		headers = append(headers, h)
 	}
 	tb := t.table(t.opts.NoHeaders, headers...)
 	if len(r.Columns) > 0 {

@@ -120,3 +120,18 @@ func TestRenderReplaySVGNeedsTimeline(t *testing.T) {
 		t.Errorf("error %v, want ErrNoTimeline", err)
 	}
 }
+
+// TestRenderReplayUpstreamRelease: the upstream column of another release
+// (replay --upstream-release) names its release in its header.
+func TestRenderReplayUpstreamRelease(t *testing.T) {
+	r := loadReplay(t, "issue-131721")
+	r.Columns[0].Release = "v0.38.0-beta.0"
+	var b bytes.Buffer
+	if err := Print(&b, r, Options{Format: FormatTable}); err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(b.String()[strings.Index(b.String(), "CLIENT"):], "\n")
+	if !strings.Contains(header, "SCOPE   UPSTREAM V0.38.0-BETA.0 ") {
+		t.Errorf("header %q, want the upstream column's release in it", header)
+	}
+}

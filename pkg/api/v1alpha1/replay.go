@@ -47,7 +47,11 @@ type Replay struct {
 
 // Column is what one backend did with the scenario.
 type Column struct {
-	Name    string         `json:"name"`
+	Name string `json:"name"`
+	// Release is the k8s.io/apiserver release whose cacher served the
+	// upstream column (v0.37.2 in process, or v0.38.0-beta.0 from the
+	// subprocess of `replay --upstream-release v1.38`); empty for ours.
+	Release string         `json:"release,omitempty"`
 	Clients []ClientResult `json:"clients"`
 	// BlockedGoroutines counts cacheWatcher goroutines blocked sending at
 	// the end, read from a goroutine dump with internal/watches.
