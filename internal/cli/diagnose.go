@@ -68,8 +68,8 @@ is the whole answer and no goroutine dump is taken. Otherwise the debug=2 dump
 when its pause, estimated from the profile, is within --max-pause. If not
 (--evidence auto), the instance is traced for the interval instead
 (/debug/pprof/trace: one stop-the-world of well under a millisecond): a 1 s
-probe measures the trace's rate, --trace-budget bounds its bytes (the window is
-shortened to fit, and said so), and the trace stops early once every suspect
+probe forecasts the trace's rate, --trace-budget bounds its bytes (the trace
+stops at the budget, and the report says so), and the trace stops early once every suspect
 has progressed. The trace shows per goroutine who made progress; the APF rows
 of both samples name the clients, by elimination. When the server cannot be
 traced (Go older than 1.22, a trace already running, a 403 or 404, a stream

@@ -112,7 +112,7 @@ deploy/rbac.yaml.`,
 	f.IntVar(&o.MaxResources, "max-resources", o.MaxResources, "(resource, priority level) rows exported per instance; the rest are summed into resource=\"other\"")
 	f.StringVar(&o.LogLevel, "log-level", o.LogLevel, "least level logged: debug, info, warn or error")
 	f.DurationVar(&o.TraceWindow, "trace-window", o.TraceWindow, "trace an instance for this long (/debug/pprof/trace, between two samples) when a look leaves watches undecided, to count them stuck or progressing; 0 never traces")
-	f.StringVar(&o.TraceBudget, "trace-budget", o.TraceBudget, "the most bytes of execution trace read from an API server per trace; a 1 s probe measures the rate, and the window is shortened to fit")
+	f.StringVar(&o.TraceBudget, "trace-budget", o.TraceBudget, "the most bytes of execution trace read from an API server per trace; the trace stops at a generation's end when the next would not fit, and the look says so")
 	f.DurationVar(&o.TraceEvery, "trace-every", o.TraceEvery, "least time between two traces of an instance (at least --trace-window); a trace's decision is carried between them while the same watches are initializing")
 	return cmd
 }

@@ -24,7 +24,7 @@ func newTraceFlags() traceFlags {
 
 func addTraceFlags(cmd *cobra.Command, t *traceFlags) {
 	cmd.Flags().StringVar(&t.Evidence, "evidence", t.Evidence, "what tells stuck from slow between the samples: auto (the debug=2 dump when its estimated pause fits --max-pause, else an execution trace of the interval), dump, or trace")
-	cmd.Flags().StringVar(&t.Budget, "trace-budget", t.Budget, "the most bytes of execution trace read from each API server; a 1 s probe measures the rate, and the traced window is shortened to fit (a 70 s trace of 22,000 goroutines is about 50 MB)")
+	cmd.Flags().StringVar(&t.Budget, "trace-budget", t.Budget, "the most bytes of execution trace read from each API server; the trace stops at a generation's end when the next would not fit, so a server that sends more than the budget holds is traced for less than the interval, and the report says so (a 70 s trace of 22,000 goroutines is about 50 MB, of 100,000 about 90 MB)")
 }
 
 // validate resolves the flags.

@@ -29,7 +29,7 @@ const traceProbe = time.Second
 // cheap look cannot judge), and no trace of that instance started within
 // Every, the instance is looked at again with an execution trace between
 // two samples, as diagnose --evidence trace does: sample A (the cheap
-// look's fetches), a 1 s rate probe, the trace of Window (shortened to fit
+// look's fetches), a 1 s rate probe, the trace of Window (stopped at
 // Budget), sample B. Never a debug=2 dump. The trace is streamed into the
 // parser of internal/live and never held whole.
 type TraceConfig struct {

@@ -46,7 +46,8 @@ const (
 // DefaultTraceBudget bounds the bytes of the trace of one instance when
 // TraceConfig.Budget is 0: a 70 s trace of a kube-apiserver with 22,431
 // goroutines measured 51 MB (issue 18, docs/diagnose-at-scale.md), so the
-// default interval fits 2.5 times over before the window is shortened.
+// default interval fits 2.5 times over before the budget stops a trace;
+// at 102,000 goroutines a 70 s trace was 90 to 101 MB (issue 29).
 const DefaultTraceBudget = 128 << 20
 
 // defaultTraceProbe is the short trace that measures the rate first.
@@ -60,8 +61,8 @@ type TraceConfig struct {
 	// Evidence is the choice; "" means EvidenceAuto.
 	Evidence Evidence
 	// Budget bounds the bytes of one instance's trace (the probe's
-	// included); 0 means DefaultTraceBudget. The window is shortened to
-	// what the rate measured by the probe allows.
+	// included); 0 means DefaultTraceBudget. The trace stops at a
+	// generation's end when the next would not fit (budgetStop).
 	Budget int64
 	// Probe is the length of the rate probe; 0 means 1 s.
 	Probe time.Duration
@@ -111,10 +112,12 @@ type TraceResult struct {
 	// estimated for a long trace from the probe's generations (traceCost),
 	// by which the window is chosen.
 	Rate, Estimate float64
-	// Requested is the window asked for; BudgetCut is set when the byte
-	// budget shortened it below the interval.
+	// Requested is the window asked for, the interval; BudgetCut is set
+	// when the byte budget stopped the trace before it.
 	Requested time.Duration
 	BudgetCut bool
+	// stopWhy says why the trace was stopped early (Summary.Why).
+	stopWhy string
 	// Summary is what the trace proved (internal/watches keeps the watch
 	// path of it); nil when it could not be read.
 	Summary *watches.Trace

@@ -159,3 +159,48 @@ func TestGoAtLeast122(t *testing.T) {
 		}
 	}
 }
+
+// The whole interval is asked for, whatever the probe's estimate, and the
+// trace stops at a generation's end when the next would not fit the
+// budget: the budget is spent on what the server sends. The probe is a
+// short real trace (a low estimate), the trace the real seed server's 20
+// generations (2.4 MB) against a budget of 1 MB after the probe.
+func TestTraceStopsAtTheBudget(t *testing.T) {
+	// Not parallel: it runs the process's one execution tracer.
+	var probe bytes.Buffer
+	if err := trace.Start(&probe); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // a trace of some length, not a synchronisation
+	trace.Stop()
+	seed, err := os.ReadFile(filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "trace-seed", "bundle", "127.0.0.1", "trace.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
+	s.Hostile = map[string]*fakeapiserver.Hostility{"/debug/pprof/trace?seconds=1": {Kind: fakeapiserver.ErrorBody, Status: 200, Body: probe.String()}}
+	s.TraceBody = seed
+	const remaining = 1_000_000
+	cfg := traceConfig(t, s, EvidenceTrace)
+	cfg.Trace.Budget = int64(probe.Len()) + remaining
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Instances[0].Trace
+	if tr == nil || tr.Summary == nil || tr.Err != nil || tr.Fetch == nil {
+		t.Fatalf("trace %+v", tr)
+	}
+	if tr.Requested != cfg.Interval || !tr.BudgetCut {
+		t.Errorf("requested %s, budget cut %v: want the whole %s interval asked for, and the budget to stop it", tr.Requested, tr.BudgetCut, cfg.Interval)
+	}
+	if g := tr.Summary.Generations; g < 3 || g >= 20 || tr.Summary.Truncated || !tr.Summary.StoppedEarly {
+		t.Errorf("%d generations, truncated %v, stopped early %v: want a few whole generations, stopped before the budget", g, tr.Summary.Truncated, tr.Summary.StoppedEarly)
+	}
+	if tr.Fetch.Bytes > remaining || tr.Fetch.Error != "" {
+		t.Errorf("read %d bytes (error %q): over the %d the budget leaves", tr.Fetch.Bytes, tr.Fetch.Error, remaining)
+	}
+	if !strings.Contains(tr.Summary.Why, "would not hold another generation") || !strings.Contains(tr.Window, "cut the 2s interval") {
+		t.Errorf("why %q, window %q: want the budget named", tr.Summary.Why, tr.Window)
+	}
+}

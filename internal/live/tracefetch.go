@@ -15,8 +15,8 @@ import (
 )
 
 // traceInstance takes the execution trace of one instance: a short probe
-// that measures its rate, then the trace of the interval, shortened to
-// what the byte budget allows at that rate, streamed into the parser (and
+// that forecasts its rate, then the trace of the interval, stopped at the
+// byte budget (budgetStop), streamed into the parser (and
 // into raw, when it keeps traces) and stopped early once every suspect has
 // progressed. It fills ir.Trace; a failure is its Err (a fallback), and
 // so is a trace that may be of another process (traceprocess.go).
@@ -44,21 +44,41 @@ func traceInstance(ctx context.Context, cfg Config, c *client, ir *InstanceResul
 	tr.Estimate = cost.rate()
 	remaining := budget - tr.Probe.Bytes
 	window := cfg.Interval
-	if fit := cost.fit(remaining); fit < window {
-		window, tr.BudgetCut = fit, true
-	}
-	if window < minTraceWindow {
-		tr.Err = &TraceBudgetError{Instance: c.inst.Name, Budget: budget, Allowed: window, Rate: tr.Estimate, Hint: cfg.Hints.TraceBudget}
+	fit := cost.fit(remaining)
+	if fit < minTraceWindow && fit < window {
+		tr.Err = &TraceBudgetError{Instance: c.inst.Name, Budget: budget, Allowed: fit, Rate: tr.Estimate, Hint: cfg.Hints.TraceBudget}
 		return
 	}
+	// The whole interval is asked for whatever the estimate, and the
+	// trace stops at the budget (budgetStop): the estimate is a forecast,
+	// and over-estimates on big servers, whose generations come further
+	// apart than traceGenerationPeriod (bench-live, 100,000 goroutines:
+	// one every 1.5 s, 2 s under load), so cutting the request by it
+	// wasted the budget.
 	tr.Requested = window
-	cfg.progress("%s: execution trace: %s at an estimated %s/s (the probe: %s/s, %s; budget %s%s)", c.inst.Name, window, mib1(int64(tr.Estimate)), mib1(int64(tr.Rate)), cost, mib1(budget), cutText(tr.BudgetCut, cfg.Interval))
-	ms := traceStream{cfg: cfg, c: c, window: window, maxBytes: remaining, stop: stopWhenAllProgressed(tr.suspects)}
+	cfg.progress("%s: execution trace: %s at an estimated %s/s (the probe: %s/s, %s; budget %s%s)", c.inst.Name, window, mib1(int64(tr.Estimate)), mib1(int64(tr.Rate)), cost, mib1(budget), forecastText(fit, window))
+	progressed, bs := stopWhenAllProgressed(tr.suspects), &budgetStop{max: remaining}
+	stop := func(p watches.TraceProgress) bool {
+		switch {
+		case progressed(p):
+			tr.stopWhy = "every initial-phase watcher had progressed"
+			return true
+		case bs.reached(p):
+			tr.BudgetCut = true
+			tr.stopWhy = fmt.Sprintf("the trace budget of %s would not hold another generation (%s read, the largest generation %s)", mib1(budget), mib1(tr.Probe.Bytes+p.Bytes), kibOrMib(bs.largest))
+			return true
+		}
+		return false
+	}
+	ms := traceStream{cfg: cfg, c: c, window: window, maxBytes: remaining, stop: stop}
 	if tt, ok := raw.(TraceTarget); ok {
 		ms.store = tt
 	}
 	tr.Summary, tr.Fetch, tr.Err = ms.run(ctx)
 	tr.interrupted = ctx.Err() != nil
+	if tr.Summary != nil && tr.Summary.StoppedEarly && tr.stopWhy != "" && !tr.interrupted {
+		tr.Summary.Why = tr.stopWhy
+	}
 	if tr.Summary != nil && verifiesTraceProcess(cfg, c) {
 		if err := otherProcess(c.inst.Name, sampleStart(ir), before, processStart(ctx, c)); err != nil {
 			tr.Summary, tr.Err = nil, err
@@ -145,11 +165,30 @@ func kibOrMib(n int64) string {
 	return mib1(n)
 }
 
-func cutText(cut bool, interval time.Duration) string {
-	if !cut {
+// forecastText says when the estimate expects the budget to end the
+// trace before the interval does.
+func forecastText(fit, interval time.Duration) string {
+	if fit >= interval {
 		return ""
 	}
-	return fmt.Sprintf(", which cuts the %s interval", interval)
+	return fmt.Sprintf(", which at that rate ends it after about %s: it stops at the budget", fit)
+}
+
+// budgetStop stops a trace at a generation's end when the next
+// generation, as large as the largest so far and a quarter more, would
+// take it past max bytes: the budget is spent on what the server sends,
+// not on the probe's estimate, and the trace read stays whole
+// generations rather than a truncated one.
+type budgetStop struct {
+	max           int64
+	last, largest int64
+}
+
+func (b *budgetStop) reached(p watches.TraceProgress) bool {
+	gen := p.Bytes - b.last
+	b.last = p.Bytes
+	b.largest = max(b.largest, gen)
+	return p.Bytes+b.largest+b.largest/4 > b.max
 }
 
 // mib1 prints bytes as MiB with one decimal.
@@ -166,12 +205,12 @@ func windowText(tr *TraceResult, cfg Config) string {
 	switch {
 	case s.StoppedEarly && tr.interrupted:
 		out += fmt.Sprintf("; interrupted after %s", w)
+	case tr.BudgetCut:
+		out += fmt.Sprintf("; the trace budget of %s cut the %s interval%s", mib1(cfg.Trace.budget()), cfg.Interval, paren(cfg.Hints.TraceBudget))
 	case s.StoppedEarly:
 		out += fmt.Sprintf("; stopped early after %s: every initial-phase watcher had progressed", w)
 	case tr.Err != nil:
 		out += fmt.Sprintf("; the trace was cut short, so only the %s read count: %v", w, tr.Err)
-	case tr.BudgetCut:
-		out += fmt.Sprintf("; the trace budget of %s cut the %s interval%s", mib1(cfg.Trace.budget()), cfg.Interval, paren(cfg.Hints.TraceBudget))
 	}
 	return out
 }

@@ -65,13 +65,34 @@ func TestWindowText(t *testing.T) {
 	}
 }
 
-func TestCutText(t *testing.T) {
+func TestForecastText(t *testing.T) {
 	t.Parallel()
-	if got := cutText(false, time.Minute); got != "" {
-		t.Errorf("cutText(false) = %q, want none", got)
+	if got := forecastText(time.Minute, time.Minute); got != "" {
+		t.Errorf("forecastText(fits) = %q, want none", got)
 	}
-	if got, want := cutText(true, time.Minute), ", which cuts the 1m0s interval"; got != want {
-		t.Errorf("cutText(true) = %q, want %q", got, want)
+	if got, want := forecastText(50*time.Second, 70*time.Second), ", which at that rate ends it after about 50s: it stops at the budget"; got != want {
+		t.Errorf("forecastText(50s of 70s) = %q, want %q", got, want)
+	}
+}
+
+// budgetStop stops before the generation that would not fit, reckoning
+// the next as the largest so far and a quarter more.
+func TestBudgetStop(t *testing.T) {
+	t.Parallel()
+	b := &budgetStop{max: 1000}
+	for i, tc := range []struct {
+		bytes int64
+		want  bool
+	}{
+		{100, false}, // largest 100: 100+125 fits
+		{300, false}, // largest 200: 300+250 fits
+		{500, false}, // 500+250 = 750 fits
+		{700, false}, // 700+250 = 950 fits
+		{800, true},  // 800+250 = 1050 does not
+	} {
+		if got := b.reached(watches.TraceProgress{Bytes: tc.bytes}); got != tc.want {
+			t.Errorf("step %d at %d bytes: reached %v, want %v", i, tc.bytes, got, tc.want)
+		}
 	}
 }
 
