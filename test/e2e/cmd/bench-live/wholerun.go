@@ -24,9 +24,10 @@ import (
 // diagnose reads, plus the bundle), then `analyze` of its bundle, and:
 //   - the longest stall of a /readyz probe every 5 ms during the collect;
 //   - the stop-the-world the runtime counted over the collect
-//     (go_sched_pauses_total_other_seconds, the whole process's);
+//     (go_sched_pauses_total_other_seconds, the whole process's), and the
+//     part of it spent stopping (go_sched_pauses_stopping_other_seconds);
 //   - the execution trace's bytes per second, beside the rate the plugin
-//     estimated from its 1 s probe and the window it chose by it;
+//     estimated from its 1 s probe and the window it asked for;
 //   - the plugin's peak RSS during the collect (it parses the trace as it
 //     streams), and the wall time and peak RSS of analyze, which parses the
 //     saved trace.out offline: the parse time. Peak RSS is GNU time's
@@ -86,8 +87,8 @@ func wholeRow(ctx context.Context, c *cluster.Cluster, wr wholeRun, admin *rest.
 	if loaded {
 		load = "yes"
 	}
-	fmt.Printf("| %d | %s | %d | %s | %d, %.3f ms | %s | %s | %s, %s | %s |\n", idle, load, g, stall.Round(time.Millisecond),
-		after.count-before.count, (after.sum-before.sum)*1e3, rate, size(collect.maxRSS), an.wall.Round(10*time.Millisecond), size(an.maxRSS), verdict(an.stdout))
+	fmt.Printf("| %d | %s | %d | %s | %d, %.3f ms (%.3f ms stopping) | %s | %s | %s, %s | %s |\n", idle, load, g, stall.Round(time.Millisecond),
+		after.count-before.count, (after.sum-before.sum)*1e3, (after.stopping-before.stopping)*1e3, rate, size(collect.maxRSS), an.wall.Round(10*time.Millisecond), size(an.maxRSS), verdict(an.stdout))
 	return nil
 }
 
@@ -219,9 +220,14 @@ func verdict(report string) string {
 type pauseReading struct {
 	count uint64
 	sum   float64
+	// stopping is go_sched_pauses_stopping_other_seconds_sum: the part of
+	// the pauses spent stopping the world (every running thread brought
+	// to a safe point), before the work the pause is for.
+	stopping float64
 }
 
-// pauses reads go_sched_pauses_total_other_seconds' count and sum.
+// pauses reads go_sched_pauses_total_other_seconds' count and sum, and
+// go_sched_pauses_stopping_other_seconds' sum.
 func pauses(ctx context.Context, c *http.Client, host string) (pauseReading, error) {
 	b, err := get(ctx, c, host+"/metrics")
 	if err != nil {
@@ -231,6 +237,9 @@ func pauses(ctx context.Context, c *http.Client, host string) (pauseReading, err
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, "go_sched_pauses_total_other_seconds_sum "); ok {
 			p.sum, _ = strconv.ParseFloat(v, 64)
+		}
+		if v, ok := strings.CutPrefix(l, "go_sched_pauses_stopping_other_seconds_sum "); ok {
+			p.stopping, _ = strconv.ParseFloat(v, 64)
 		}
 		if v, ok := strings.CutPrefix(l, "go_sched_pauses_total_other_seconds_count "); ok {
 			p.count, _ = strconv.ParseUint(v, 10, 64)
@@ -306,7 +315,7 @@ func wholeTable(ctx context.Context, c *cluster.Cluster, wr wholeRun, admin *res
 	idle, closeIdle := context.WithCancel(ctx)
 	defer closeIdle()
 	fmt.Printf("Whole runs: collect --evidence %s --interval %s, then analyze of its bundle.\n\n", wr.evidence, wr.interval)
-	fmt.Println("| idle watches | background load | go_goroutines | longest /readyz stall | runtime stop-the-world (pauses, total) | trace | collect peak RSS | analyze (parse) time, peak RSS | verdicts |")
+	fmt.Println("| idle watches | background load | go_goroutines | longest /readyz stall | runtime stop-the-world (pauses, total, of it stopping) | trace | collect peak RSS | analyze (parse) time, peak RSS | verdicts |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	// The cheap look takes no trace while every initializing watch is
 	// younger than the stall bound (30 s, kubernetes PR 141899): the first
