@@ -14,6 +14,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // auditLine is one audit.k8s.io/v1 Event line as kube-apiserver's JSON log
@@ -238,4 +239,54 @@ func TestDiagnoseAuditLogNamesThePod(t *testing.T) {
 			t.Errorf("warnings do not name the rule %q:\n%s", want, warnings)
 		}
 	})
+}
+
+// collect --audit-log keeps the log's watch requests in the bundle, and
+// analyze of the bundle joins them as --audit-log does: the same source
+// addresses as diagnose --audit-log.
+func TestCollectKeepsTheAuditLog(t *testing.T) {
+	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
+	a.NoProfiling = true
+	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
+	p := filepath.Join(t.TempDir(), "audit.log")
+	// Other verbs and a line that is no event are not kept.
+	other := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"l1","stage":"ResponseComplete","requestURI":"/api/v1/pods","verb":"list","user":{"username":"u"},"requestReceivedTimestamp":"2026-11-29T10:22:00Z"}` + "\nnot an event\n"
+	if err := os.WriteFile(p, []byte(other+seedAuditLog(false)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "b")
+	// Exit 2: profiling is off, so the bundle holds no goroutine dump.
+	if code, _, errOut := runLive(t, "collect", "--kubeconfig", kc, "--apiserver", a.Address(), "-d", dir, "--audit-log", p); code != ExitError || !strings.Contains(errOut, "profiling is disabled") {
+		t.Fatalf("collect exit %d: %s", code, errOut)
+	}
+	var m api.Manifest
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []api.AuditLogCopy{{Source: p, File: "audit-logs/audit.log.jsonl", Watches: 3, Lines: 5}}
+	if diff := cmp.Diff(want, m.AuditLogs); diff != "" {
+		t.Errorf("manifest auditLogs (-want +got):\n%s", diff)
+	}
+	code, out, errOut := run(t, nil, "analyze", dir, "-o", "json")
+	if code != ExitError {
+		t.Errorf("analyze exit %d, stderr %s", code, errOut)
+	}
+	var r struct{ Findings []auditFinding }
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, f := range r.Findings {
+		got[f.Client.User] = f.Client.SourceIPs
+	}
+	if diff := cmp.Diff(map[string][]string{"slow-informer": {"127.0.0.2"}, "paced-reader": {"127.0.0.3"}}, got); diff != "" {
+		t.Errorf("source IPs from the bundle's copy (-want +got):\n%s", diff)
+	}
+	if strings.Contains(errOut, "skipped") {
+		t.Errorf("analyze skipped part of the bundle:\n%s", errOut)
+	}
 }
