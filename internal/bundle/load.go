@@ -25,6 +25,10 @@ type Loaded struct {
 	// Instances are the instances the bundles' manifests record (what
 	// each collect run cost them, and its evidence).
 	Instances []api.Instance
+	// AuditLogs are the files of the bundles' AuditDir: the watch
+	// requests of the audit logs collect was given, to be read as
+	// --audit-log files are.
+	AuditLogs []string
 }
 
 // Options tune Load.

@@ -68,6 +68,10 @@ func (ld *loader) walkDir(p string) error {
 			return nil
 		}
 		if d.IsDir() {
+			if d.Name() == AuditDir && filepath.Dir(path) == root {
+				ld.readAuditDir(path, shown)
+				return fs.SkipDir
+			}
 			return nil
 		}
 		if d.Name() == LockName {

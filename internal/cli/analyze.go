@@ -132,7 +132,7 @@ func (o *AnalyzeOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	events, auditWarnings, err := readAuditLogs(o.AuditLogs, o.In)
+	events, auditWarnings, err := readAuditLogs(append(append([]string(nil), o.AuditLogs...), loaded.AuditLogs...), o.In)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/audit"
 )
 
@@ -69,4 +72,26 @@ func displayName(p string) string {
 		return "<stdin>"
 	}
 	return fmt.Sprintf("%q", p)
+}
+
+// storeAuditLogs keeps the watch requests of each audit log read in the
+// bundle, and returns the manifest's record of them.
+func storeAuditLogs(dir *bundle.Dir, paths []string, logs []*audit.Log) ([]api.AuditLogCopy, error) {
+	var out []api.AuditLogCopy
+	for i, l := range logs {
+		var buf bytes.Buffer
+		if err := audit.Write(&buf, l.Events); err != nil {
+			return out, err
+		}
+		source := paths[i]
+		if source == "-" {
+			source = "stdin"
+		}
+		file, err := dir.StoreAudit(source, &buf)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, api.AuditLogCopy{Source: source, File: file, Watches: len(l.Events), Lines: l.Lines})
+	}
+	return out, nil
 }

@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // auditLine is one audit.k8s.io/v1 Event line as kube-apiserver's JSON log
@@ -159,5 +161,132 @@ func TestDiagnoseAuditLog(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string][]string{"slow-informer": {"127.0.0.2"}, "paced-reader": {"127.0.0.3"}}, got); diff != "" {
 		t.Errorf("source IPs (-want +got):\n%s", diff)
+	}
+}
+
+// diagnose --audit-log names the pod holding each finding's source
+// address (a pods list by status.podIP), and says who else it could be
+// when several pods share the address; without the pods rule it says
+// which rule is missing and keeps the addresses.
+func TestDiagnoseAuditLogNamesThePod(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(p, []byte(seedAuditLog(false)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type pod struct{ Namespace, Name, IP, Owner string }
+	run := func(t *testing.T, forbid bool) (map[string][]pod, string, string) {
+		a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
+		a.NoProfiling = true
+		a.ForbidPods = forbid
+		a.Pods = []corev1.Pod{
+			fakeapiserver.Pod("team-a", "informer-7d9f-x2k4q", "127.0.0.2", "ReplicaSet/informer-7d9f", false),
+			fakeapiserver.Pod("kube-system", "agent-a", "127.0.0.3", "DaemonSet/agent", true),
+			fakeapiserver.Pod("kube-system", "proxy-b", "127.0.0.3", "", true),
+			fakeapiserver.Pod("team-b", "other", "127.0.0.9", "", false),
+		}
+		kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
+		code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", a.Address(), "-o", "json", "--audit-log", p)
+		if code != ExitError {
+			t.Errorf("exit %d, stderr %s", code, errOut)
+		}
+		var r struct {
+			Findings []struct {
+				Client struct {
+					User string
+					Pods []pod
+				}
+				Evidence []string
+			}
+			Warnings []string
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]pod{}
+		var ev string
+		for _, f := range r.Findings {
+			got[f.Client.User] = f.Client.Pods
+			ev += strings.Join(f.Evidence, "\n") + "\n"
+		}
+		return got, ev, strings.Join(r.Warnings, "\n")
+	}
+	t.Run("named", func(t *testing.T) {
+		got, ev, _ := run(t, false)
+		want := map[string][]pod{
+			"slow-informer": {{"team-a", "informer-7d9f-x2k4q", "127.0.0.2", "ReplicaSet/informer-7d9f"}},
+			"paced-reader":  {{"kube-system", "agent-a", "127.0.0.3", "DaemonSet/agent"}, {"kube-system", "proxy-b", "127.0.0.3", ""}},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("pods (-want +got):\n%s", diff)
+		}
+		for _, s := range []string{
+			"pod team-a/informer-7d9f-x2k4q (ReplicaSet/informer-7d9f) holds source address 127.0.0.2",
+			"source address 127.0.0.3 is held by 2 pods (host network: they share their node's address): kube-system/agent-a (DaemonSet/agent), kube-system/proxy-b; any of them may hold the watch",
+		} {
+			if !strings.Contains(ev, s) {
+				t.Errorf("evidence lacks %q:\n%s", s, ev)
+			}
+		}
+	})
+	t.Run("forbidden", func(t *testing.T) {
+		got, _, warnings := run(t, true)
+		for u, ps := range got {
+			if len(ps) != 0 {
+				t.Errorf("%s: pods %v from a refused list", u, ps)
+			}
+		}
+		if want := `missing RBAC rule apiGroups: [""], resources: ["pods"], verbs: ["list"]`; !strings.Contains(warnings, want) {
+			t.Errorf("warnings do not name the rule %q:\n%s", want, warnings)
+		}
+	})
+}
+
+// collect --audit-log keeps the log's watch requests in the bundle, and
+// analyze of the bundle joins them as --audit-log does: the same source
+// addresses as diagnose --audit-log.
+func TestCollectKeepsTheAuditLog(t *testing.T) {
+	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
+	a.NoProfiling = true
+	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
+	p := filepath.Join(t.TempDir(), "audit.log")
+	// Other verbs and a line that is no event are not kept.
+	other := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"l1","stage":"ResponseComplete","requestURI":"/api/v1/pods","verb":"list","user":{"username":"u"},"requestReceivedTimestamp":"2026-11-29T10:22:00Z"}` + "\nnot an event\n"
+	if err := os.WriteFile(p, []byte(other+seedAuditLog(false)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "b")
+	// Exit 2: profiling is off, so the bundle holds no goroutine dump.
+	if code, _, errOut := runLive(t, "collect", "--kubeconfig", kc, "--apiserver", a.Address(), "-d", dir, "--audit-log", p); code != ExitError || !strings.Contains(errOut, "profiling is disabled") {
+		t.Fatalf("collect exit %d: %s", code, errOut)
+	}
+	var m api.Manifest
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []api.AuditLogCopy{{Source: p, File: "audit-logs/audit.log.jsonl", Watches: 3, Lines: 5}}
+	if diff := cmp.Diff(want, m.AuditLogs); diff != "" {
+		t.Errorf("manifest auditLogs (-want +got):\n%s", diff)
+	}
+	code, out, errOut := run(t, nil, "analyze", dir, "-o", "json")
+	if code != ExitError {
+		t.Errorf("analyze exit %d, stderr %s", code, errOut)
+	}
+	var r struct{ Findings []auditFinding }
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, f := range r.Findings {
+		got[f.Client.User] = f.Client.SourceIPs
+	}
+	if diff := cmp.Diff(map[string][]string{"slow-informer": {"127.0.0.2"}, "paced-reader": {"127.0.0.3"}}, got); diff != "" {
+		t.Errorf("source IPs from the bundle's copy (-want +got):\n%s", diff)
+	}
+	if strings.Contains(errOut, "skipped") {
+		t.Errorf("analyze skipped part of the bundle:\n%s", errOut)
 	}
 }

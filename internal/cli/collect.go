@@ -17,6 +17,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/audit"
 )
 
 const collectExample = `  # Save two samples of every API server for later, or for a support ticket
@@ -31,6 +32,9 @@ type CollectOptions struct {
 	LiveOptions
 
 	Dir string
+	// AuditLogs are --audit-log: their watch requests are kept in the
+	// bundle (bundle.AuditDir), for analyze.
+	AuditLogs []string
 }
 
 // NewCollectOptions returns options with defaults.
@@ -74,6 +78,7 @@ what the run cost each instance. Nothing else is written.
 	o.LiveOptions.addFlags(cmd)
 	addTraceFlags(cmd, &o.Trace)
 	cmd.Flags().StringVarP(&o.Dir, "dir", "d", o.Dir, "directory to write the bundle to (created; must be empty if it exists)")
+	cmd.Flags().StringArrayVar(&o.AuditLogs, "audit-log", o.AuditLogs, `an API server audit log (JSON lines of audit.k8s.io/v1 Event, plain or gzipped; "-" for stdin), repeatable: its watch requests are kept in DIR/`+bundle.AuditDir+`/, where analyze joins them to the findings as --audit-log does`)
 	return cmd
 }
 
@@ -89,6 +94,9 @@ func (o *CollectOptions) Validate() error {
 		return err
 	}
 	if err := o.Trace.validate(); err != nil {
+		return err
+	}
+	if err := validateAuditLogs(o.AuditLogs, nil); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(o.Dir)
@@ -112,6 +120,14 @@ func (o *CollectOptions) Run() error {
 	cfg, err := o.engineConfig(o.ErrOut)
 	if err != nil {
 		return err
+	}
+	// Read before anything is fetched: a log that cannot be read fails
+	// the run at once.
+	logs := make([]*audit.Log, len(o.AuditLogs))
+	for i, p := range o.AuditLogs {
+		if logs[i], err = readAuditLog(p, o.In); err != nil {
+			return fmt.Errorf("reading --audit-log: %w", err)
+		}
 	}
 	dir := &bundle.Dir{Root: o.Dir, Create: createBundleFile}
 	// The claim is the first write: a directory another collect writes,
@@ -137,6 +153,9 @@ func (o *CollectOptions) Run() error {
 	m := api.Manifest{CreatedAt: cfg.Live.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: live.RedactServer(cfg.Live.REST.Host)}
 	if o.ConfigFlags.Context != nil {
 		m.Context = *o.ConfigFlags.Context
+	}
+	if writeErr == nil {
+		m.AuditLogs, writeErr = storeAuditLogs(dir, o.AuditLogs, logs)
 	}
 	if err := dir.Finish(res.Manifest(m)); err != nil {
 		return fmt.Errorf("writing the bundle: %w", errors.Join(writeErr, err))

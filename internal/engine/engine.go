@@ -140,6 +140,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Run: run, Loaded: captures.Loaded(run)}
 	res.record(cfg)
 	res.diagnose(cfg, run.Manifest(api.Manifest{}).Instances, run.Instances)
+	res.attachPods(ctx, cfg)
 	if len(res.Loaded.Captures) == 0 {
 		first := "nothing fetched"
 		if len(res.Errors) > 0 {

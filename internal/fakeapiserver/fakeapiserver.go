@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	testingclock "k8s.io/utils/clock/testing"
@@ -83,6 +84,10 @@ type Server struct {
 	Trace bool
 	// TraceBody, when set, is served as /debug/pprof/trace instead.
 	TraceBody []byte
+	// Pods are listed by PodsPath, by their status.podIP (pods.go).
+	Pods []corev1.Pod
+	// ForbidPods makes PodsPath answer 403.
+	ForbidPods bool
 
 	mu          sync.Mutex
 	forbidDumps testing.TB
@@ -141,6 +146,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.file(w, s.current(), "apf-priority-levels.txt", "text/plain")
 	case path == "/version":
 		s.file(w, s.current(), "version.json", "application/json")
+	case path == PodsPath:
+		s.servePods(w, r)
 	default:
 		status(w, http.StatusNotFound, "the server could not find the requested resource")
 	}

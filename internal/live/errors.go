@@ -37,6 +37,7 @@ func Rules() []Rule {
 		{NonResourceURL: "/metrics", Verb: "get"},
 		{NonResourceURL: "/version", Verb: "get"},
 		endpointSlicesRule,
+		podsRule,
 	}
 }
 
@@ -57,6 +58,10 @@ rules:
   verbs: ["get"]
 - apiGroups: ["discovery.k8s.io"]
   resources: ["endpointslices"]
+  verbs: ["list"]
+# diagnose --audit-log: the pod holding a client's source address.
+- apiGroups: [""]
+  resources: ["pods"]
   verbs: ["list"]
 `
 

@@ -17,6 +17,20 @@ type Manifest struct {
 	Instances  []Instance `json:"instances"`
 	// Notes carry what the collector had to say (fallbacks, mixing).
 	Notes []string `json:"notes,omitempty"`
+	// AuditLogs are the audit logs collect was given (--audit-log), each
+	// kept as its watch requests alone.
+	AuditLogs []AuditLogCopy `json:"auditLogs,omitempty"`
+}
+
+// AuditLogCopy is the watch requests of an audit log, kept in a bundle.
+type AuditLogCopy struct {
+	// Source is the log as given to collect.
+	Source string `json:"source"`
+	// File is the copy, relative to the bundle's root.
+	File string `json:"file"`
+	// Watches counts the watch requests kept; Lines the lines read.
+	Watches int `json:"watches"`
+	Lines   int `json:"lines"`
 }
 
 // Instance is one API server instance.

@@ -270,6 +270,26 @@ type Client struct {
 	// the client's own word.
 	SourceIPs []string `json:"sourceIPs,omitempty"`
 	UserAgent string   `json:"userAgent,omitempty"`
+	// Pods are the pods that held SourceIPs when a live run looked them
+	// up (a pods list by status.podIP); absent offline, without source
+	// addresses, or when the lookup was refused (the report's warnings
+	// say why). More than one is ambiguous: pods on the host network
+	// share their node's address, and any of them may hold the watch.
+	Pods []Pod `json:"pods,omitempty"`
+}
+
+// Pod is a pod holding a client's source address.
+type Pod struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// IP is the source address it was found by.
+	IP string `json:"ip"`
+	// Owner is the pod's controller, "Kind/name" (a ReplicaSet, a
+	// StatefulSet, a DaemonSet, a Job); absent for a bare pod.
+	Owner string `json:"owner,omitempty"`
+	// HostNetwork is set for a pod on its node's network: the address
+	// is its node's, shared with every such pod there.
+	HostNetwork bool `json:"hostNetwork,omitempty"`
 }
 
 // AuditEvent is a watch request of an API server audit log that fits a

@@ -66,6 +66,10 @@ type WatcherOptions struct {
 	Behaviour   Behaviour
 	// Interval is the pause between two reads for Paced.
 	Interval time.Duration
+	// SourceIP, when set, is the local address of the watch's connection
+	// (127.0.0.2, say: any 127/8 address is on lo), as a client on
+	// another host would have one of its own.
+	SourceIP net.IP
 }
 
 // StartSlowInformer starts the issue 131721 client: initial-events watch,
@@ -106,7 +110,11 @@ func StartWatcher(ctx context.Context, cfg *rest.Config, opts WatcherOptions) (*
 		return nil, fmt.Errorf("watcher %q: Paced needs a positive Interval", opts.Name)
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	if opts.SourceIP != nil {
+		d.LocalAddr = &net.TCPAddr{IP: opts.SourceIP}
+	}
+	cfg.Dial = d.DialContext
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("watcher %q: %w", opts.Name, err)
