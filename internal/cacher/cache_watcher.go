@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,7 +34,8 @@ const (
 type Phase string
 
 const (
-	// PhaseInitial: processInterval, replaying the interval.
+	// PhaseInitial: processInterval (or, in LoopInput, processInitialEvents),
+	// replaying the interval.
 	PhaseInitial Phase = "initial"
 	// PhaseStreaming: process, forwarding events from the input channel.
 	PhaseStreaming Phase = "streaming"
@@ -49,6 +51,10 @@ const (
 //	processInterval ──(interval done, end bookmark sent)──► process ──(input closed | ctx done)──► exit
 //	      │  patched: no successful send for StallTimeout
 //	      └────────────────────────────────────────────────────────────────────────────────────► exit
+//
+// In LoopInput (v1.38) the goroutine starts in process, which first calls
+// processInitialEvents; a stall there returns errInitialEventsStalled and
+// process returns before it streams (or signals WatchInitialized).
 //
 // Thread safety: stopped, doneClosed and drainInputBuffer are guarded by
 // the Cacher lock (stopLocked, setDrainInputBufferLocked). state is guarded
@@ -410,7 +416,47 @@ func (c *cacheWatcher) processInterval(ctx context.Context, iv *interval, resour
 			return
 		}
 	}
-	c.process(ctx, resourceVersion)
+	c.process(ctx, nil, resourceVersion)
+}
+
+// errInitialEventsStalled is what processInitialEvents returns when the
+// stall timeout gave up on the watcher.
+var errInitialEventsStalled = errors.New("no progress sending initial events")
+
+// processInitialEvents replays the interval in the v1.38 loop (upstream
+// v0.38.0-beta.0 cache_watcher.go:528-612): each event through
+// sendWatchCacheEvent, then the initial-events-end bookmark. With a stall
+// timeout it is our rebase of PR 141899 onto that loop
+// (test/e2e/patches/apiserver-v0.38.0-beta.0): a stall returns
+// errInitialEventsStalled, so process returns, before WatchInitialized,
+// and its deferred Stop and close(result) run, as processInterval's do in
+// v1.37. An interval the history overwrote returns its error, as upstream.
+func (c *cacheWatcher) processInitialEvents(iv *interval) error {
+	c.lastSend.Store(c.clock.Now().UnixNano())
+	initEvents := int64(0)
+	for {
+		e, err := iv.Next()
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			break
+		}
+		if c.sendWatchCacheEvent(e, c.stallDeadline()) == sendStalled {
+			c.endStalled(initEvents)
+			return errInitialEventsStalled
+		}
+		initEvents++
+	}
+	c.counters.initEvents.Add(initEvents)
+	c.iv.Store(nil)
+	if iv.endBookmark != nil {
+		if c.sendWatchCacheEvent(iv.endBookmark, c.stallDeadline()) == sendStalled {
+			c.endStalled(0)
+			return errInitialEventsStalled
+		}
+	}
+	return nil
 }
 
 // endStalled records the end of a watcher that made no progress for
@@ -430,10 +476,26 @@ func (c *cacheWatcher) endStalled(initEvents int64) {
 	}
 }
 
-// process forwards events from input (upstream cache_watcher.go:534-560).
-// It has no stall timeout: a watcher that stops draining input is closed by
-// the dispatcher in add.
-func (c *cacheWatcher) process(ctx context.Context, resourceVersion uint64) {
+// process forwards events from input (upstream v0.37.2
+// cache_watcher.go:534-560). It has no stall timeout: a watcher that stops
+// draining input is closed by the dispatcher in add.
+//
+// In LoopInput it is the goroutine's entry point (upstream v0.38.0-beta.0
+// cache_watcher.go:478-526): iv is the interval upstream reads as the
+// first item of input (:485-494; here it is handed over directly, so it
+// never takes an input slot), replayed by processInitialEvents before
+// anything streams; from then on resourceVersion is the interval's. iv is
+// nil when processInterval calls it.
+func (c *cacheWatcher) process(ctx context.Context, iv *interval, resourceVersion uint64) {
+	if iv != nil {
+		defer c.exited()
+		defer close(c.result)
+		defer c.Stop()
+		if err := c.processInitialEvents(iv); err != nil {
+			return
+		}
+		resourceVersion = iv.rv
+	}
 	c.phase.Store(PhaseStreaming)
 	c.initialized()
 	for {

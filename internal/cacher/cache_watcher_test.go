@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,47 +52,49 @@ func TestStallTimeout(t *testing.T) {
 		want: want{phase: PhaseStreaming},
 	}}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			objs := objects("ns", 40, 1000, 100)
-			f := newFixture(t, tt.stall, objs)
-			opts := WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true}
-			if tt.streaming {
-				opts.SendInitialEvents = sendInitialEvents(false)
-			}
-			cs := f.watch(opts)
-			if tt.streaming {
-				// Fill result (10) and leave the input room so that the
-				// dispatcher never has to close it: the watcher is blocked
-				// sending in process.
-				for i := 0; i < 15; i++ {
-					f.update(objs[i])
+		for _, loop := range loops {
+			t.Run(loopName(loop)+"/"+tt.name, func(t *testing.T) {
+				objs := objects("ns", 40, 1000, 100)
+				f := newFixtureLoop(t, tt.stall, objs, loop)
+				opts := WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true}
+				if tt.streaming {
+					opts.SendInitialEvents = sendInitialEvents(false)
 				}
-			}
-			start := f.clock.Now()
-			var stalledAt time.Duration
-			reads := 0
-			for elapsed := time.Duration(0); elapsed < tt.runFor; elapsed += time.Second {
-				if reads < tt.reads && elapsed > 0 && elapsed%tt.every == 0 {
-					reads += cs.take(1)
+				cs := f.watch(opts)
+				if tt.streaming {
+					// Fill result (10) and leave the input room so that the
+					// dispatcher never has to close it: the watcher is blocked
+					// sending in process.
+					for i := 0; i < 15; i++ {
+						f.update(objs[i])
+					}
 				}
-				f.step(time.Second)
-				if info := cs.w.Info(); info.Stalled && stalledAt == 0 {
-					stalledAt = f.clock.Now().Sub(start)
+				start := f.clock.Now()
+				var stalledAt time.Duration
+				reads := 0
+				for elapsed := time.Duration(0); elapsed < tt.runFor; elapsed += time.Second {
+					if reads < tt.reads && elapsed > 0 && elapsed%tt.every == 0 {
+						reads += cs.take(1)
+					}
+					f.step(time.Second)
+					if info := cs.w.Info(); info.Stalled && stalledAt == 0 {
+						stalledAt = f.clock.Now().Sub(start)
+					}
 				}
-			}
-			info := cs.w.Info()
-			got := want{phase: info.Phase, stalled: info.Stalled, stalledAt: stalledAt, events: len(cs.events)}
-			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
-				t.Errorf("outcome (-want +got):\n%s", diff)
-			}
-			wantStalled := int64(0)
-			if tt.want.stalled {
-				wantStalled = 1
-			}
-			if got := f.c.Counters().StalledWatchers; got != wantStalled {
-				t.Errorf("StalledWatchers = %d, want %d", got, wantStalled)
-			}
-		})
+				info := cs.w.Info()
+				got := want{phase: info.Phase, stalled: info.Stalled, stalledAt: stalledAt, events: len(cs.events)}
+				if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
+					t.Errorf("outcome (-want +got):\n%s", diff)
+				}
+				wantStalled := int64(0)
+				if tt.want.stalled {
+					wantStalled = 1
+				}
+				if got := f.c.Counters().StalledWatchers; got != wantStalled {
+					t.Errorf("StalledWatchers = %d, want %d", got, wantStalled)
+				}
+			})
+		}
 	}
 }
 
@@ -101,7 +104,13 @@ func TestStallTimeout(t *testing.T) {
 // handler returns), that the request's stall hook is called once, at the
 // stop, and that the result channel is closed behind what it holds.
 func TestStallKeepsAPFSeatsAndCallsOnStall(t *testing.T) {
-	f := newFixture(t, 30*time.Second, objects("ns", 40, 1000, 100))
+	for _, loop := range loops {
+		t.Run(loopName(loop), func(t *testing.T) { testStallKeepsAPFSeats(t, loop) })
+	}
+}
+
+func testStallKeepsAPFSeats(t *testing.T, loop Loop) {
+	f := newFixtureLoop(t, 30*time.Second, objects("ns", 40, 1000, 100), loop)
 	var stalls atomic.Int64
 	var stallAt atomic.Int64
 	cs := f.watch(WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true,
@@ -168,33 +177,35 @@ func TestDispatcherClosesWatchers(t *testing.T) {
 		wantPhase: PhaseDone,
 	}}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			objs := objects("ns", 40, 1000, 100)
-			f := newFixture(t, 0, objs)
-			cs := f.watch(tt.opts)
-			phaseBefore := PhaseInitial
-			if tt.takeInitial {
-				if n := cs.take(100); n != 41 {
-					t.Fatalf("took %d initial events and bookmark, want 41", n)
+		for _, loop := range loops {
+			t.Run(loopName(loop)+"/"+tt.name, func(t *testing.T) {
+				objs := objects("ns", 40, 1000, 100)
+				f := newFixtureLoop(t, 0, objs, loop)
+				cs := f.watch(tt.opts)
+				phaseBefore := PhaseInitial
+				if tt.takeInitial {
+					if n := cs.take(100); n != 41 {
+						t.Fatalf("took %d initial events and bookmark, want 41", n)
+					}
+					phaseBefore = PhaseStreaming
 				}
-				phaseBefore = PhaseStreaming
-			}
-			f.step(tt.wait)
-			// 10 fill result (streaming), 10 the input, the next one closes.
-			for i := 0; i < 30 && cs.phase() == phaseBefore; i++ {
-				f.update(objs[i])
-				if f.c.Counters().TerminatedWatchers > 0 {
-					break
+				f.step(tt.wait)
+				// 10 fill result (streaming), 10 the input, the next one closes.
+				for i := 0; i < 30 && cs.phase() == phaseBefore; i++ {
+					f.update(objs[i])
+					if f.c.Counters().TerminatedWatchers > 0 {
+						break
+					}
 				}
-			}
-			if got := f.c.Counters().TerminatedWatchers; got != 1 {
-				t.Fatalf("TerminatedWatchers = %d, want 1", got)
-			}
-			f.step(time.Hour)
-			if got := cs.phase(); got != tt.wantPhase {
-				t.Errorf("phase after an hour = %s, want %s", got, tt.wantPhase)
-			}
-		})
+				if got := f.c.Counters().TerminatedWatchers; got != 1 {
+					t.Fatalf("TerminatedWatchers = %d, want 1", got)
+				}
+				f.step(time.Hour)
+				if got := cs.phase(); got != tt.wantPhase {
+					t.Errorf("phase after an hour = %s, want %s", got, tt.wantPhase)
+				}
+			})
+		}
 	}
 }
 
@@ -296,5 +307,83 @@ func TestStopLocked(t *testing.T) {
 		if !isClosed(w.done) {
 			t.Errorf("drain=%v: done still open after a stop without drain", drain)
 		}
+	}
+}
+
+// TestStallAfterGracefulClose is the patched server on a busy resource: a
+// watch-list watcher stuck in its initial events holding its bookmark is
+// closed gracefully by the dispatcher when its input fills (done stays
+// open, it stays blocked sending), and the stall timeout still stops it
+// StallTimeout after its last send, without counting it as initialized.
+// Measured the same on real patched v1.37.2 and v1.38.0-beta.0 servers
+// (test/e2e TestPatchedBlockedReplay).
+func TestStallAfterGracefulClose(t *testing.T) {
+	for _, loop := range loops {
+		t.Run(loopName(loop), func(t *testing.T) {
+			objs := objects("ns", 40, 1000, 100)
+			f := newFixtureLoop(t, 30*time.Second, objs, loop)
+			start := f.clock.Now()
+			cs := f.watch(WatchOptions{Namespace: "ns", ResourceVersion: "0", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true})
+			f.step(2 * time.Second)
+			for i := 0; i < 30 && f.c.Counters().TerminatedWatchers == 0; i++ {
+				f.update(objs[i])
+			}
+			if got := f.c.Counters().TerminatedWatchers; got != 1 {
+				t.Fatalf("TerminatedWatchers = %d, want 1", got)
+			}
+			if got := cs.phase(); got != PhaseInitial {
+				t.Fatalf("phase after the graceful close = %s, want %s (blocked sending)", got, PhaseInitial)
+			}
+			var stalledAt time.Duration
+			for f.clock.Now().Sub(start) < time.Minute && stalledAt == 0 {
+				f.step(time.Second)
+				if cs.w.Info().Stalled {
+					stalledAt = f.clock.Now().Sub(start)
+				}
+			}
+			if stalledAt != 30*time.Second || cs.phase() != PhaseDone {
+				t.Errorf("stopped by the stall timeout at %v (phase %s), want at 30s, done", stalledAt, cs.phase())
+			}
+			if cs.inited.Load() != 0 {
+				t.Error("the stalled watcher counts as initialized: APF would release seats its handler still holds")
+			}
+		})
+	}
+}
+
+// TestLoopShapes checks that a watcher stuck in its initial events shows
+// its release's frames in a goroutine dump: sendWatchCacheEvent called by
+// processInterval (v1.37 loop), or by processInitialEvents called by
+// process (v1.38), which is what internal/watches reads each release by.
+func TestLoopShapes(t *testing.T) {
+	want := map[Loop][]string{
+		LoopInterval: {"(*cacheWatcher).sendWatchCacheEvent(", "(*cacheWatcher).processInterval("},
+		LoopInput:    {"(*cacheWatcher).sendWatchCacheEvent(", "(*cacheWatcher).processInitialEvents(", "(*cacheWatcher).process("},
+	}
+	for _, loop := range loops {
+		t.Run(loopName(loop), func(t *testing.T) {
+			f := newFixtureLoop(t, 0, objects("ns", 40, 1000, 100), loop)
+			f.watch(WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true)})
+			dump, _ := allStacks(nil)
+			var found string
+			for _, g := range strings.Split(string(dump), "\n\n") {
+				if strings.Contains(g, "(*cacheWatcher).sendWatchCacheEvent(") {
+					found = g
+				}
+			}
+			var frames []string
+			for _, line := range strings.Split(found, "\n") {
+				const m = "(*cacheWatcher)."
+				i := strings.Index(line, m)
+				if i < 0 || strings.HasPrefix(line, "created by") {
+					continue
+				}
+				name := line[i:]
+				frames = append(frames, name[:len(m)+strings.IndexByte(name[len(m):], '(')+1])
+			}
+			if diff := cmp.Diff(want[loop], frames); diff != "" {
+				t.Errorf("frames of the stuck watcher (-want +got):\n%s\n%s", diff, found)
+			}
+		})
 	}
 }
