@@ -443,7 +443,10 @@ func sampleStall(ctx context.Context, rc rest.Interface, started time.Time, name
 	}
 	s.Goroutines = probe.CountWatchGoroutines(gs)
 	s.Senders = s.Goroutines[transportH2].Watchers
-	for _, g := range probe.BlockedIn(gs, probe.WriteDataFromHandler) {
+	// x/net's HTTP/2 server (v1.37.2), or the one Go 1.27's net/http
+	// carries (v1.38.0-beta.0).
+	writers := append(probe.BlockedIn(gs, probe.WriteDataFromHandler), probe.BlockedIn(gs, probe.StdWriteDataFromHandler)...)
+	for _, g := range writers {
 		if slices.ContainsFunc(g.Functions, func(f string) bool { return strings.HasSuffix(f, watchServeHTTP) }) {
 			s.Writers++
 		}
