@@ -18,7 +18,8 @@
 // (test/e2e/patches), measured on real patched servers of both.
 //
 // The file split mirrors upstream's, with its file names: cacher.go
-// (Cacher, Watch, dispatcher), cache_watcher.go (cacheWatcher),
+// (Cacher, Watch, dispatcher), cache_watcher.go (cacheWatcher; its
+// goroutine's loops, of both releases, in cache_watcher_loop.go),
 // watch_cache.go (store + history under one lock), watch_cache_history.go
 // (the history ring), watch_cache_interval.go (the interval a watcher
 // replays), time_budget.go; store.go (upstream's store/ package) and

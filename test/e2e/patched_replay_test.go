@@ -53,7 +53,11 @@ const patchedStallTimeout = 30 * time.Second
 //   - complete: the watcher, the handler and the APF wait are gone, the
 //     request no longer executing, and the client's transport received
 //     RST_STREAM.
+//
+// Mostly waits (the 30 s timers): it runs beside the other parallel tests
+// (TestNewerReleaseDiagnose, TestOlderMinorDiagnose), which mostly wait too.
 func TestPatchedBlockedReplay(t *testing.T) {
+	t.Parallel()
 	for _, rel := range patchedReleases(t) {
 		t.Run(rel.version, func(t *testing.T) {
 			t.Parallel()
