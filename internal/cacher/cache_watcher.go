@@ -33,7 +33,8 @@ const (
 type Phase string
 
 const (
-	// PhaseInitial: processInterval, replaying the interval.
+	// PhaseInitial: processInterval (or, in LoopInput, processInitialEvents),
+	// replaying the interval.
 	PhaseInitial Phase = "initial"
 	// PhaseStreaming: process, forwarding events from the input channel.
 	PhaseStreaming Phase = "streaming"
@@ -49,6 +50,10 @@ const (
 //	processInterval ──(interval done, end bookmark sent)──► process ──(input closed | ctx done)──► exit
 //	      │  patched: no successful send for StallTimeout
 //	      └────────────────────────────────────────────────────────────────────────────────────► exit
+//
+// In LoopInput (v1.38) the goroutine starts in process, which first calls
+// processInitialEvents; a stall there returns errInitialEventsStalled and
+// process returns before it streams (or signals WatchInitialized).
 //
 // Thread safety: stopped, doneClosed and drainInputBuffer are guarded by
 // the Cacher lock (stopLocked, setDrainInputBufferLocked). state is guarded
@@ -369,97 +374,4 @@ func (c *cacheWatcher) initialized() {
 			c.onInitialized()
 		}
 	})
-}
-
-// processInterval replays the interval, then streams (upstream
-// cache_watcher.go:450-532). It is the goroutine's entry point.
-func (c *cacheWatcher) processInterval(ctx context.Context, iv *interval, resourceVersion uint64) {
-	defer c.exited()
-	defer close(c.result)
-	defer c.Stop()
-
-	c.lastSend.Store(c.clock.Now().UnixNano())
-	if iv.rv > resourceVersion {
-		resourceVersion = iv.rv
-	}
-	initEvents := int64(0)
-	for {
-		e, err := iv.Next()
-		if err != nil {
-			// The history overwrote events this watcher still had to send;
-			// upstream logs and ends the watch, the client re-lists.
-			return
-		}
-		if e == nil {
-			break
-		}
-		if c.sendWatchCacheEvent(e, c.stallDeadline()) == sendStalled {
-			c.endStalled(initEvents)
-			return
-		}
-		if e.ResourceVersion > resourceVersion {
-			resourceVersion = e.ResourceVersion
-		}
-		initEvents++
-	}
-	c.counters.initEvents.Add(initEvents)
-	c.iv.Store(nil)
-	if iv.endBookmark != nil {
-		if c.sendWatchCacheEvent(iv.endBookmark, c.stallDeadline()) == sendStalled {
-			c.endStalled(0)
-			return
-		}
-	}
-	c.process(ctx, resourceVersion)
-}
-
-// endStalled records the end of a watcher that made no progress for
-// StallTimeout and calls the request's stall hook (OnStall). It does not
-// tell APF the watch is initialized: PR 141899 returns from processInterval
-// before process, which is where WatchInitialized is called, so the
-// request's seats stay held until its handler returns; measured on a
-// patched kube-apiserver, the handler stays blocked writing to the client
-// (test/e2e TestPatchedServers). processInterval then returns and its
-// deferred Stop forgets the watcher (closing done) and closes result.
-func (c *cacheWatcher) endStalled(initEvents int64) {
-	c.counters.initEvents.Add(initEvents)
-	c.counters.stalled.Add(1)
-	c.stalled.Store(true)
-	if c.onStall != nil {
-		c.onStall()
-	}
-}
-
-// process forwards events from input (upstream cache_watcher.go:534-560).
-// It has no stall timeout: a watcher that stops draining input is closed by
-// the dispatcher in add.
-func (c *cacheWatcher) process(ctx context.Context, resourceVersion uint64) {
-	c.phase.Store(PhaseStreaming)
-	c.initialized()
-	for {
-		c.park.Set(parkInput, time.Time{}, nil)
-		select {
-		case e, ok := <-c.input:
-			c.park.Set(park.Running, time.Time{}, nil)
-			if !ok {
-				return
-			}
-			c.taken.Add(1)
-			if e.ResourceVersion > resourceVersion || (e.Type == watch.Bookmark && e.ResourceVersion == resourceVersion && !c.wasBookmarkAfterRvSent()) {
-				c.sendWatchCacheEvent(e, time.Time{})
-			}
-		case <-ctx.Done():
-			c.park.Set(park.Running, time.Time{}, nil)
-			return
-		}
-	}
-}
-
-func (c *cacheWatcher) exited() {
-	c.iv.Store(nil)
-	c.phase.Store(PhaseDone)
-	c.park.Set(park.Exited, time.Time{}, nil)
-	if c.exitHook != nil {
-		c.exitHook(c)
-	}
 }

@@ -51,47 +51,49 @@ func TestStallTimeout(t *testing.T) {
 		want: want{phase: PhaseStreaming},
 	}}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			objs := objects("ns", 40, 1000, 100)
-			f := newFixture(t, tt.stall, objs)
-			opts := WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true}
-			if tt.streaming {
-				opts.SendInitialEvents = sendInitialEvents(false)
-			}
-			cs := f.watch(opts)
-			if tt.streaming {
-				// Fill result (10) and leave the input room so that the
-				// dispatcher never has to close it: the watcher is blocked
-				// sending in process.
-				for i := 0; i < 15; i++ {
-					f.update(objs[i])
+		for _, loop := range loops {
+			t.Run(loopName(loop)+"/"+tt.name, func(t *testing.T) {
+				objs := objects("ns", 40, 1000, 100)
+				f := newFixtureLoop(t, tt.stall, objs, loop)
+				opts := WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true}
+				if tt.streaming {
+					opts.SendInitialEvents = sendInitialEvents(false)
 				}
-			}
-			start := f.clock.Now()
-			var stalledAt time.Duration
-			reads := 0
-			for elapsed := time.Duration(0); elapsed < tt.runFor; elapsed += time.Second {
-				if reads < tt.reads && elapsed > 0 && elapsed%tt.every == 0 {
-					reads += cs.take(1)
+				cs := f.watch(opts)
+				if tt.streaming {
+					// Fill result (10) and leave the input room so that the
+					// dispatcher never has to close it: the watcher is blocked
+					// sending in process.
+					for i := 0; i < 15; i++ {
+						f.update(objs[i])
+					}
 				}
-				f.step(time.Second)
-				if info := cs.w.Info(); info.Stalled && stalledAt == 0 {
-					stalledAt = f.clock.Now().Sub(start)
+				start := f.clock.Now()
+				var stalledAt time.Duration
+				reads := 0
+				for elapsed := time.Duration(0); elapsed < tt.runFor; elapsed += time.Second {
+					if reads < tt.reads && elapsed > 0 && elapsed%tt.every == 0 {
+						reads += cs.take(1)
+					}
+					f.step(time.Second)
+					if info := cs.w.Info(); info.Stalled && stalledAt == 0 {
+						stalledAt = f.clock.Now().Sub(start)
+					}
 				}
-			}
-			info := cs.w.Info()
-			got := want{phase: info.Phase, stalled: info.Stalled, stalledAt: stalledAt, events: len(cs.events)}
-			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
-				t.Errorf("outcome (-want +got):\n%s", diff)
-			}
-			wantStalled := int64(0)
-			if tt.want.stalled {
-				wantStalled = 1
-			}
-			if got := f.c.Counters().StalledWatchers; got != wantStalled {
-				t.Errorf("StalledWatchers = %d, want %d", got, wantStalled)
-			}
-		})
+				info := cs.w.Info()
+				got := want{phase: info.Phase, stalled: info.Stalled, stalledAt: stalledAt, events: len(cs.events)}
+				if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
+					t.Errorf("outcome (-want +got):\n%s", diff)
+				}
+				wantStalled := int64(0)
+				if tt.want.stalled {
+					wantStalled = 1
+				}
+				if got := f.c.Counters().StalledWatchers; got != wantStalled {
+					t.Errorf("StalledWatchers = %d, want %d", got, wantStalled)
+				}
+			})
+		}
 	}
 }
 
@@ -101,7 +103,13 @@ func TestStallTimeout(t *testing.T) {
 // handler returns), that the request's stall hook is called once, at the
 // stop, and that the result channel is closed behind what it holds.
 func TestStallKeepsAPFSeatsAndCallsOnStall(t *testing.T) {
-	f := newFixture(t, 30*time.Second, objects("ns", 40, 1000, 100))
+	for _, loop := range loops {
+		t.Run(loopName(loop), func(t *testing.T) { testStallKeepsAPFSeats(t, loop) })
+	}
+}
+
+func testStallKeepsAPFSeats(t *testing.T, loop Loop) {
+	f := newFixtureLoop(t, 30*time.Second, objects("ns", 40, 1000, 100), loop)
 	var stalls atomic.Int64
 	var stallAt atomic.Int64
 	cs := f.watch(WatchOptions{Namespace: "ns", SendInitialEvents: sendInitialEvents(true), AllowWatchBookmarks: true,
@@ -168,33 +176,35 @@ func TestDispatcherClosesWatchers(t *testing.T) {
 		wantPhase: PhaseDone,
 	}}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			objs := objects("ns", 40, 1000, 100)
-			f := newFixture(t, 0, objs)
-			cs := f.watch(tt.opts)
-			phaseBefore := PhaseInitial
-			if tt.takeInitial {
-				if n := cs.take(100); n != 41 {
-					t.Fatalf("took %d initial events and bookmark, want 41", n)
+		for _, loop := range loops {
+			t.Run(loopName(loop)+"/"+tt.name, func(t *testing.T) {
+				objs := objects("ns", 40, 1000, 100)
+				f := newFixtureLoop(t, 0, objs, loop)
+				cs := f.watch(tt.opts)
+				phaseBefore := PhaseInitial
+				if tt.takeInitial {
+					if n := cs.take(100); n != 41 {
+						t.Fatalf("took %d initial events and bookmark, want 41", n)
+					}
+					phaseBefore = PhaseStreaming
 				}
-				phaseBefore = PhaseStreaming
-			}
-			f.step(tt.wait)
-			// 10 fill result (streaming), 10 the input, the next one closes.
-			for i := 0; i < 30 && cs.phase() == phaseBefore; i++ {
-				f.update(objs[i])
-				if f.c.Counters().TerminatedWatchers > 0 {
-					break
+				f.step(tt.wait)
+				// 10 fill result (streaming), 10 the input, the next one closes.
+				for i := 0; i < 30 && cs.phase() == phaseBefore; i++ {
+					f.update(objs[i])
+					if f.c.Counters().TerminatedWatchers > 0 {
+						break
+					}
 				}
-			}
-			if got := f.c.Counters().TerminatedWatchers; got != 1 {
-				t.Fatalf("TerminatedWatchers = %d, want 1", got)
-			}
-			f.step(time.Hour)
-			if got := cs.phase(); got != tt.wantPhase {
-				t.Errorf("phase after an hour = %s, want %s", got, tt.wantPhase)
-			}
-		})
+				if got := f.c.Counters().TerminatedWatchers; got != 1 {
+					t.Fatalf("TerminatedWatchers = %d, want 1", got)
+				}
+				f.step(time.Hour)
+				if got := cs.phase(); got != tt.wantPhase {
+					t.Errorf("phase after an hour = %s, want %s", got, tt.wantPhase)
+				}
+			})
+		}
 	}
 }
 

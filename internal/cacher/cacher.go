@@ -69,11 +69,30 @@ type Config struct {
 	// phase, a watcher whose send to its result channel makes no progress
 	// for this long is stopped. 0 keeps upstream behaviour.
 	StallTimeout time.Duration
+	// Loop is the watcher loop of the release modelled: LoopInterval
+	// (v1.34 to v1.37, the default) or LoopInput (v1.38).
+	Loop Loop
 	// Initial is the state the cache starts from (the reflector's first
 	// list), at InitialResourceVersion.
 	Initial                []*Object
 	InitialResourceVersion uint64
 }
+
+// Loop is the shape of a watcher goroutine, which differs between
+// kube-apiserver releases.
+type Loop int
+
+const (
+	// LoopInterval: (*Cacher).Watch starts processInterval, which replays
+	// the interval and then calls process (upstream v0.34 to v0.37;
+	// v0.37.2 cacher.go:688, cache_watcher.go:450-560).
+	LoopInterval Loop = iota
+	// LoopInput: (*Cacher).Watch starts process, which takes the interval
+	// from the watcher's input and replays it in processInitialEvents
+	// before it streams (upstream PR 141449, v0.38.0-beta.0 cacher.go:561,
+	// cache_watcher.go:478-612).
+	LoopInput
+)
 
 // WatchOptions are the parts of a watch request the cache looks at
 // (upstream storage.ListOptions plus the request context). A plain value;
@@ -175,6 +194,7 @@ type Cacher struct {
 	clock          clock.WithTicker
 	budgetClock    clock.WithTicker
 	stallTimeout   time.Duration
+	loop           Loop
 	indexedTrigger bool
 	watchCache     *watchCache
 	budget         *timeBudget
@@ -222,11 +242,15 @@ func New(cfg Config) (*Cacher, error) {
 	if cfg.StallTimeout < 0 {
 		return nil, fmt.Errorf("stall timeout %v must not be negative", cfg.StallTimeout)
 	}
+	if cfg.Loop != LoopInterval && cfg.Loop != LoopInput {
+		return nil, fmt.Errorf("unknown watcher loop %d", cfg.Loop)
+	}
 	c := &Cacher{
 		resource:        cfg.Resource,
 		clock:           cfg.Clock,
 		budgetClock:     cfg.BudgetClock,
 		stallTimeout:    cfg.StallTimeout,
+		loop:            cfg.Loop,
 		indexedTrigger:  cfg.IndexedTrigger != "",
 		watchCache:      newWatchCache(cfg.Clock, cfg.EventsHistoryWindow),
 		budget:          newTimeBudget(cfg.BudgetClock),
@@ -370,7 +394,11 @@ func (c *Cacher) Watch(ctx context.Context, opts WatchOptions) (Watch, error) {
 	c.live = append(c.live, w)
 	c.liveMu.Unlock()
 
-	go w.processInterval(ctx, iv, requiredRV)
+	if c.loop == LoopInput {
+		go w.process(ctx, iv, requiredRV)
+	} else {
+		go w.processInterval(ctx, iv, requiredRV)
+	}
 	return w, nil
 }
 

@@ -10,8 +10,16 @@
 // no-progress timeout of the initial phase proposed in kubernetes PR 141899
 // (0 keeps upstream behaviour).
 //
+// Config.Loop chooses the watcher loop of the release modelled: v0.37's
+// (LoopInterval, the default: processInterval, then process) or v0.38's
+// (LoopInput: the goroutine starts in process, which replays the interval
+// in processInitialEvents first; upstream PR 141449). The stall timeout
+// acts the same in both, as our patches for the two releases do
+// (test/e2e/patches), measured on real patched servers of both.
+//
 // The file split mirrors upstream's, with its file names: cacher.go
-// (Cacher, Watch, dispatcher), cache_watcher.go (cacheWatcher),
+// (Cacher, Watch, dispatcher), cache_watcher.go (cacheWatcher; its
+// goroutine's loops, of both releases, in cache_watcher_loop.go),
 // watch_cache.go (store + history under one lock), watch_cache_history.go
 // (the history ring), watch_cache_interval.go (the interval a watcher
 // replays), time_budget.go; store.go (upstream's store/ package) and

@@ -37,13 +37,30 @@ type fixture struct {
 
 func newFixture(t *testing.T, stall time.Duration, objs []*Object) *fixture {
 	t.Helper()
+	return newFixtureLoop(t, stall, objs, LoopInterval)
+}
+
+// loops are the watcher loops of the releases the package models.
+var loops = []Loop{LoopInterval, LoopInput}
+
+// loopName names a loop in subtests.
+func loopName(l Loop) string {
+	if l == LoopInput {
+		return "v1.38 loop"
+	}
+	return "v1.37 loop"
+}
+
+// newFixtureLoop is newFixture with the watcher loop of another release.
+func newFixtureLoop(t *testing.T, stall time.Duration, objs []*Object, loop Loop) *fixture {
+	t.Helper()
 	clk := testingclock.NewFakeClock(epoch)
 	budget := testingclock.NewFakeClock(epoch)
 	rv := uint64(1)
 	if len(objs) > 0 {
 		rv = objs[len(objs)-1].ResourceVersion
 	}
-	c, err := New(Config{Resource: "pods", Clock: clk, BudgetClock: budget, StallTimeout: stall, Initial: objs, InitialResourceVersion: rv})
+	c, err := New(Config{Resource: "pods", Clock: clk, BudgetClock: budget, StallTimeout: stall, Loop: loop, Initial: objs, InitialResourceVersion: rv})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,6 +82,9 @@ type ReplayOptions struct {
 	// upstreamProgram runs the upstream column of another release than
 	// the in-process one, found by Validate.
 	upstreamProgram string
+	// releaseFromScenario: no --upstream-release, the scenario's release
+	// decides (resolveRelease).
+	releaseFromScenario bool
 }
 
 // NewReplayOptions returns options with defaults.
@@ -93,7 +96,8 @@ func NewReplayOptions(streams genericiooptions.IOStreams) *ReplayOptions {
 		FailOn:    failOnNone,
 		MaxMemory: defaultReplayMaxMemory,
 
-		UpstreamRelease: upstreamReleaseInProcess,
+		// "": the scenario's (resolveRelease).
+		UpstreamRelease: "",
 	}
 }
 
@@ -152,7 +156,7 @@ a bundle. ` + exitCodesHelp,
 	cmd.Flags().BoolVar(&o.List, "list", o.List, "list the built-in scenarios and exit")
 	cmd.Flags().BoolVar(&o.PrintScenario, "print-scenario", o.PrintScenario, "print the scenario as YAML and exit, without replaying it")
 	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, "exit 1 when: "+replayFailOnCut+" (the stall timeout stops a client that completes without it), "+replayFailOnDifferent+" (upstream and unpatched disagree), or "+failOnNone)
-	cmd.Flags().StringVar(&o.UpstreamRelease, "upstream-release", o.UpstreamRelease, "the release whose k8s.io/apiserver cacher serves the upstream column: "+upstreamReleaseInProcess+" (v0.37.2, in process) or "+upstreamReleaseV138+" (v0.38.0-beta.0, run by kubectl-watch_doctor-replay-v1.38, built with make replay-v1.38)")
+	cmd.Flags().StringVar(&o.UpstreamRelease, "upstream-release", o.UpstreamRelease, "the release the replay models: whose k8s.io/apiserver cacher serves the upstream column, "+upstreamReleaseInProcess+" (v0.37.2, in process) or "+upstreamReleaseV138+" (v0.38.0-beta.0, run by kubectl-watch_doctor-replay-v1.38, built with make replay-v1.38), and whose watcher loop the other columns model (default: the scenario's release, "+replay.DefaultRelease+" unless it says otherwise)")
 	return cmd
 }
 
@@ -176,6 +180,9 @@ func (o *ReplayOptions) Complete(args []string) error {
 		o.scenario, err = loadScenario(args[0])
 	}
 	if err != nil {
+		return err
+	}
+	if err := o.resolveRelease(); err != nil {
 		return err
 	}
 	if o.StallTimeout != 0 {
@@ -348,7 +355,14 @@ func (o *ReplayOptions) Validate() error {
 	if o.columns[api.ColumnUpstream] && o.UpstreamRelease != upstreamReleaseInProcess && !o.PrintScenario {
 		var err error
 		if o.upstreamProgram, err = upstreamProgram(o.UpstreamRelease); err != nil {
-			return err
+			if !o.releaseFromScenario || len(o.columns) == 1 {
+				return err
+			}
+			// A scenario of another release (a built-in one too) still
+			// replays our columns, which model its release, when the
+			// program of its upstream column is not installed.
+			fmt.Fprintf(o.ErrOut, "note: scenario %q models %s: %v\nnote: replaying it without the upstream column\n", o.scenario.Name, o.UpstreamRelease, err)
+			delete(o.columns, api.ColumnUpstream)
 		}
 	}
 	if len(o.columns) == 0 {

@@ -21,8 +21,8 @@ import (
 // program the replay runs as a subprocess (docs/architecture.md, "The
 // 1.38 replay column").
 const (
-	upstreamReleaseInProcess = "v1.37"
-	upstreamReleaseV138      = "v1.38"
+	upstreamReleaseInProcess = replay.ReleaseV137
+	upstreamReleaseV138      = replay.ReleaseV138
 )
 
 // upstreamReleasePrograms names each subprocess release's program, looked
@@ -42,6 +42,27 @@ func validateUpstreamRelease(rel string) error {
 		return nil
 	}
 	return fmt.Errorf("unsupported --upstream-release %q: use one of %s", rel, strings.Join(upstreamReleases(), ", "))
+}
+
+// resolveRelease makes --upstream-release and the scenario's release one:
+// a replay models one release, in every column. Without the flag the
+// scenario's release decides (v1.37 unless it says release: v1.38); the
+// flag names the release of a scenario that names none, and must agree
+// with one that does.
+func (o *ReplayOptions) resolveRelease() error {
+	switch {
+	case o.UpstreamRelease == "":
+		o.UpstreamRelease = o.scenario.ModelRelease()
+		o.releaseFromScenario = true
+	case o.scenario.Release == "":
+		if err := validateUpstreamRelease(o.UpstreamRelease); err != nil {
+			return err
+		}
+		o.scenario.Release = o.UpstreamRelease
+	case o.scenario.Release != o.UpstreamRelease:
+		return fmt.Errorf("--upstream-release %s contradicts scenario %q, which models %s (release: %s): drop the flag, or change the scenario's release", o.UpstreamRelease, o.scenario.Name, o.scenario.Release, o.scenario.Release)
+	}
+	return nil
 }
 
 // upstreamProgram finds the program that runs release's upstream column:

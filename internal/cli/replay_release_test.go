@@ -75,7 +75,8 @@ func TestReplayUpstreamReleaseSubprocess(t *testing.T) {
 			for _, c := range res.Columns {
 				got = append(got, c.Name+"@"+c.Release)
 			}
-			want := []string{"upstream@v0.38.0-fake", "unpatched@", "pr141899@", "complete@"}
+			// One release per replay: our columns model 1.38's loop.
+			want := []string{"upstream@v0.38.0-fake", "unpatched@v1.38", "pr141899@v1.38", "complete@v1.38"}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
@@ -98,6 +99,11 @@ func TestReplayUpstreamReleaseErrors(t *testing.T) {
 	}{
 		{[]string{"issue-131721", "--upstream-release", "v1.36"}, `error: unsupported --upstream-release "v1.36": use one of v1.37, v1.38`},
 		{[]string{"issue-131721", "--upstream-release", "v1.38", "--columns", "upstream"}, "error: --upstream-release v1.38 runs kubectl-watch_doctor-replay-v1.38, found neither in $WATCH_DOCTOR_REPLAY_V1_38, beside this executable nor on PATH: build it with `make replay-v1.38`"},
+		// Without the program, the flag asked for it: no fallback.
+		{[]string{"issue-131721", "--upstream-release", "v1.38"}, "error: --upstream-release v1.38 runs kubectl-watch_doctor-replay-v1.38"},
+		// A 1.38 scenario whose only column asked for is upstream.
+		{[]string{"quiet-and-busy", "--columns", "upstream"}, "error: --upstream-release v1.38 runs kubectl-watch_doctor-replay-v1.38"},
+		{[]string{"quiet-and-busy", "--upstream-release", "v1.37"}, `error: --upstream-release v1.37 contradicts scenario "quiet-and-busy", which models v1.38 (release: v1.38): drop the flag, or change the scenario's release`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			_, stderr, code := runReplay(t, tt.args...)
@@ -105,5 +111,42 @@ func TestReplayUpstreamReleaseErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q, want it to start with %q", code, stderr, tt.want)
 			}
 		})
+	}
+}
+
+// TestReplayScenarioRelease: a scenario's release decides the replay's
+// without the flag (quiet-and-busy models v1.38): our columns model 1.38's
+// loop and say so, and without kubectl-watch_doctor-replay-v1.38 the
+// upstream column is left out with a note; the flag names the release of
+// a scenario that names none (--print-scenario shows it).
+func TestReplayScenarioRelease(t *testing.T) {
+	t.Setenv("WATCH_DOCTOR_REPLAY_V1_38", "")
+	t.Setenv("PATH", t.TempDir())
+	stdout, stderr, code := runReplay(t, "quiet-and-busy", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, `note: scenario "quiet-and-busy" models v1.38: --upstream-release v1.38 runs kubectl-watch_doctor-replay-v1.38`) ||
+		!strings.Contains(stderr, "note: replaying it without the upstream column") {
+		t.Errorf("stderr does not say why the upstream column is left out:\n%s", stderr)
+	}
+	var res api.Replay
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range res.Columns {
+		got = append(got, c.Name+"@"+c.Release)
+	}
+	if diff := cmp.Diff([]string{"unpatched@v1.38", "pr141899@v1.38", "complete@v1.38"}, got); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	stdout, stderr, code = runReplay(t, "issue-131721", "--upstream-release", "v1.38", "--print-scenario")
+	if code != 0 || !strings.Contains(stdout, "\nrelease: v1.38\n") {
+		t.Errorf("--print-scenario with --upstream-release v1.38: exit %d, stderr %s, scenario:\n%s", code, stderr, stdout)
+	}
+	stdout, _, _ = runReplay(t, "issue-131721", "--print-scenario")
+	if strings.Contains(stdout, "release:") {
+		t.Errorf("a scenario without a release printed one:\n%s", stdout)
 	}
 }

@@ -90,6 +90,9 @@ func Run(ctx context.Context, sc *Scenario, backends []Backend, opts Options) (*
 func runColumn(ctx context.Context, sc *Scenario, b Backend, timeline bool) (_ *api.Column, _ *api.TimelineSeries, err error) {
 	clk := testingclock.NewFakeClock(Epoch())
 	w := newWorld(sc)
+	if o, ok := b.(*Ours); ok {
+		o.modelRelease(sc.ModelRelease())
+	}
 	if err := b.Start(w.initial(), clk); err != nil {
 		return nil, nil, err
 	}

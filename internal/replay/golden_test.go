@@ -124,6 +124,22 @@ func TestMustShow(t *testing.T) {
 		},
 		wantBlocked:    map[string]int{api.ColumnUnpatched: 5, api.ColumnPR141899: 0},
 		wantTerminated: map[string]int64{api.ColumnUnpatched: 5, api.ColumnPR141899: 5},
+	}, {
+		// A 1.38 scenario, as measured on real v1.38.0-beta.0 servers
+		// (test/e2e TestBlockedReplayQuietAndBusy, TestPatchedBlockedReplay):
+		// the dispatcher closes the busy watcher gracefully, and both stay
+		// blocked unpatched (read in 1.38's shape: processInitialEvents
+		// under process); the stall timeout stops both 30 s after their
+		// last send, the busy one's graceful close notwithstanding.
+		scenario: "quiet-and-busy",
+		want: []outcome{
+			{"quiet-informer", api.ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"quiet-informer", api.ColumnPR141899, api.OutcomeStopped, 30},
+			{"busy-informer", api.ColumnUnpatched, api.OutcomeBlocked, 0},
+			{"busy-informer", api.ColumnPR141899, api.OutcomeStopped, 30},
+		},
+		wantBlocked:    map[string]int{api.ColumnUnpatched: 2, api.ColumnPR141899: 0},
+		wantTerminated: map[string]int64{api.ColumnUnpatched: 1, api.ColumnPR141899: 1},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {

@@ -22,6 +22,9 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 		return nil, err
 	}
 	col := &api.Column{Name: b.Name(), Counters: b.Counters()}
+	if o, ok := b.(*Ours); ok {
+		col.Release = o.columnRelease()
+	}
 	held := map[*worldResource]map[versionKey]int{}
 	for _, r := range runs {
 		cr := clientResultOf(r)

@@ -36,8 +36,11 @@ type Ours struct {
 	stallTimeout time.Duration
 	// endStream: a stall calls the request's OnStall (the complete fix).
 	endStream bool
-	clock     *testingclock.FakeClock
-	budget    *testingclock.FakeClock
+	// release is the release whose watcher loop the caches model
+	// (Scenario.Release; "" until Run sets it: DefaultRelease).
+	release string
+	clock   *testingclock.FakeClock
+	budget  *testingclock.FakeClock
 	// synced is the replay clock time the budget clock last followed.
 	synced time.Time
 	caches map[string]*cacher.Cacher
@@ -59,6 +62,38 @@ func NewOursComplete(stallTimeout time.Duration) *Ours {
 // Name implements Backend.
 func (o *Ours) Name() string { return o.name }
 
+// modelRelease makes the column model release's watcher loop (Run calls
+// it with the scenario's release before Start). What differs by release,
+// and how sure we are:
+//   - v1.37: the loop of v0.37.2 (processInterval, then process); the
+//     pr141899 and complete columns as measured on real patched v1.37.2
+//     servers (test/e2e TestPatchedServers, TestPatchedBlockedReplay).
+//   - v1.38: the loop of v0.38.0-beta.0 (process, which replays the
+//     interval in processInitialEvents); the stall as our rebase of the
+//     patch onto that loop (test/e2e/patches/apiserver-v0.38.0-beta.0)
+//     does it, measured on a real patched v1.38.0-beta.0 server
+//     (TestPatchedBlockedReplay, docs/versions.md): the same outcomes as
+//     v1.37's, on a quiet and on a busy resource. A goroutine dump of the
+//     column reads in 1.38's shape.
+func (o *Ours) modelRelease(release string) { o.release = release }
+
+// loopOf is the internal/cacher watcher loop of a release.
+func loopOf(release string) cacher.Loop {
+	if release == ReleaseV138 {
+		return cacher.LoopInput
+	}
+	return cacher.LoopInterval
+}
+
+// columnRelease is what the column's header says of its release: the
+// release it models when that is not the default, else nothing.
+func (o *Ours) columnRelease() string {
+	if o.release == "" || o.release == DefaultRelease {
+		return ""
+	}
+	return o.release
+}
+
 // Start implements Backend.
 func (o *Ours) Start(resources []ResourceState, clk *testingclock.FakeClock) error {
 	o.clock = clk
@@ -72,6 +107,7 @@ func (o *Ours) Start(resources []ResourceState, clk *testingclock.FakeClock) err
 			BudgetClock:            o.budget,
 			IndexedTrigger:         r.IndexedTrigger,
 			StallTimeout:           o.stallTimeout,
+			Loop:                   loopOf(o.release),
 			Initial:                r.Objects,
 			InitialResourceVersion: r.ResourceVersion,
 		})

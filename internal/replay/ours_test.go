@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -71,5 +72,40 @@ func TestOursColumns(t *testing.T) {
 	err := o.Start([]ResourceState{{Name: "pods"}}, testingclock.NewFakeClock(time.Unix(0, 0)))
 	if err == nil || err.Error() != `starting the bad cache of "pods": stall timeout -1s must not be negative` {
 		t.Errorf("Start with a negative stall timeout: %v", err)
+	}
+}
+
+// TestReleaseLoops replays the 1.38 built-in quiet-and-busy in 1.38's
+// watcher loop (its release) and in 1.37's: every column must come out the
+// same on every figure CompareColumns compares (measured so on real
+// patched and unpatched v1.37.2 and v1.38.0-beta.0 servers, test/e2e
+// TestBlockedReplayQuietAndBusy and TestPatchedBlockedReplay), and only the
+// 1.38 columns name their release.
+func TestReleaseLoops(t *testing.T) {
+	sc138, err := Builtin("quiet-and-busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc138.ModelRelease() != ReleaseV138 {
+		t.Fatalf("quiet-and-busy models %s, want %s", sc138.ModelRelease(), ReleaseV138)
+	}
+	sc137 := *sc138
+	sc137.Release = ""
+	r138, err := Run(context.Background(), sc138, DefaultBackends(sc138, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r137, err := Run(context.Background(), &sc137, DefaultBackends(&sc137, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r138.Columns {
+		a, b := &r138.Columns[i], &r137.Columns[i]
+		if a.Release != ReleaseV138 || b.Release != "" {
+			t.Errorf("%s: releases %q and %q, want %q and none", a.Name, a.Release, b.Release, ReleaseV138)
+		}
+		if diffs := CompareColumns(a, b); len(diffs) > 0 {
+			t.Errorf("%s: the 1.38 and 1.37 loops differ:\n  %s", a.Name, strings.Join(diffs, "\n  "))
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -40,6 +42,31 @@ const (
 	MaxDescriptionBytes = 64 << 10
 )
 
+// The releases a scenario can model (Scenario.Release).
+const (
+	// ReleaseV137 is kube-apiserver 1.37 (k8s.io/apiserver v0.37.2): the
+	// watcher goroutine starts in processInterval. The default.
+	ReleaseV137 = "v1.37"
+	// ReleaseV138 is kube-apiserver 1.38 (v0.38.0-beta.0): the watcher
+	// goroutine starts in process, which takes the interval from its input
+	// and replays it in processInitialEvents (upstream PR 141449).
+	ReleaseV138 = "v1.38"
+	// DefaultRelease is the release of a scenario that names none.
+	DefaultRelease = ReleaseV137
+)
+
+// Releases lists the values of Scenario.Release.
+func Releases() []string { return []string{ReleaseV137, ReleaseV138} }
+
+// ModelRelease is the release the scenario models: Release, or
+// DefaultRelease when it names none.
+func (s *Scenario) ModelRelease() string {
+	if s.Release == "" {
+		return DefaultRelease
+	}
+	return s.Release
+}
+
 // Scenario is one replay: the objects of each resource, how they change,
 // the watch clients and how they read, and for how long. It is what the
 // scenario YAML decodes into; docs/scenario.schema.json describes it.
@@ -55,6 +82,10 @@ type Scenario struct {
 	Tick Duration `json:"tick,omitempty"`
 	// StallTimeout is the patched column's timeout. Default 30s.
 	StallTimeout *Duration `json:"stallTimeout,omitempty"`
+	// Release is the kube-apiserver release the replay models (Releases):
+	// its watcher loop in our columns and the upstream column's cacher.
+	// "" is DefaultRelease.
+	Release string `json:"release,omitempty"`
 	// Transport is the HTTP/2 model every client uses unless it has its own.
 	Transport api.Transport `json:"transport,omitempty"`
 	Resources []Resource    `json:"resources"`
@@ -190,6 +221,9 @@ func (s *Scenario) complete() error {
 	}
 	if err := checkDuration("stallTimeout", *s.StallTimeout); err != nil {
 		return fmt.Errorf("scenario %q: %w", s.Name, err)
+	}
+	if s.Release != "" && !slices.Contains(Releases(), s.Release) {
+		return fmt.Errorf("scenario %q: unsupported release %q: use one of %s, or leave it out (%s)", s.Name, s.Release, strings.Join(Releases(), ", "), DefaultRelease)
 	}
 	if err := completeTransport(&s.Transport, nil); err != nil {
 		return fmt.Errorf("scenario %q: transport: %w", s.Name, err)

@@ -28,6 +28,7 @@ func TestParseScenarioFiles(t *testing.T) {
 		{"invalid-updates-without-objects.yaml", `no objects to update in namespace "other"`},
 		{"invalid-initial-events.yaml", `unsupported initialEvents "all": use one of watch-list, legacy-rv0, none`},
 		{"invalid-indexed-trigger.yaml", `unsupported indexedTrigger "metadata.name": use "spec.nodeName" or leave it out`},
+		{"invalid-release.yaml", `unsupported release "v1.39": use one of v1.37, v1.38, or leave it out (v1.37)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -76,5 +77,9 @@ func TestParseScenarioDefaults(t *testing.T) {
 	want := view{time.Second, 30 * time.Second, 4 << 20, api.RefreshGo, 1, InitialWatchList, 1, 1, true, "pods", "", true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	// No release: today's behaviour, v1.37's loop; left out when printed.
+	if sc.Release != "" || sc.ModelRelease() != ReleaseV137 {
+		t.Errorf("release %q, models %q: want none, modelling %s", sc.Release, sc.ModelRelease(), ReleaseV137)
 	}
 }

@@ -54,6 +54,8 @@ type replayWatch struct {
 	// blocked on.
 	watcherID, handlerID int
 	event                string
+	// started is when its client was started.
+	started time.Time
 }
 
 // replayState is what one look at the server shows of one stuck watch.
@@ -95,6 +97,9 @@ type blockedReplayResult struct {
 	// cache_watcher.go:214, v0.38.0-beta.0 :230), each ending in
 	// "graceful = true|false".
 	forced []string
+	// stalls is, on a patched server, when its stall fix gave up on each
+	// namespace's watcher, since that watch's client started (patched_replay_test.go).
+	stalls map[string]time.Duration
 }
 
 // TestBlockedReplayQuietAndBusy measures, on the real servers of the
@@ -153,7 +158,18 @@ func suiteReleases(t *testing.T) []release {
 // --v=1, for the cacher's forced closes) and returns what it measured.
 func measureBlockedReplay(t *testing.T, bin string) blockedReplayResult {
 	t.Helper()
-	c := cluster.StartForTest(t, cluster.Options{KubeAPIServerBin: bin, ExtraAPIServerArgs: []string{"--v=1"}})
+	return measureBlockedReplayWith(t, cluster.Options{KubeAPIServerBin: bin}, nil)
+}
+
+// measureBlockedReplayWith is measureBlockedReplay on a cluster of opts
+// (with --v=1 added). afterUpdates, if not nil, runs once the busy watcher was
+// terminated and before the watches' states are read; it waits for what
+// the server does later (a patched server's stall timeout) and records it
+// in r.
+func measureBlockedReplayWith(t *testing.T, opts cluster.Options, afterUpdates func(ctx context.Context, c *cluster.Cluster, ws []*replayWatch, r *blockedReplayResult) error) blockedReplayResult {
+	t.Helper()
+	opts.ExtraAPIServerArgs = append(opts.ExtraAPIServerArgs, "--v=1")
+	c := cluster.StartForTest(t, opts)
 	cfg, err := c.RESTConfig(cluster.UserAdmin)
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +177,7 @@ func measureBlockedReplay(t *testing.T, bin string) blockedReplayResult {
 	cfg.QPS, cfg.Burst = 500, 500
 	admin := mustClientset(t, cfg)
 	rc := admin.Discovery().RESTClient()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	for _, ns := range []string{replayQuietNamespace, replayBusyNamespace} {
 		if err := workload.CreatePods(ctx, admin, workload.PodsOptions{Namespace: ns, Count: replayPods, AnnotationBytes: 20 << 10, Workers: 16}); err != nil {
@@ -203,6 +219,11 @@ func measureBlockedReplay(t *testing.T, bin string) blockedReplayResult {
 	r.terminated = after - before
 	t.Logf("%d updates to pods in %q in %v; apiserver_terminated_watchers_total{resource=\"pods\"} %v -> %v",
 		r.updates, replayBusyNamespace, r.took.Round(time.Millisecond), before, after)
+	if afterUpdates != nil {
+		if err := afterUpdates(ctx, c, watches, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Whatever the termination frees goes at once (a replay returns on
 	// c.done, process then signals APF): poll until two looks a second
 	// apart agree, within a bound.
@@ -262,6 +283,7 @@ func startStuckWatch(ctx context.Context, c *cluster.Cluster, rc rest.Interface,
 	if err != nil {
 		return nil, err
 	}
+	startedAt := time.Now()
 	w, err := workload.StartSlowInformer(ctx, cfg, ns)
 	if err != nil {
 		return nil, err
@@ -283,7 +305,7 @@ func startStuckWatch(ctx context.Context, c *cluster.Cluster, rc rest.Interface,
 			if slices.ContainsFunc(started, func(s *replayWatch) bool { return s.watcherID == g.ID }) {
 				continue
 			}
-			cur := &replayWatch{namespace: ns, watcher: w, sniff: rec, watcherID: g.ID, handlerID: g.ParentID, event: g.Event}
+			cur := &replayWatch{namespace: ns, watcher: w, sniff: rec, watcherID: g.ID, handlerID: g.ParentID, event: g.Event, started: startedAt}
 			stable := last != nil && last.watcherID == cur.watcherID && last.event == cur.event
 			last = cur
 			return stable, nil

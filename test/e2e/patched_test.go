@@ -97,6 +97,8 @@ func (s stallSample) String() string {
 // measured.
 type stallRun struct {
 	cluster *cluster.Cluster
+	// release is the kube-apiserver release the patched binary is of.
+	release string
 	mode    string
 	timeout time.Duration
 	samples []stallSample
@@ -132,11 +134,15 @@ type stallRun struct {
 // In every mode the paced reader keeps its watch and keeps reading; the
 // node reader (HTTP/1.1), stopped after one event, is never told, complete
 // or not: its FIN waits behind the bytes it does not read.
+//
+// It runs on each patched release (patchedReleases): v1.37.2, and
+// v1.38.0-beta.0 with our rebase of the patch onto 1.38's watcher loop
+// (process reads the interval from its input and replays it in
+// processInitialEvents); the replay it is compared with is then a 1.38
+// scenario (release: v1.38). Run one release alone with
+// -run 'TestPatchedServers/v1.38.0-beta.0'.
 func TestPatchedServers(t *testing.T) {
-	bin := os.Getenv(envPatchedBin)
-	if bin == "" {
-		t.Fatalf("$%s is not set: run test/e2e/run.sh, or eval \"$(hack/build-binaries.sh)\" and export it", envPatchedBin)
-	}
+	rels := patchedReleases(t)
 	timeout := envDuration(t, envStallTimeout, 10*time.Second)
 	observe := envDuration(t, envObserve, timeout+20*time.Second)
 	if least := nodeStartAfter + samplePeriod + timeout + settle + samplePeriod; observe < least {
@@ -150,17 +156,25 @@ func TestPatchedServers(t *testing.T) {
 		}
 		pods = n
 	}
-	for _, mode := range []string{modeOff, modePR141899, modeComplete} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			run := runStallScenario(t, bin, mode, timeout, observe, pods)
-			for _, s := range run.samples {
-				t.Logf("%s", s)
+	// One release after the other (each release's three clusters at
+	// once): the checks are timed to a sample period, and six clusters at
+	// once on two cores would blur them.
+	for _, rel := range rels {
+		t.Run(rel.version, func(t *testing.T) {
+			for _, mode := range []string{modeOff, modePR141899, modeComplete} {
+				t.Run(mode, func(t *testing.T) {
+					t.Parallel()
+					run := runStallScenario(t, rel.bin, mode, timeout, observe, pods)
+					run.release = rel.version
+					for _, s := range run.samples {
+						t.Logf("%s", s)
+					}
+					t.Logf("%s: server stall lines at %v; slow informer's transport: %v; paced reader %d -> %d events; slow informer %d events; watches arrived at %v; node reader printed %q",
+						rel.version, run.stalls, run.streamEnds, run.pacedBefore, run.pacedAfter, run.slowEvents, run.arrived, run.nodeStdout+run.nodeStderr)
+					checkStallRun(t, run)
+					compareWithReplay(t, run.cluster, run, pods, observe)
+				})
 			}
-			t.Logf("server stall lines at %v; slow informer's transport: %v; paced reader %d -> %d events; slow informer %d events; watches arrived at %v; node reader printed %q",
-				run.stalls, run.streamEnds, run.pacedBefore, run.pacedAfter, run.slowEvents, run.arrived, run.nodeStdout+run.nodeStderr)
-			checkStallRun(t, run)
-			compareWithReplay(t, run.cluster, run, pods, observe)
 		})
 	}
 }
@@ -431,7 +445,10 @@ func sampleStall(ctx context.Context, rc rest.Interface, started time.Time, name
 	}
 	s.Goroutines = probe.CountWatchGoroutines(gs)
 	s.Senders = s.Goroutines[transportH2].Watchers
-	for _, g := range probe.BlockedIn(gs, probe.WriteDataFromHandler) {
+	// x/net's HTTP/2 server (v1.37.2), or the one Go 1.27's net/http
+	// carries (v1.38.0-beta.0).
+	writers := append(probe.BlockedIn(gs, probe.WriteDataFromHandler), probe.BlockedIn(gs, probe.StdWriteDataFromHandler)...)
+	for _, g := range writers {
 		if slices.ContainsFunc(g.Functions, func(f string) bool { return strings.HasSuffix(f, watchServeHTTP) }) {
 			s.Writers++
 		}

@@ -131,6 +131,7 @@ description: TestPatchedServers in mode %[1]s, replayed
 duration: %[2]s
 tick: 1s
 stallTimeout: %[3]s
+release: %[6]s
 resources:
 - name: pods
   objects:
@@ -138,12 +139,20 @@ resources:
     count: %[4]d
     bytes: 20480
 clients:
-%[5]s`, run.mode, duration, run.timeout, pods, clients.String())
+%[5]s`, run.mode, duration, run.timeout, pods, clients.String(), scenarioRelease(run.release))
 	path := filepath.Join(t.TempDir(), "scenario.yaml")
 	if err := os.WriteFile(path, []byte(scenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// scenarioRelease is a scenario's release (v1.37, v1.38) for a
+// kube-apiserver release (v1.37.2, v1.38.0-beta.0): its minor.
+func scenarioRelease(kube string) string {
+	major, rest, _ := strings.Cut(kube, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	return major + "." + minor
 }
 
 // compareWithReplay replays the scenario run measured in the column that

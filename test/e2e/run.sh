@@ -67,8 +67,12 @@ if [[ -z "${WATCH_DOCTOR_E2E_IN_NETNS:-}" ]]; then
   export E2E_NEWER_KUBE_VERSION="${E2E_NEWER_KUBE_VERSION:-v1.38.0-beta.0}"
   newer_lines="$(KUBE_VERSION="${E2E_NEWER_KUBE_VERSION}" "${here}/hack/build-binaries.sh")"
   KUBE_APISERVER_NEWER_BIN="$(eval "${newer_lines}" && printf '%s' "${KUBE_APISERVER_BIN}")"
-  export KUBE_APISERVER_NEWER_BIN
-  echo "run.sh: KUBE_APISERVER_NEWER_BIN=${KUBE_APISERVER_NEWER_BIN} (${E2E_NEWER_KUBE_VERSION})" >&2
+  # And its patched binary (test/e2e/patches/apiserver-v0.38.0-beta.0, our
+  # rebase of the stall fix onto 1.38's loop): TestPatchedServers and
+  # TestPatchedBlockedReplay run it beside v1.37.2's.
+  KUBE_APISERVER_NEWER_PATCHED_BIN="$(unset KUBE_APISERVER_PATCHED_BIN && eval "${newer_lines}" && printf '%s' "${KUBE_APISERVER_PATCHED_BIN:-}")"
+  export KUBE_APISERVER_NEWER_BIN KUBE_APISERVER_NEWER_PATCHED_BIN
+  echo "run.sh: KUBE_APISERVER_NEWER_BIN=${KUBE_APISERVER_NEWER_BIN} KUBE_APISERVER_NEWER_PATCHED_BIN=${KUBE_APISERVER_NEWER_PATCHED_BIN} (${E2E_NEWER_KUBE_VERSION})" >&2
 
   # Every module the tests import, and their compiled packages: go vet
   # type-checks the test files too, so the tests build offline afterwards.

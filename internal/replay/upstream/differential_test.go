@@ -27,6 +27,14 @@ func TestDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if sc.ModelRelease() != replay.DefaultRelease {
+			// The in-process cacher is v0.37.2: compare it with our
+			// model of the same release. A 1.38 scenario's upstream
+			// column runs on v0.38 in hack/replay/v1.38 (make
+			// test-replay-v1.38), and our 1.38 loop is held to our 1.37
+			// one in internal/replay TestReleaseLoops.
+			sc.Release = replay.DefaultRelease
+		}
 		cases = append(cases, sc)
 	}
 	matrix, err := matrixScenarios()

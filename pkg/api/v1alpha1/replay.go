@@ -50,7 +50,9 @@ type Column struct {
 	Name string `json:"name"`
 	// Release is the k8s.io/apiserver release whose cacher served the
 	// upstream column (v0.37.2 in process, or v0.38.0-beta.0 from the
-	// subprocess of `replay --upstream-release v1.38`); empty for ours.
+	// subprocess of `replay --upstream-release v1.38`); for ours, the
+	// release whose watcher loop they model when it is not the default
+	// (v1.38 for a `release: v1.38` scenario), else empty.
 	Release string         `json:"release,omitempty"`
 	Clients []ClientResult `json:"clients"`
 	// BlockedGoroutines counts cacheWatcher goroutines blocked sending at

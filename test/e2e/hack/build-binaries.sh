@@ -17,7 +17,10 @@
 # ones) it builds that kube-apiserver and etcd, and stdout carries two lines:
 #   KUBE_APISERVER_BIN=/path/to/kube-apiserver-v1.36.3
 #   ETCD_BIN=/path/to/etcd-v3.7.3
-# (the stall-fix patches exist for v1.37.2 only, so no patched binary).
+# and a third, KUBE_APISERVER_PATCHED_BIN, for a release that has stall-fix
+# patches of its own (test/e2e/patches/apiserver-<staging version>: v1.37.2,
+# and v1.38.0-beta.0 with watch-doctor's rebase onto 1.38's watcher loop):
+#   KUBE_APISERVER_PATCHED_BIN=/path/to/kube-apiserver-v1.38.0-beta.0-stallfix-<hash>
 #
 # Environment:
 #   WATCH_DOCTOR_E2E_CACHE  cache root (default $HOME/.cache/watch-doctor-e2e);
@@ -249,6 +252,14 @@ build_kube_apiserver_patched() {
     log "no build module in ${base}; rebuilding the base kube-apiserver first"
     E2E_REBUILD=1 build_kube_apiserver
   fi
+  # The toolchain of the base build (go1.27.3 for v1.38): its build module's
+  # go directive is the one k8s.io/kubernetes asked for. For this function
+  # and the ones it calls only (local -x).
+  local -x GOTOOLCHAIN
+  GOTOOLCHAIN="$(toolchain_for "${base}/go.mod")"
+  if [[ "${GOTOOLCHAIN}" != local ]]; then
+    log "building the patched kube-apiserver with GOTOOLCHAIN=${GOTOOLCHAIN}"
+  fi
   local src
   src="$(cd "${base}" && go mod download -json "k8s.io/apiserver@${STAGING_VERSION}" | jq -r '.Dir')"
   [[ -d "${src}" ]] || die "k8s.io/apiserver@${STAGING_VERSION} is not in the module cache"
@@ -324,16 +335,17 @@ main() {
   log "cache: ${CACHE} ($(go version))"
   build_etcd
   build_kube_apiserver
-  if [[ "${KUBE_VERSION}" != "${DEFAULT_KUBE_VERSION}" ]]; then
-    printf 'KUBE_APISERVER_BIN=%q\n' "${BIN_DIR}/kube-apiserver-${KUBE_VERSION}"
-    printf 'ETCD_BIN=%q\n' "${BIN_DIR}/etcd-${ETCD_VERSION}"
-    return
+  # The default release always has its patches; another release has them
+  # when test/e2e/patches holds a directory for its staging version.
+  local PATCHED_BIN=""
+  if [[ "${KUBE_VERSION}" == "${DEFAULT_KUBE_VERSION}" || -d "${PATCHES_DIR}/apiserver-${STAGING_VERSION}" ]]; then
+    build_kube_apiserver_patched
   fi
-  local PATCHED_BIN
-  build_kube_apiserver_patched
   printf 'KUBE_APISERVER_BIN=%q\n' "${BIN_DIR}/kube-apiserver-${KUBE_VERSION}"
   printf 'ETCD_BIN=%q\n' "${BIN_DIR}/etcd-${ETCD_VERSION}"
-  printf 'KUBE_APISERVER_PATCHED_BIN=%q\n' "${PATCHED_BIN}"
+  if [[ -n "${PATCHED_BIN}" ]]; then
+    printf 'KUBE_APISERVER_PATCHED_BIN=%q\n' "${PATCHED_BIN}"
+  fi
 }
 
 main "$@"
