@@ -114,9 +114,8 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	} else if n, ok := c.byTopFunc[top]; ok {
 		c.byTopFunc[top] = n + 1
 	}
-	if !c.apiServer {
-		c.apiServer = hasAPIServerFrame(g.Frames)
-	}
+	// Decided once per name (resolve), as hasAPIServerFrame would.
+	c.apiServer = c.apiServer || st.apiServer
 	if len(g.Frames) == 0 {
 		return
 	}

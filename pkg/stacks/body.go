@@ -140,9 +140,18 @@ func (s *Scanner) frameLine(line []byte, b *body) bool {
 		b.expectFile = false
 		return true
 	}
-	f := Frame{Func: s.intern(fn)}
-	if !s.SkipArgs || (s.KeepArgs != nil && s.KeepArgs(f.Func)) {
-		f.Args = string(args)
+	var f Frame
+	if s.SkipArgs && s.KeepArgs != nil {
+		n := s.internName(fn, true)
+		f.Func = n.s
+		if n.keep == keepYes {
+			f.Args = string(args)
+		}
+	} else {
+		f.Func = s.intern(fn)
+		if !s.SkipArgs {
+			f.Args = string(args)
+		}
 	}
 	if len(g.Frames) == MaxFrames {
 		s.err = &SyntaxError{LineNo: s.line, Msg: fmt.Sprintf("goroutine %d has more than %d frames: not a dump written by the Go runtime", g.ID, MaxFrames)}
@@ -196,7 +205,7 @@ func splitCall(line []byte) (fn, args []byte, ok bool) {
 // pc=..." of GOTRACEBACK=system) into f. Paths may hold ':' (Windows) and
 // spaces, so the line number is taken after the last ':' before the offset.
 func parseFileLine(b []byte, intern func([]byte) string, f *Frame) bool {
-	if i := bytes.Index(b, []byte(" +0x")); i >= 0 {
+	if i := offsetAt(b); i >= 0 {
 		b = b[:i]
 	} else if i := bytes.Index(b, []byte(" fp=")); i >= 0 {
 		b = b[:i]
@@ -212,6 +221,24 @@ func parseFileLine(b []byte, intern func([]byte) string, f *Frame) bool {
 	f.File = intern(b[:colon])
 	f.Line = int(n)
 	return true
+}
+
+// offsetAt is bytes.Index(b, []byte(" +0x")), found from the end for
+// the usual "path:123 +0x1d": the digits after the last ':' and the
+// offset right after them, with no space in the path before (where a
+// " +0x" would come first). Anything else is searched from the start.
+func offsetAt(b []byte) int {
+	colon := bytes.LastIndexByte(b, ':')
+	if colon >= 0 {
+		j := colon + 1
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if bytes.HasPrefix(b[j:], []byte(" +0x")) && bytes.IndexByte(b[:j], ' ') < 0 {
+			return j
+		}
+	}
+	return bytes.Index(b, []byte(" +0x"))
 }
 
 // parseUint parses a non-empty decimal number that fits in an int64.
