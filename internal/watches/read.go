@@ -50,6 +50,8 @@ func readDump(r io.Reader, opts ReadOptions, c *Collector) (*Dump, error) {
 	if !opts.AllArgs {
 		sc.SkipArgs, sc.KeepArgs = true, func(fn string) bool { return keepArgsRole(c.names.role(fn)) }
 	}
+	// The classifier reads no file paths: only Each, when set, sees them.
+	sc.SkipFiles = opts.Each == nil
 	var first firstGoroutines
 	for sc.Next() {
 		g := sc.Goroutine()

@@ -24,6 +24,10 @@ type body struct {
 func (s *Scanner) readBody() (cutAt string) {
 	g := &s.g
 	var b body
+	internFile := s.intern
+	if s.SkipFiles {
+		internFile = nil
+	}
 	for {
 		line, ok := s.readLine()
 		if !ok {
@@ -46,13 +50,16 @@ func (s *Scanner) readBody() (cutAt string) {
 		switch {
 		case line[0] == '\t' && b.expectFile && b.last != nil:
 			// The file line of the frame before: most lines of a dump.
-			if !parseFileLine(line[1:], s.intern, b.last) {
+			if !parseFileLine(line[1:], internFile, b.last) {
 				s.skips.add(s.line, line, "malformed file:line")
 			}
 			b.expectFile = false
 		case line[0] == '\t':
 			s.tabLine(line)
-		case bytes.HasPrefix(line, goroutinePrefix):
+		// Each prefix below is tried only when the line starts with its
+		// first byte: most lines are frames, and most frames start with
+		// none of them.
+		case line[0] == 'g' && bytes.HasPrefix(line, goroutinePrefix):
 			// A header with no blank line before it: the previous goroutine
 			// ended here.
 			if b.expectFile {
@@ -63,11 +70,11 @@ func (s *Scanner) readBody() (cutAt string) {
 			return ""
 		case b.inAncestor:
 			s.ancestorLine(line, &b)
-		case bytes.HasPrefix(line, createdByPrefix):
+		case line[0] == 'c' && bytes.HasPrefix(line, createdByPrefix):
 			s.createdByLine(line, &b)
-		case isElided(line):
+		case line[0] == '.' && isElided(line):
 			g.FramesElided = true
-		case bytes.HasPrefix(line, originating):
+		case line[0] == '[' && bytes.HasPrefix(line, originating):
 			// GODEBUG=tracebackancestors: the frames that follow belong to
 			// an ancestor, not to this goroutine.
 			b.inAncestor = true
@@ -202,10 +209,11 @@ func splitCall(line []byte) (fn, args []byte, ok bool) {
 }
 
 // parseFileLine reads "path/to/file.go:123 +0x1d" (and the " fp=... sp=...
-// pc=..." of GOTRACEBACK=system) into f. Paths may hold ':' (Windows) and
+// pc=..." of GOTRACEBACK=system) into f; with a nil intern, f.File is
+// left as it is. Paths may hold ':' (Windows) and
 // spaces, so the line number is taken after the last ':' before the offset.
 func parseFileLine(b []byte, intern func([]byte) string, f *Frame) bool {
-	if i := offsetAt(b); i >= 0 {
+	if i := bytes.Index(b, []byte(" +0x")); i >= 0 {
 		b = b[:i]
 	} else if i := bytes.Index(b, []byte(" fp=")); i >= 0 {
 		b = b[:i]
@@ -218,27 +226,11 @@ func parseFileLine(b []byte, intern func([]byte) string, f *Frame) bool {
 	if !ok || n > 1<<31 {
 		return false
 	}
-	f.File = intern(b[:colon])
+	if intern != nil {
+		f.File = intern(b[:colon])
+	}
 	f.Line = int(n)
 	return true
-}
-
-// offsetAt is bytes.Index(b, []byte(" +0x")), found from the end for
-// the usual "path:123 +0x1d": the digits after the last ':' and the
-// offset right after them, with no space in the path before (where a
-// " +0x" would come first). Anything else is searched from the start.
-func offsetAt(b []byte) int {
-	colon := bytes.LastIndexByte(b, ':')
-	if colon >= 0 {
-		j := colon + 1
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		if bytes.HasPrefix(b[j:], []byte(" +0x")) && bytes.IndexByte(b[:j], ' ') < 0 {
-			return j
-		}
-	}
-	return bytes.Index(b, []byte(" +0x"))
 }
 
 // parseUint parses a non-empty decimal number that fits in an int64.

@@ -42,7 +42,7 @@ func (s *Scanner) parseHeader(line []byte) bool {
 	first := true
 	for len(inner) > 0 {
 		var item []byte
-		if i := indexCommaSpace(inner); i >= 0 {
+		if i := bytes.Index(inner, []byte(", ")); i >= 0 {
 			item, inner = inner[:i], inner[i+2:]
 		} else {
 			item, inner = inner, nil
@@ -94,23 +94,6 @@ func labelsAt(inner []byte) int {
 		return -1
 	}
 	return bytes.Index(inner, []byte(" labels:{"))
-}
-
-// indexCommaSpace is bytes.Index(b, []byte(", ")) by IndexByte, which a
-// header's few short items make cheaper.
-func indexCommaSpace(b []byte) int {
-	at := 0
-	for {
-		i := bytes.IndexByte(b[at:], ',')
-		if i < 0 {
-			return -1
-		}
-		at += i
-		if at+1 < len(b) && b[at+1] == ' ' {
-			return at
-		}
-		at++
-	}
 }
 
 func isHeaderDecoration(b []byte) bool {

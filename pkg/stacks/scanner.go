@@ -36,6 +36,11 @@ type Scanner struct {
 	// once per distinct function name (the answer is kept with the
 	// interned name), not once per frame.
 	KeepArgs func(fn string) bool
+	// SkipFiles, set before the first Next, leaves Frame.File empty: each
+	// file line is still read and checked, and Frame.Line set, but its
+	// path is not interned, which spares a caller that reads no paths a
+	// lookup per frame.
+	SkipFiles bool
 
 	r    *bufio.Reader
 	line int // number of the last line read

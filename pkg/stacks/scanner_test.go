@@ -200,6 +200,38 @@ func TestScannerKeepArgsOncePerName(t *testing.T) {
 	}
 }
 
+// TestScannerSkipFiles: with SkipFiles the real capture reads as it does
+// without, but for the file paths, and its file lines are still checked.
+func TestScannerSkipFiles(t *testing.T) {
+	real, err := os.ReadFile("../../testdata/kube-apiserver-v1.37.2/seed-repro/t2/goroutine-debug2.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real = append(real, "goroutine 1 [select]:\nmain.main()\n\tnot a file line\n"...)
+	full, fullStats, err := ParseDebug2(bytes.NewReader(real))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := NewScanner(bytes.NewReader(real))
+	sc.SkipFiles = true
+	var got []*Goroutine
+	for sc.Next() {
+		got = append(got, sc.Goroutine().Clone())
+	}
+	for _, g := range full {
+		for i := range g.Frames {
+			g.Frames[i].File = ""
+		}
+		g.CreatedBy.File = ""
+	}
+	if diff := cmp.Diff(full, got); diff != "" || sc.Err() != nil {
+		t.Errorf("goroutines with SkipFiles (-want +got), err %v:\n%s", sc.Err(), diff)
+	}
+	if diff := cmp.Diff(fullStats, sc.Stats()); diff != "" || fullStats.SkippedLines != 1 {
+		t.Errorf("stats with SkipFiles (-want +got), %d lines skipped (want 1):\n%s", fullStats.SkippedLines, diff)
+	}
+}
+
 // errReader returns data, then err.
 type errReader struct {
 	data string
