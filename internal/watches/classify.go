@@ -68,11 +68,11 @@ type Collector struct {
 	// Dump).
 	connWatches map[int64]int
 
-	total      int
-	maxID      int64
-	byState    map[string]int
-	byTopFunc  map[string]int
-	topFuncMax int
+	total int
+	maxID int64
+	// byState and byTopFunc count goroutines per state and per top
+	// function (at most 10,000 functions).
+	byState, byTopFunc tally
 	// apiServer is set once a goroutine runs k8s.io/apiserver code.
 	apiServer bool
 	// names decides each function name once; roles is the buffer of the
@@ -92,9 +92,7 @@ func NewCollector() *Collector {
 		unrecognised: map[int64]int{},
 		apf:          map[int64]goroutineRef{},
 		conns:        map[int64]bool{},
-		byState:      map[string]int{},
-		byTopFunc:    map[string]int{},
-		topFuncMax:   10000,
+		byTopFunc:    tally{max: 10000},
 	}
 }
 
@@ -106,17 +104,10 @@ func (c *Collector) Add(g *stacks.Goroutine) {
 	c.roles = st.roles
 	c.total++
 	c.maxID = max(c.maxID, g.ID)
-	c.byState[g.State]++
-	top := stacks.TopFunc(g.Frames)
-	// One map operation while there is room for new functions.
-	if len(c.byTopFunc) < c.topFuncMax {
-		c.byTopFunc[top]++
-	} else if n, ok := c.byTopFunc[top]; ok {
-		c.byTopFunc[top] = n + 1
-	}
-	if !c.apiServer {
-		c.apiServer = hasAPIServerFrame(g.Frames)
-	}
+	c.byState.add(g.State)
+	c.byTopFunc.add(stacks.TopFunc(g.Frames))
+	// Decided once per name (resolve), as hasAPIServerFrame would.
+	c.apiServer = c.apiServer || st.apiServer
 	if len(g.Frames) == 0 {
 		return
 	}

@@ -18,8 +18,9 @@
 //     watch path and what they did (the same frame rules, on trace
 //     stacks).
 //
-// Frames are read through CanonicalFunc (frames.go), so vendored and
-// forked builds classify as upstream's; evidence.go reads the handler's
+// Frames are read through CanonicalFunc (frames.go), once per distinct
+// function name (names.go), so vendored and forked builds classify as
+// upstream's; evidence.go reads the handler's
 // frame arguments (object type, event size, connection). The evidence
 // model the loaders fill and the diagnosis reads is here too: Sample,
 // Server, MetricsContext and LevelSeats (dump.go), Trace (trace.go).

@@ -77,8 +77,8 @@ func (c *Collector) Dump(stats stacks.Stats) *Dump {
 		Format:         FormatDebug2,
 		Goroutines:     c.total,
 		MaxGoroutineID: c.maxID,
-		ByState:        c.byState,
-		TopFuncs:       topFuncs(c.byTopFunc, 10),
+		ByState:        c.byState.snapshot(),
+		TopFuncs:       topFuncs(c.byTopFunc.snapshot(), 10),
 		HasParentIDs:   stats.HasParentIDs(),
 		APIServer:      c.apiServer,
 	}

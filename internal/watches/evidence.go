@@ -164,7 +164,8 @@ func handlerTransport(st stack, h2 bool) string {
 		return TransportHTTP2
 	}
 	for i, f := range st.frames {
-		if st.roles[i] == roleWatchServe && CanonicalFunc(f.Func) == fnWatchHandleWS {
+		// Its callers resolved the frames: names are canonical.
+		if st.roles[i] == roleWatchServe && f.Func == fnWatchHandleWS {
 			return TransportWebsockets
 		}
 	}

@@ -2,6 +2,7 @@ package watches
 
 import (
 	"strings"
+	"sync/atomic"
 
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
@@ -16,6 +17,11 @@ import (
 //     and the tree's own staging/src/k8s.io/... directories).
 var buildPrefixEnds = [...]string{"/vendor/", "/staging/src/"}
 
+// canonicalCalls counts CanonicalFunc's calls, for the tests that check
+// it runs once per distinct name, not once per frame
+// (TestReadDumpCanonicalisesOncePerName).
+var canonicalCalls atomic.Int64
+
 // CanonicalFunc returns a function name or file path of a frame as a
 // module build of upstream prints it: the vendor or staging-tree prefix of
 // another build is cut, so "k8s.io/kubernetes/vendor/k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch"
@@ -26,6 +32,7 @@ var buildPrefixEnds = [...]string{"/vendor/", "/staging/src/"}
 // once per distinct name), ReadDump and the loaders' kube-apiserver
 // detection (IsAPIServerFrame) all go through it.
 func CanonicalFunc(fn string) string {
+	canonicalCalls.Add(1)
 	// Only the package path can hold the prefix: the part up to the last
 	// '/' (a receiver or closure name holds none).
 	slash := strings.LastIndexByte(fn, '/')

@@ -1,16 +1,19 @@
 package watches
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
 // nameInfo is what the classifier decided about one function name: its
-// module-build form (CanonicalFunc) and its role.
+// module-build form (CanonicalFunc), its role, and whether it runs
+// k8s.io/apiserver code (IsAPIServerFrame).
 type nameInfo struct {
-	canon string
-	role  role
+	canon     string
+	role      role
+	apiServer bool
 }
 
 // maxNames bounds a names memo: a dump naming more distinct functions is
@@ -27,6 +30,10 @@ const maxNames = 1 << 17
 type names struct {
 	memo   map[string]nameInfo
 	recent *[recentNames]recentName
+	// decided counts the names decided (decideName): once per distinct
+	// name, however many frames name it
+	// (TestReadDumpCanonicalisesOncePerName).
+	decided int
 }
 
 // recentNames is the size of names' cache by address: a power of two, a
@@ -61,6 +68,7 @@ func (n *names) lookup(fn string) nameInfo {
 		return i
 	}
 	i := decideName(fn)
+	n.decided++
 	if n.memo == nil {
 		n.memo = make(map[string]nameInfo, 1024)
 	}
@@ -78,10 +86,10 @@ func (n *names) role(fn string) role { return n.info(fn).role }
 // looked up again when that cut a build prefix.
 func decideName(fn string) nameInfo {
 	if r, ok := roleByName[fn]; ok {
-		return nameInfo{canon: fn, role: r}
+		return nameInfo{canon: fn, role: r, apiServer: strings.HasPrefix(fn, apiServerPrefix)}
 	}
 	c := CanonicalFunc(fn)
-	return nameInfo{canon: c, role: roleByName[c]}
+	return nameInfo{canon: c, role: roleByName[c], apiServer: strings.HasPrefix(c, apiServerPrefix)}
 }
 
 // roleOf is a function name's role without a memo, for callers that look
@@ -90,23 +98,28 @@ func roleOf(fn string) role { return decideName(fn).role }
 
 // stack is a goroutine's frames with the role of each, innermost first,
 // and its creator's role when it names one (hasCreator: debug=2 dumps).
+// apiServer (set by resolve alone) says a frame runs k8s.io/apiserver
+// code.
 type stack struct {
 	frames     []stacks.Frame
 	roles      []role
 	created    role
 	hasCreator bool
+	apiServer  bool
 }
 
 // resolve canonicalises the function names of g in place and returns its
 // stack, reusing buf for the roles.
 func (n *names) resolve(g *stacks.Goroutine, buf []role) stack {
 	buf = buf[:0]
+	apiServer := false
 	for i := range g.Frames {
 		info := n.info(g.Frames[i].Func)
 		g.Frames[i].Func = info.canon
 		buf = append(buf, info.role)
+		apiServer = apiServer || info.apiServer
 	}
-	st := stack{frames: g.Frames, roles: buf}
+	st := stack{frames: g.Frames, roles: buf, apiServer: apiServer}
 	if g.CreatedBy.Func != "" {
 		info := n.info(g.CreatedBy.Func)
 		g.CreatedBy.Func = info.canon

@@ -22,13 +22,13 @@ func TestNamesDecideOncePerName(t *testing.T) {
 		fn   string
 		want nameInfo
 	}{
-		{fnSendWatchCacheEvent, nameInfo{canon: fnSendWatchCacheEvent, role: roleSend}},
-		{vendored, nameInfo{canon: fnSendWatchCacheEvent, role: roleSend}},
-		{"github.com/k3s-io/k3s/forks/kubernetes/staging/src/" + fnProcessInitialEvents, nameInfo{canon: fnProcessInitialEvents, role: roleInitialEvents}},
+		{fnSendWatchCacheEvent, nameInfo{canon: fnSendWatchCacheEvent, role: roleSend, apiServer: true}},
+		{vendored, nameInfo{canon: fnSendWatchCacheEvent, role: roleSend, apiServer: true}},
+		{"github.com/k3s-io/k3s/forks/kubernetes/staging/src/" + fnProcessInitialEvents, nameInfo{canon: fnProcessInitialEvents, role: roleInitialEvents, apiServer: true}},
 		{"runtime.gopark", nameInfo{canon: "runtime.gopark"}},
 		{"k8s.io/kubernetes/vendor/k8s.io/client-go/tools/cache.(*Reflector).Run", nameInfo{canon: "k8s.io/client-go/tools/cache.(*Reflector).Run"}},
 		// A range-over-func body is another function.
-		{fnProcessInitialEvents + "-range1", nameInfo{canon: fnProcessInitialEvents + "-range1"}},
+		{fnProcessInitialEvents + "-range1", nameInfo{canon: fnProcessInitialEvents + "-range1", apiServer: true}},
 	} {
 		if diff := cmp.Diff(tc.want, n.info(tc.fn), cmp.AllowUnexported(nameInfo{})); diff != "" {
 			t.Errorf("info(%q) (-want +got):\n%s", tc.fn, diff)
@@ -96,5 +96,55 @@ func TestNamesRecentByAddress(t *testing.T) {
 		if got := n.role(tc.fn); got != tc.want {
 			t.Errorf("role(%q) = %d, want %d", tc.fn, got, tc.want)
 		}
+	}
+}
+
+// TestReadDumpCanonicalisesOncePerName counts the classifier's work on a
+// vendored rewrite of the real capture: each distinct function name is
+// decided, and canonicalised, once, however many frames name it; a second
+// read of the same dump into the same Collector decides nothing.
+func TestReadDumpCanonicalisesOncePerName(t *testing.T) {
+	var vendored strings.Builder
+	for line := range strings.Lines(string(seedFile(t, "goroutine-debug2.txt"))) {
+		switch {
+		case strings.HasPrefix(line, "k8s.io/") && !strings.HasPrefix(line, "k8s.io/kubernetes"):
+			line = "k8s.io/kubernetes/vendor/" + line
+		case strings.HasPrefix(line, "created by k8s.io/") && !strings.HasPrefix(line, "created by k8s.io/kubernetes"):
+			line = "created by k8s.io/kubernetes/vendor/" + strings.TrimPrefix(line, "created by ")
+		}
+		vendored.WriteString(line)
+	}
+	gs, _, err := stacks.ParseDebug2(strings.NewReader(vendored.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinct, frames := map[string]bool{}, 0
+	for _, g := range gs {
+		for _, f := range append(g.Frames, g.CreatedBy) {
+			if f.Func != "" {
+				distinct[f.Func] = true
+				frames++
+			}
+		}
+	}
+	c := NewCollector()
+	for read := 1; read <= 2; read++ {
+		before := canonicalCalls.Load()
+		d, err := readDump(strings.NewReader(vendored.String()), ReadOptions{}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := canonicalCalls.Load() - before
+		want := int64(len(distinct))
+		if read == 2 {
+			want = 0
+		}
+		if c.names.decided != len(distinct) || calls > want || len(d.Watchers) == 0 {
+			t.Errorf("read %d: %d names decided and %d canonicalised for %d distinct names in %d frames (%d watchers): want %d decided, at most %d canonicalised",
+				read, c.names.decided, calls, len(distinct), frames, len(d.Watchers), len(distinct), want)
+		}
+	}
+	if frames < 5*len(distinct) {
+		t.Fatalf("%d frames for %d names: the dump cannot tell once per name from once per frame", frames, len(distinct))
 	}
 }

@@ -41,19 +41,22 @@ const firstIDs = 64
 // upstream column's look at its own process (internal/replay/upstream)
 // all use it; ReadProfile is the same for the aggregated formats.
 func ReadDump(r io.Reader, opts ReadOptions) (*Dump, error) {
+	return readDump(r, opts, NewCollector())
+}
+
+// readDump is ReadDump into c.
+func readDump(r io.Reader, opts ReadOptions, c *Collector) (*Dump, error) {
 	sc := stacks.NewScanner(r)
-	c := NewCollector()
 	if !opts.AllArgs {
 		sc.SkipArgs, sc.KeepArgs = true, func(fn string) bool { return keepArgsRole(c.names.role(fn)) }
 	}
-	first := make(map[int64]int, firstIDs)
+	// The classifier reads no file paths: only Each, when set, sees them.
+	sc.SkipFiles = opts.Each == nil
+	var first firstGoroutines
 	for sc.Next() {
 		g := sc.Goroutine()
-		if line, ok := first[g.ID]; ok {
+		if line, ok := first.seen(g.ID, g.Line); ok {
 			return nil, &stacks.SyntaxError{LineNo: g.Line, Msg: fmt.Sprintf("a second goroutine dump starts here (goroutine %d was already listed at line %d): the input holds concatenated dumps; split it into one file per capture (one directory each)", g.ID, line)}
-		}
-		if len(first) < firstIDs {
-			first[g.ID] = g.Line
 		}
 		if opts.Rename != nil || opts.Each != nil {
 			// Add canonicalises too; these see the names as it will.
@@ -76,6 +79,33 @@ func ReadDump(r io.Reader, opts ReadOptions) (*Dump, error) {
 		return nil, err
 	}
 	return c.Dump(sc.Stats()), nil
+}
+
+// firstGoroutines remembers the lines of a dump's first firstIDs
+// goroutine ids. A filter of 1,024 bits spares most goroutines the map
+// lookup: only an id whose bit a first id set is looked up.
+type firstGoroutines struct {
+	bits  [1024 / 64]uint64
+	lines map[int64]int
+}
+
+// seen reports the line where id was listed among the first ids, and
+// remembers it (at line) while there is room.
+func (f *firstGoroutines) seen(id int64, line int) (int, bool) {
+	h := (uint64(id) * 0x9e3779b97f4a7c15) >> 54 // 10 bits
+	if f.bits[h/64]&(1<<(h%64)) != 0 {
+		if at, ok := f.lines[id]; ok {
+			return at, true
+		}
+	}
+	if len(f.lines) < firstIDs {
+		if f.lines == nil {
+			f.lines = make(map[int64]int, firstIDs)
+		}
+		f.lines[id] = line
+		f.bits[h/64] |= 1 << (h % 64)
+	}
+	return 0, false
 }
 
 // ReadProfile reads an aggregated goroutine profile, format FormatDebug1

@@ -24,6 +24,10 @@ type body struct {
 func (s *Scanner) readBody() (cutAt string) {
 	g := &s.g
 	var b body
+	internFile := s.intern
+	if s.SkipFiles {
+		internFile = nil
+	}
 	for {
 		line, ok := s.readLine()
 		if !ok {
@@ -46,13 +50,16 @@ func (s *Scanner) readBody() (cutAt string) {
 		switch {
 		case line[0] == '\t' && b.expectFile && b.last != nil:
 			// The file line of the frame before: most lines of a dump.
-			if !parseFileLine(line[1:], s.intern, b.last) {
+			if !parseFileLine(line[1:], internFile, b.last) {
 				s.skips.add(s.line, line, "malformed file:line")
 			}
 			b.expectFile = false
 		case line[0] == '\t':
 			s.tabLine(line)
-		case bytes.HasPrefix(line, goroutinePrefix):
+		// Each prefix below is tried only when the line starts with its
+		// first byte: most lines are frames, and most frames start with
+		// none of them.
+		case line[0] == 'g' && bytes.HasPrefix(line, goroutinePrefix):
 			// A header with no blank line before it: the previous goroutine
 			// ended here.
 			if b.expectFile {
@@ -63,11 +70,11 @@ func (s *Scanner) readBody() (cutAt string) {
 			return ""
 		case b.inAncestor:
 			s.ancestorLine(line, &b)
-		case bytes.HasPrefix(line, createdByPrefix):
+		case line[0] == 'c' && bytes.HasPrefix(line, createdByPrefix):
 			s.createdByLine(line, &b)
-		case isElided(line):
+		case line[0] == '.' && isElided(line):
 			g.FramesElided = true
-		case bytes.HasPrefix(line, originating):
+		case line[0] == '[' && bytes.HasPrefix(line, originating):
 			// GODEBUG=tracebackancestors: the frames that follow belong to
 			// an ancestor, not to this goroutine.
 			b.inAncestor = true
@@ -140,9 +147,18 @@ func (s *Scanner) frameLine(line []byte, b *body) bool {
 		b.expectFile = false
 		return true
 	}
-	f := Frame{Func: s.intern(fn)}
-	if !s.SkipArgs || (s.KeepArgs != nil && s.KeepArgs(f.Func)) {
-		f.Args = string(args)
+	var f Frame
+	if s.SkipArgs && s.KeepArgs != nil {
+		n := s.internName(fn, true)
+		f.Func = n.s
+		if n.keep == keepYes {
+			f.Args = string(args)
+		}
+	} else {
+		f.Func = s.intern(fn)
+		if !s.SkipArgs {
+			f.Args = string(args)
+		}
 	}
 	if len(g.Frames) == MaxFrames {
 		s.err = &SyntaxError{LineNo: s.line, Msg: fmt.Sprintf("goroutine %d has more than %d frames: not a dump written by the Go runtime", g.ID, MaxFrames)}
@@ -193,7 +209,8 @@ func splitCall(line []byte) (fn, args []byte, ok bool) {
 }
 
 // parseFileLine reads "path/to/file.go:123 +0x1d" (and the " fp=... sp=...
-// pc=..." of GOTRACEBACK=system) into f. Paths may hold ':' (Windows) and
+// pc=..." of GOTRACEBACK=system) into f; with a nil intern, f.File is
+// left as it is. Paths may hold ':' (Windows) and
 // spaces, so the line number is taken after the last ':' before the offset.
 func parseFileLine(b []byte, intern func([]byte) string, f *Frame) bool {
 	if i := bytes.Index(b, []byte(" +0x")); i >= 0 {
@@ -209,7 +226,9 @@ func parseFileLine(b []byte, intern func([]byte) string, f *Frame) bool {
 	if !ok || n > 1<<31 {
 		return false
 	}
-	f.File = intern(b[:colon])
+	if intern != nil {
+		f.File = intern(b[:colon])
+	}
 	f.Line = int(n)
 	return true
 }

@@ -30,7 +30,8 @@ func (s *Scanner) parseHeader(line []byte) bool {
 	}
 	inner := rest[open+1 : len(rest)-2]
 	// Labels come last and may hold any quoted text, commas included.
-	if i := bytes.Index(inner, []byte(" labels:{")); i >= 0 {
+	// (A brace is rare, and cheaper to look for first.)
+	if i := labelsAt(inner); i >= 0 {
 		labels, ok := parseLabels(inner[i+len(" labels:{"):], ": ")
 		if !ok {
 			return false
@@ -49,9 +50,10 @@ func (s *Scanner) parseHeader(line []byte) bool {
 		if first {
 			first = false
 			state := item
-			for {
+			// Most states end in no ')': the search is skipped for them.
+			for len(state) > 0 && state[len(state)-1] == ')' {
 				open := bytes.LastIndex(state, []byte(" ("))
-				if open < 0 || state[len(state)-1] != ')' {
+				if open < 0 {
 					break
 				}
 				suffix := state[open+2 : len(state)-1]
@@ -83,6 +85,15 @@ func (s *Scanner) parseHeader(line []byte) bool {
 		}
 	}
 	return g.State != ""
+}
+
+// labelsAt is bytes.Index(inner, []byte(" labels:{")), skipped when
+// inner holds no brace.
+func labelsAt(inner []byte) int {
+	if bytes.IndexByte(inner, '{') < 0 {
+		return -1
+	}
+	return bytes.Index(inner, []byte(" labels:{"))
 }
 
 func isHeaderDecoration(b []byte) bool {

@@ -32,8 +32,15 @@ type Scanner struct {
 	// saves one allocation per frame when the caller needs no arguments.
 	SkipArgs bool
 	// KeepArgs, with SkipArgs, names the functions whose arguments are
-	// kept anyway (the caller needs a few frames' arguments).
+	// kept anyway (the caller needs a few frames' arguments). It is asked
+	// once per distinct function name (the answer is kept with the
+	// interned name), not once per frame.
 	KeepArgs func(fn string) bool
+	// SkipFiles, set before the first Next, leaves Frame.File empty: each
+	// file line is still read and checked, and Frame.Line set, but its
+	// path is not interned, which spares a caller that reads no paths a
+	// lookup per frame.
+	SkipFiles bool
 
 	r    *bufio.Reader
 	line int // number of the last line read
@@ -44,10 +51,10 @@ type Scanner struct {
 	pendAt  int
 	done    bool
 
-	names map[string]string
+	names map[string]internedName
 	// recent is a direct-mapped cache in front of names: a hit costs a
 	// cheap hash and one comparison instead of a map lookup.
-	recent *[recentSize]string
+	recent *[recentSize]internedName
 	skips  skipLog
 	// long holds a line longer than the reader's buffer while it is read.
 	long []byte
@@ -71,8 +78,8 @@ type Scanner struct {
 func NewScanner(r io.Reader) *Scanner {
 	return &Scanner{
 		r:      bufio.NewReaderSize(r, readBufferSize),
-		names:  make(map[string]string),
-		recent: new([recentSize]string),
+		names:  make(map[string]internedName),
+		recent: new([recentSize]internedName),
 	}
 }
 
@@ -148,7 +155,7 @@ func (s *Scanner) readLine() ([]byte, bool) {
 	}
 	b, err := s.r.ReadSlice('\n')
 	s.bytes += int64(len(b))
-	if errors.Is(err, bufio.ErrBufferFull) {
+	if err != nil && errors.Is(err, bufio.ErrBufferFull) {
 		// A line longer than the buffer: assemble it, up to MaxLineBytes.
 		s.long = append(s.long[:0], b...)
 		for errors.Is(err, bufio.ErrBufferFull) && len(s.long) <= MaxLineBytes {
@@ -349,22 +356,51 @@ func recentSlot(b []byte) uint64 {
 	return (h * 0xff51afd7ed558ccd) >> (64 - recentBits)
 }
 
+// internedName is an interned name and, for a function name, what
+// KeepArgs said of it.
+type internedName struct {
+	s    string
+	keep keepState
+}
+
+// keepState is KeepArgs' answer for a name, once asked.
+type keepState uint8
+
+const (
+	keepUnasked keepState = iota
+	keepNo
+	keepYes
+)
+
 // intern returns a shared string equal to b. Neither the cache comparison
 // nor the map lookup with a converted []byte key allocates.
-func (s *Scanner) intern(b []byte) string {
+func (s *Scanner) intern(b []byte) string { return s.internName(b, false).s }
+
+// internName is intern, and with ask, KeepArgs' answer for the name:
+// asked the first time the name is seen and kept with it, so that a
+// dump's millions of frames ask it once per distinct function.
+func (s *Scanner) internName(b []byte, ask bool) internedName {
 	slot := &s.recent[recentSlot(b)]
-	if v := *slot; v == string(b) {
+	if v := *slot; v.s == string(b) && (!ask || v.keep != keepUnasked) {
 		return v
 	}
 	v, ok := s.names[string(b)]
 	if !ok {
-		v = string(b)
-		// A real binary has some tens of thousands of functions; a dump
-		// naming more is hostile, and is read without interning the rest
-		// so that memory stays bounded.
-		if len(s.names) < maxInterned {
-			s.names[v] = v
+		v.s = string(b)
+	}
+	stored := ok
+	if ask && v.keep == keepUnasked {
+		v.keep = keepNo
+		if s.KeepArgs(v.s) {
+			v.keep = keepYes
 		}
+		stored = false
+	}
+	// A real binary has some tens of thousands of functions; a dump
+	// naming more is hostile, and is read without interning the rest so
+	// that memory stays bounded.
+	if !stored && (ok || len(s.names) < maxInterned) {
+		s.names[v.s] = v
 	}
 	*slot = v
 	return v

@@ -1,9 +1,11 @@
 package stacks
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -153,6 +155,80 @@ func TestScannerSkipArgs(t *testing.T) {
 	}
 	if sc.Next() || sc.Err() != nil {
 		t.Errorf("second Next() = true or err %v, want end of input", sc.Err())
+	}
+}
+
+// TestScannerKeepArgsOncePerName: KeepArgs is asked once per distinct
+// function name of the real capture, not once per frame, and the frames
+// it names keep the arguments a full parse reads.
+func TestScannerKeepArgsOncePerName(t *testing.T) {
+	real, err := os.ReadFile("../../testdata/kube-apiserver-v1.37.2/seed-repro/t2/goroutine-debug2.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _, err := ParseDebug2(bytes.NewReader(real))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string]int{}
+	keep := func(fn string) bool { asked[fn]++; return strings.Contains(fn, "cacher.") }
+	sc := NewScanner(bytes.NewReader(real))
+	sc.SkipArgs, sc.KeepArgs = true, keep
+	names, frames, i := map[string]bool{}, 0, 0
+	for ; sc.Next(); i++ {
+		for j, f := range sc.Goroutine().Frames {
+			names[f.Func], frames = true, frames+1
+			want := full[i].Frames[j]
+			if !strings.Contains(f.Func, "cacher.") {
+				want.Args = ""
+			}
+			if f != want {
+				t.Fatalf("goroutine %d frame %d = %+v, want %+v", full[i].ID, j, f, want)
+			}
+		}
+	}
+	if sc.Err() != nil || i != len(full) {
+		t.Fatalf("read %d goroutines of %d, err %v", i, len(full), sc.Err())
+	}
+	for fn, n := range asked {
+		if n != 1 || !names[fn] {
+			t.Errorf("KeepArgs(%q) asked %d times (a frame's name: %v), want once", fn, n, names[fn])
+		}
+	}
+	if len(asked) != len(names) || frames < 5*len(names) {
+		t.Errorf("KeepArgs asked of %d names, the frames (%d) name %d", len(asked), frames, len(names))
+	}
+}
+
+// TestScannerSkipFiles: with SkipFiles the real capture reads as it does
+// without, but for the file paths, and its file lines are still checked.
+func TestScannerSkipFiles(t *testing.T) {
+	real, err := os.ReadFile("../../testdata/kube-apiserver-v1.37.2/seed-repro/t2/goroutine-debug2.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real = append(real, "goroutine 1 [select]:\nmain.main()\n\tnot a file line\n"...)
+	full, fullStats, err := ParseDebug2(bytes.NewReader(real))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := NewScanner(bytes.NewReader(real))
+	sc.SkipFiles = true
+	var got []*Goroutine
+	for sc.Next() {
+		got = append(got, sc.Goroutine().Clone())
+	}
+	for _, g := range full {
+		for i := range g.Frames {
+			g.Frames[i].File = ""
+		}
+		g.CreatedBy.File = ""
+	}
+	if diff := cmp.Diff(full, got); diff != "" || sc.Err() != nil {
+		t.Errorf("goroutines with SkipFiles (-want +got), err %v:\n%s", sc.Err(), diff)
+	}
+	if diff := cmp.Diff(fullStats, sc.Stats()); diff != "" || fullStats.SkippedLines != 1 {
+		t.Errorf("stats with SkipFiles (-want +got), %d lines skipped (want 1):\n%s", fullStats.SkippedLines, diff)
 	}
 }
 

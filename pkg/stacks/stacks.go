@@ -28,6 +28,7 @@ type Frame struct {
 	// e.g. "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).process".
 	Func string `json:"func"`
 	// File is the source path as printed (module-relative with -trimpath).
+	// Empty when Scanner.SkipFiles is set.
 	File string `json:"file,omitempty"`
 	// Line is the source line, 0 when unknown.
 	Line int `json:"line,omitempty"`
