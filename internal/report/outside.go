@@ -70,30 +70,45 @@ func (j *jsonSafe) Write(p []byte) (int, error) {
 		b = append(j.held, p...)
 		j.held = nil
 	}
-	var out bytes.Buffer
+	// Runs of characters written as they are go to w in place: the
+	// report is mostly ASCII, and a storm's is over 100 MB in one Write
+	// (copying it byte by byte into a growing buffer cost a third of the
+	// run, mostly in the garbage collector).
+	start := 0
 	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
-			out.WriteByte(b[i])
+		if c := b[i]; c < utf8.RuneSelf && c != 0x7f {
 			i++
 			continue
 		}
 		if !utf8.FullRune(b[i:]) {
 			j.held = append([]byte(nil), b[i:]...)
+			b = b[:i]
 			break
 		}
 		r, size := utf8.DecodeRune(b[i:])
-		if r != utf8.RuneError && (unicode.IsControl(r) || isBidi(r)) {
-			fmt.Fprintf(&out, `\u%04x`, r)
-		} else {
-			out.Write(b[i : i+size])
+		if r == utf8.RuneError || !(unicode.IsControl(r) || isBidi(r)) {
+			i += size
+			continue
+		}
+		if !j.write(b[start:i]) || !j.write(fmt.Appendf(nil, `\u%04x`, r)) {
+			return 0, j.err
 		}
 		i += size
+		start = i
 	}
-	if _, err := j.w.Write(out.Bytes()); err != nil {
-		j.err = err
-		return 0, err
+	if !j.write(b[start:]) {
+		return 0, j.err
 	}
 	return len(p), nil
+}
+
+// write writes b to w, keeping its error; false when it failed.
+func (j *jsonSafe) write(b []byte) bool {
+	if len(b) == 0 || j.err != nil {
+		return j.err == nil
+	}
+	_, j.err = j.w.Write(b)
+	return j.err == nil
 }
 
 // flush writes what is held (bytes that never became a character).

@@ -93,3 +93,28 @@ func TestEscapeValues(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestJSONSafeEscapesWhatATerminalActsOn: DEL, a C1 control and the
+// bidirectional characters become \u escapes wherever they sit in a
+// write, the rest (ASCII, other UTF-8, an invalid byte) passes as it is.
+func TestJSONSafeEscapesWhatATerminalActsOn(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`"plain"`, `"plain"`},
+		{"\"a\x7fb\"", `"a\u007fb"`},
+		{"\"\u0085\u202e\u2066x\u00e9\"", `"\u0085\u202e\u2066xé"`},
+		{"\"\xff\"", "\"\xff\""},
+		{"\u202e", `\u202e`},
+	} {
+		var b bytes.Buffer
+		js := &jsonSafe{w: &b}
+		if _, err := js.Write([]byte(tc.in)); err != nil {
+			t.Fatal(err)
+		}
+		if err := js.flush(); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.in, b.String(), tc.want)
+		}
+	}
+}
