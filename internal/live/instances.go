@@ -35,6 +35,8 @@ type Instance struct {
 type discovery struct {
 	Instances []Instance
 	Notes     []string
+	// Live is how many instances the cluster runs (countLive).
+	Live liveInstances
 }
 
 // kubernetesServiceLabel selects the EndpointSlices of default/kubernetes

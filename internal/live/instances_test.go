@@ -32,13 +32,16 @@ func TestPinnedConfigVerifiesTheKubeconfigHostName(t *testing.T) {
 }
 
 // When no listed instance answers on its own address (behind a load
-// balancer, the addresses are often private), Run reads through the
-// kubeconfig host, says so, and notices when one sample's fetches reached
-// two processes; the note points at the caller's way to pin instances.
+// balancer, the addresses are often private) and one instance is live
+// (its identity lease, which counts over the EndpointSlices), Run reads
+// through the kubeconfig host, says so, and notices when one sample's
+// fetches reached two processes; the note points at the caller's way to
+// pin instances.
 func TestRunFallsBackThroughTheBalancer(t *testing.T) {
 	t.Parallel()
 	lb := fakeapiserver.Start(t, golden.Fixture("t2"))
 	lb.Endpoints = []string{"127.0.0.1:1", "127.0.0.1:2"} // nothing listens there
+	lb.Leases = []fakeapiserver.Lease{{Name: "apiserver-a", Hostname: "cp-a", Holder: "apiserver-a_1", Renewed: time.Now(), DurationSeconds: 3600}}
 	// The balancer sends the sample's /metrics and the check after it to
 	// two different processes.
 	lb.ProcessStart = []float64{1764410000, 1764420000}
