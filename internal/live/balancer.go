@@ -331,3 +331,26 @@ func (cfg Config) sameProcess(ctx context.Context, c *client, later bool) error 
 	}
 	return fmt.Errorf("%s: the API server process read before (%s) was not found again through the load balancer after %d connection(s) (the last reached %s)", c.inst.Name, o.process, bound, last)
 }
+
+// checkOwnProcess, on an instance's own connection through the load
+// balancer, compares the sample's /metrics with the process the
+// connection was kept for: another process on the same connection means
+// the balancer spreads one connection's requests (an L7 balancer), and
+// the sample may mix instances.
+func (sp *sampler) checkOwnProcess() {
+	o := sp.c.conn
+	if o == nil || math.IsNaN(sp.look.start) || sp.look.start == o.process.Start {
+		return
+	}
+	how := "over the same connection: the load balancer spreads one connection's requests over API server processes (an HTTP, L7, balancer), so each fetch may come from any instance and the instances cannot be read one by one through it"
+	if o.redialed() {
+		how = "over a new connection, dialed during the sample"
+	}
+	note := fmt.Sprintf("sample %d: /metrics came from process_start_time_seconds %.2f, not %.2f, the process this connection was kept for, %s", sp.n, sp.look.start, o.process.Start, how)
+	if sp.cfg.Hints.APIServers != "" {
+		note += "; pin instances with " + sp.cfg.Hints.APIServers
+	}
+	sp.ir.Notes = append(sp.ir.Notes, note)
+	sp.sample.Mixed = note
+	sp.cfg.progress("%s: %s", sp.c.inst.Name, note)
+}

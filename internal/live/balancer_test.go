@@ -193,3 +193,31 @@ func TestStartOf(t *testing.T) {
 		}
 	}
 }
+
+// A balancer that answers one connection's requests from different
+// processes (L7) is said on the sample: it may mix instances.
+func TestRunThroughAnL7BalancerSaysSo(t *testing.T) {
+	t.Parallel()
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	now := time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
+	s.Endpoints = []string{"127.0.0.1:1", "127.0.0.1:2"}
+	s.Leases = []fakeapiserver.Lease{{Name: "apiserver-a", Hostname: "cp-a", Renewed: now, DurationSeconds: 3600}, {Name: "apiserver-b", Hostname: "cp-b", Renewed: now, DurationSeconds: 3600}}
+	// The search's two connections read A then B; the first instance's
+	// sample, over the connection kept for A, reads B.
+	s.ProcessStart = []float64{1764410000, 1764420000, 1764420000}
+	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 1, Parallel: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(now), Force: true, Hints: Hints{APIServers: "--apiserver"}}
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Instances) != 2 {
+		t.Fatalf("%d instances, want 2", len(res.Instances))
+	}
+	want := "sample 1: /metrics came from process_start_time_seconds 1764420000.00, not 1764410000.00, the process this connection was kept for, over the same connection: the load balancer spreads one connection's requests over API server processes (an HTTP, L7, balancer)"
+	if got := res.Instances[0].Notes; len(got) == 0 || !strings.HasPrefix(got[0], want) || !strings.HasSuffix(got[0], "; pin instances with --apiserver") {
+		t.Errorf("notes %q, want the L7 balancer said", got)
+	}
+	if !strings.HasPrefix(res.Instances[0].Samples[0].Mixed, "sample 1: /metrics came from") {
+		t.Errorf("sample not marked mixed: %q", res.Instances[0].Samples[0].Mixed)
+	}
+}

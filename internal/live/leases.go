@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -120,29 +121,33 @@ func liveLeases(leases []identityLease, now time.Time) (live []identityLease, no
 }
 
 // countLive says how many instances the cluster runs: its live identity
-// Leases, or else the ready endpoints discovery found (endpoints, nil
-// when it fell back to the kubeconfig host). A refused or failed list is
-// said in a note, never an error: the run goes on.
+// Leases, or the ready endpoints discovery found (endpoints, nil when it
+// fell back to the kubeconfig host) when they are more. Either may count
+// too few: a lease is named after its instance's hostname, so instances
+// sharing one share a lease; an instance may run without the endpoint
+// reconciler. A refused or failed list is said in a note, never an error:
+// the run goes on.
 func countLive(ctx context.Context, cfg *rest.Config, endpoints []Instance, now time.Time) (liveInstances, []string) {
 	var notes []string
+	var li liveInstances
 	leases, err := listIdentityLeases(ctx, guardedConfig(cfg))
 	if err == nil {
 		var live []identityLease
 		live, notes = liveLeases(leases, now)
-		if len(live) > 0 {
-			li := liveInstances{Count: len(live), Source: api.LiveFromLeases}
-			for _, l := range live {
-				li.Names = append(li.Names, l.label())
-			}
-			return li, notes
+		li = liveInstances{Count: len(live), Source: api.LiveFromLeases}
+		for _, l := range live {
+			li.Names = append(li.Names, l.label())
 		}
 	} else {
 		notes = append(notes, fmt.Sprintf("cannot list the API server identity leases (kube-system, %s): %s; the instances are counted from the default/kubernetes EndpointSlices", identityLeaseSelector, leaseRefusal(err)))
 	}
-	if len(endpoints) == 0 {
-		return liveInstances{}, notes
+	if len(endpoints) <= li.Count {
+		return li, notes
 	}
-	li := liveInstances{Count: len(endpoints), Source: api.LiveFromEndpointSlices}
+	if li.Count > 0 {
+		notes = append(notes, fmt.Sprintf("%d live API server identity lease(s) (%s) but %d ready endpoints of default/kubernetes: counting %d instances (instances sharing a hostname share a lease)", li.Count, strings.Join(li.Names, ", "), len(endpoints), len(endpoints)))
+	}
+	li = liveInstances{Count: len(endpoints), Source: api.LiveFromEndpointSlices}
 	for _, e := range endpoints {
 		li.Names = append(li.Names, e.Name)
 	}

@@ -57,6 +57,7 @@ func TestCountLive(t *testing.T) {
 		note   string
 	}{
 		{"leases", fakeapiserver.TokenAdmin, true, liveInstances{Count: 3, Source: api.LiveFromLeases, Names: []string{"cp-a", "cp-b", "cp-c"}}, ""},
+		{"more endpoints than leases", fakeapiserver.TokenAdmin, true, liveInstances{Count: 4, Source: api.LiveFromEndpointSlices, Names: []string{"10.0.0.1:6443", "10.0.0.2:6443", "10.0.0.3:6443", "10.0.0.4:6443"}}, "3 live API server identity lease(s) (cp-a, cp-b, cp-c) but 4 ready endpoints of default/kubernetes: counting 4 instances (instances sharing a hostname share a lease)"},
 		{"no lease listed", fakeapiserver.TokenAdmin, false, liveInstances{Count: 2, Source: api.LiveFromEndpointSlices, Names: []string{"10.0.0.1:6443", "10.0.0.2:6443"}}, ""},
 		{"refused", fakeapiserver.TokenNoDebug, true, liveInstances{Count: 2, Source: api.LiveFromEndpointSlices, Names: []string{"10.0.0.1:6443", "10.0.0.2:6443"}},
 			`cannot list the API server identity leases (kube-system, apiserver.kubernetes.io/identity=kube-apiserver): forbidden: missing RBAC rule apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["list"] in namespace "kube-system"; the instances are counted from the default/kubernetes EndpointSlices`},
@@ -66,7 +67,11 @@ func TestCountLive(t *testing.T) {
 			if !tc.leases {
 				srv = fakeapiserver.Start(t, golden.Fixture("t2"))
 			}
-			got, notes := countLive(context.Background(), fakeapiserver.RESTConfig(t, srv, tc.token), endpoints, now)
+			eps := endpoints
+			if tc.want.Count == 4 {
+				eps = append(append([]Instance(nil), endpoints...), Instance{Name: "10.0.0.3:6443", Pinned: true}, Instance{Name: "10.0.0.4:6443", Pinned: true})
+			}
+			got, notes := countLive(context.Background(), fakeapiserver.RESTConfig(t, srv, tc.token), eps, now)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("live instances (-want +got):\n%s", diff)
 			}

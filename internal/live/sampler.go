@@ -136,6 +136,7 @@ func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceR
 		sp.errs = append(sp.errs, err)
 	}
 	sp.readMetrics()
+	sp.checkOwnProcess()
 	sp.readAPF()
 	sp.readProfile()
 	sp.look.at = sp.sample.CapturedAt
