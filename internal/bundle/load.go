@@ -25,6 +25,9 @@ type Loaded struct {
 	// Instances are the instances the bundles' manifests record (what
 	// each collect run cost them, and its evidence).
 	Instances []api.Instance
+	// Coverage is how many of the live instances each collect run read,
+	// one per manifest that records it.
+	Coverage []api.InstanceCoverage
 }
 
 // Options tune Load.

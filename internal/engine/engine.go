@@ -122,6 +122,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Loaded != nil {
 		res := &Result{Loaded: cfg.Loaded, Notes: Summarize(cfg.Notes)}
 		res.diagnose(cfg, cfg.Loaded.Instances, nil)
+		for _, c := range cfg.Loaded.Coverage {
+			res.cover(c)
+		}
 		return res, nil
 	}
 	if cfg.Raw != nil {
@@ -151,9 +154,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// cover gives the report how many of the live instances the run read.
-// Fewer than the live ones makes the report incomplete: a stuck watch on
-// an instance not read is in no finding, so the run is no all-clear.
+// cover gives the report how many of the live instances the run read
+// (analyzing several bundles: the last's). Fewer than the live ones makes
+// the report incomplete: a stuck watch on an instance not read is in no
+// finding, so the run is no all-clear.
 func (r *Result) cover(c api.InstanceCoverage) {
 	if r.Report == nil {
 		return

@@ -17,6 +17,11 @@ func TestCoverage(t *testing.T) {
 	failed := func(name string) InstanceResult {
 		return InstanceResult{Instance: Instance{Name: name, Pinned: true}, Errors: []error{errors.New("refused")}}
 	}
+	mixed := func(name string) InstanceResult {
+		r := read(name, false)
+		r.Samples[0].Mixed = "sample 1 reached different API server processes"
+		return r
+	}
 	leases := liveInstances{Count: 3, Source: api.LiveFromLeases, Names: []string{"cp-a", "cp-b", "cp-c"}}
 	for _, tc := range []struct {
 		name    string
@@ -35,6 +40,9 @@ func TestCoverage(t *testing.T) {
 			api.InstanceCoverage{Read: 1, Live: 3, Source: api.LiveFromLeases, LiveNames: leases.Names, ThroughBalancer: true, Connections: 4,
 				NotReached: []string{"2 of the 3 live (cp-a, cp-b, cp-c): the time bound of the search through the load balancer was reached"}}},
 		{"unknown", []InstanceResult{read("lb", false)}, liveInstances{}, nil, api.InstanceCoverage{Read: 1}},
+		{"an L7 balancer", []InstanceResult{mixed("lb"), mixed("lb#2"), read("lb#3", false)}, leases, &balancerRun{Connections: 3},
+			api.InstanceCoverage{Read: 1, Live: 3, Source: api.LiveFromLeases, LiveNames: leases.Names, ThroughBalancer: true, Connections: 3,
+				NotReached: []string{"2 read through the load balancer whose samples reached several processes (an HTTP balancer spreading one connection's requests): of no one instance"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, coverage(tc.results, tc.live, tc.bal)); diff != "" {

@@ -17,6 +17,9 @@ type Manifest struct {
 	Instances  []Instance `json:"instances"`
 	// Notes carry what the collector had to say (fallbacks, mixing).
 	Notes []string `json:"notes,omitempty"`
+	// Coverage is how many of the live instances collect read; analyze
+	// reports it as the run's.
+	Coverage *InstanceCoverage `json:"coverage,omitempty"`
 }
 
 // Instance is one API server instance.
