@@ -70,9 +70,15 @@ const unknownMisses = 6
 type fingerprint struct {
 	// Start is process_start_time_seconds.
 	Start float64
+	// IDHash is apiserver_id_hash, "" when /metrics has none
+	// (identity.go).
+	IDHash string
 }
 
 func (f fingerprint) String() string {
+	if f.IDHash != "" {
+		return fmt.Sprintf("process_start_time_seconds %.2f, apiserver_id_hash %s", f.Start, f.IDHash)
+	}
 	return fmt.Sprintf("process_start_time_seconds %.2f", f.Start)
 }
 
@@ -191,7 +197,7 @@ func fingerprintOf(ctx context.Context, c *client) (fingerprint, error) {
 	if !ok {
 		return fingerprint{}, fmt.Errorf("%s: /metrics has no process_start_time_seconds: API server processes cannot be told apart", c.inst.Name)
 	}
-	return fingerprint{Start: st}, nil
+	return fingerprint{Start: st, IDHash: idHashOf(b)}, nil
 }
 
 // startOf finds the unlabelled process_start_time_seconds sample of a
@@ -280,6 +286,9 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 		seen[fp] = true
 		c.conn.process = fp
 		c.conn.verified()
+		if inst.Lease = want.leaseOf(fp); inst.Lease != "" {
+			c.inst = inst
+		}
 		cfg.progress("%s: connection %d reached a new API server process (%s)", inst.Name, run.Connections, fp)
 		clients = append(clients, c)
 		out = append(out, InstanceResult{Instance: inst})

@@ -40,6 +40,11 @@ func coverage(results []InstanceResult, live liveInstances, bal *balancerRun) ap
 	if missing <= 0 {
 		return c
 	}
+	if unread := unreadLeases(results, live); len(unread) == missing {
+		// Each process read named its lease: the others are named too.
+		c.NotReached = append(c.NotReached, unread...)
+		return c
+	}
 	why := ""
 	if bal != nil && bal.TimedOut {
 		why = ": the time bound of the search through the load balancer was reached"
@@ -57,4 +62,30 @@ func (r InstanceResult) mixed() bool {
 		}
 	}
 	return false
+}
+
+// unreadLeases are the live leases no instance read holds, when every
+// instance read through the kubeconfig host named its lease (identity.go);
+// nil otherwise.
+func unreadLeases(results []InstanceResult, live liveInstances) []string {
+	if live.Source != api.LiveFromLeases {
+		return nil
+	}
+	held := map[string]bool{}
+	for _, r := range results {
+		if r.Failed() || r.mixed() {
+			continue
+		}
+		if r.Instance.Pinned || r.Instance.Lease == "" {
+			return nil
+		}
+		held[r.Instance.Lease] = true
+	}
+	var out []string
+	for _, n := range live.Names {
+		if !held[n] {
+			out = append(out, n)
+		}
+	}
+	return out
 }

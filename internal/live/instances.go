@@ -29,6 +29,9 @@ type Instance struct {
 	// Pinned is false when requests go through the kubeconfig host (a
 	// load balancer may spread them over several processes).
 	Pinned bool `json:"pinned"`
+	// Lease names the identity lease of the process reached through the
+	// kubeconfig host, when its /metrics says which (identity.go).
+	Lease string `json:"lease,omitempty"`
 }
 
 // discovery says how the instances were found.

@@ -104,6 +104,9 @@ type liveInstances struct {
 	Source string
 	// Names name them: the leases' hostnames, or the endpoints' addresses.
 	Names []string
+	// byHash maps the apiserver_id_hash of each live lease's holder to
+	// the lease's label (identity.go); nil without leases.
+	byHash map[string]string
 }
 
 // liveLeases keeps the leases renewed within their duration at now; the
@@ -134,9 +137,10 @@ func countLive(ctx context.Context, cfg *rest.Config, endpoints []Instance, now 
 	if err == nil {
 		var live []identityLease
 		live, notes = liveLeases(leases, now)
-		li = liveInstances{Count: len(live), Source: api.LiveFromLeases}
+		li = liveInstances{Count: len(live), Source: api.LiveFromLeases, byHash: map[string]string{}}
 		for _, l := range live {
 			li.Names = append(li.Names, l.label())
+			li.byHash[leaseHash(l.Name)] = l.label()
 		}
 	} else {
 		notes = append(notes, fmt.Sprintf("cannot list the API server identity leases (kube-system, %s): %s; the instances are counted from the default/kubernetes EndpointSlices", identityLeaseSelector, leaseRefusal(err)))
@@ -147,7 +151,7 @@ func countLive(ctx context.Context, cfg *rest.Config, endpoints []Instance, now 
 	if li.Count > 0 {
 		notes = append(notes, fmt.Sprintf("%d live API server identity lease(s) (%s) but %d ready endpoints of default/kubernetes: counting %d instances (instances sharing a hostname share a lease)", li.Count, strings.Join(li.Names, ", "), len(endpoints), len(endpoints)))
 	}
-	li = liveInstances{Count: len(endpoints), Source: api.LiveFromEndpointSlices}
+	li = liveInstances{Count: len(endpoints), Source: api.LiveFromEndpointSlices, byHash: li.byHash}
 	for _, e := range endpoints {
 		li.Names = append(li.Names, e.Name)
 	}

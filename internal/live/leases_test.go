@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
@@ -49,6 +50,9 @@ func TestCountLive(t *testing.T) {
 		{Name: "apiserver-a", Hostname: "cp-a", Renewed: now, DurationSeconds: 3600},
 		{Name: "apiserver-c", Hostname: "cp-c", Renewed: now, DurationSeconds: 3600},
 	}
+	if got, _ := countLive(context.Background(), fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), nil, now); got.byHash[leaseHash("apiserver-b")] != "cp-b" || len(got.byHash) != 3 {
+		t.Errorf("lease hashes %v, want each live lease's", got.byHash)
+	}
 	for _, tc := range []struct {
 		name   string
 		token  string
@@ -72,7 +76,7 @@ func TestCountLive(t *testing.T) {
 				eps = append(append([]Instance(nil), endpoints...), Instance{Name: "10.0.0.3:6443", Pinned: true}, Instance{Name: "10.0.0.4:6443", Pinned: true})
 			}
 			got, notes := countLive(context.Background(), fakeapiserver.RESTConfig(t, srv, tc.token), eps, now)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreUnexported(liveInstances{})); diff != "" {
 				t.Errorf("live instances (-want +got):\n%s", diff)
 			}
 			if tc.note == "" && len(notes) != 0 || tc.note != "" && (len(notes) != 1 || notes[0] != tc.note) {
