@@ -182,22 +182,23 @@ func (cfg Config) ownClient(inst Instance) (*client, error) {
 	return c, nil
 }
 
-// fingerprintOf reads the fingerprint of the process behind c.
-func fingerprintOf(ctx context.Context, c *client) (fingerprint, error) {
+// fingerprintOf reads the fingerprint of the process behind c; n is the
+// bytes read, for the cost of the process that answered.
+func fingerprintOf(ctx context.Context, c *client) (fp fingerprint, n int64, err error) {
 	resp, err := c.Get(ctx, pathOf(api.FileMetrics))
 	if err != nil {
-		return fingerprint{}, err
+		return fingerprint{}, 0, err
 	}
 	defer resp.Close()
 	b, err := readMetricsText(resp.Body, c.inst.Name)
 	if err != nil {
-		return fingerprint{}, err
+		return fingerprint{}, int64(len(b)), err
 	}
 	st, ok := startOf(b)
 	if !ok {
-		return fingerprint{}, fmt.Errorf("%s: /metrics has no process_start_time_seconds: API server processes cannot be told apart", c.inst.Name)
+		return fingerprint{}, int64(len(b)), fmt.Errorf("%s: /metrics has no process_start_time_seconds: API server processes cannot be told apart", c.inst.Name)
 	}
-	return fingerprint{Start: st, IDHash: idHashOf(b)}, nil
+	return fingerprint{Start: st, IDHash: idHashOf(b)}, int64(len(b)), nil
 }
 
 // startOf finds the unlabelled process_start_time_seconds sample of a
@@ -251,7 +252,9 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 	start := cfg.Clock.Now()
 	var clients []*client
 	var out []InstanceResult
-	seen := map[fingerprint]bool{}
+	// seen is the index in out of each process reached: a connection to
+	// one already reached adds its bytes to that process's cost.
+	seen := map[fingerprint]int{}
 	misses := 0
 	for run.Connections < run.Bound && (want.Count == 0 || len(clients) < want.Count) && ctx.Err() == nil {
 		if cfg.Clock.Since(start) >= cfg.Balancer.time() {
@@ -267,7 +270,7 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 			return nil, nil, nil, run, err
 		}
 		run.Connections++
-		fp, err := fingerprintOf(ctx, c)
+		fp, n, err := fingerprintOf(ctx, c)
 		if err != nil && len(clients) == 0 {
 			// The first connection cannot be fingerprinted (/metrics
 			// refused or down): read through it as one instance, its
@@ -275,7 +278,10 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 			notes = append(notes, fmt.Sprintf("cannot tell the API server processes apart through the kubeconfig host: %v; reading through one connection", err))
 			return []*client{c}, []InstanceResult{{Instance: fb}}, notes, run, nil
 		}
-		if err != nil || seen[fp] {
+		if i, ok := seen[fp]; err != nil || ok {
+			if ok {
+				out[i].cost.extraBytes += n
+			}
 			c.conn.close()
 			if misses++; want.Count == 0 && misses >= unknownMisses {
 				break
@@ -283,7 +289,7 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 			continue
 		}
 		misses = 0
-		seen[fp] = true
+		seen[fp] = len(out)
 		c.conn.process = fp
 		c.conn.verified()
 		if inst.Lease = want.leaseOf(fp); inst.Lease != "" {
@@ -291,7 +297,7 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 		}
 		cfg.progress("%s: connection %d reached a new API server process (%s)", inst.Name, run.Connections, fp)
 		clients = append(clients, c)
-		out = append(out, InstanceResult{Instance: inst})
+		out = append(out, InstanceResult{Instance: inst, cost: costMeter{extraBytes: n}})
 	}
 	return clients, out, notes, run, nil
 }
@@ -318,7 +324,7 @@ func (cfg Config) oneConnection(results []InstanceResult) ([]*client, []Instance
 // before the first when the transport dialed again since the search), and
 // new connections are opened until the process is found again, within
 // the bound.
-func (cfg Config) sameProcess(ctx context.Context, c *client, later bool) error {
+func (cfg Config) sameProcess(ctx context.Context, c *client, ir *InstanceResult, later bool) error {
 	o := c.conn
 	if o == nil || !later && !o.redialed() {
 		return nil
@@ -331,8 +337,9 @@ func (cfg Config) sameProcess(ctx context.Context, c *client, later bool) error 
 				return err
 			}
 		}
-		fp, err := fingerprintOf(ctx, c)
+		fp, n, err := fingerprintOf(ctx, c)
 		if err == nil && fp == o.process {
+			ir.cost.extraBytes += n
 			o.verified()
 			return nil
 		}

@@ -73,6 +73,15 @@ func TestRunReachesEveryInstanceThroughTheBalancer(t *testing.T) {
 			t.Errorf("%s: sample mixed processes: %s", ir.Instance.Name, ir.Samples[0].Mixed)
 		}
 		starts[sampleStart(&ir)] = ir.Instance.Name
+		// Over its own connection both /metrics reads of the cost are of
+		// its process; the search's read is in the bytes.
+		fetched := int64(0)
+		for _, f := range ir.Samples[0].Fetches {
+			fetched += f.Bytes
+		}
+		if ir.Cost == nil || !ir.Cost.PausesMeasured || ir.Cost.BytesRead < fetched+2*ir.Samples[0].Fetches[0].Bytes {
+			t.Errorf("%s: cost %+v, want pauses measured and the search's and the last /metrics read counted beside %d bytes fetched", ir.Instance.Name, ir.Cost, fetched)
+		}
 	}
 	if len(starts) != 3 {
 		t.Errorf("processes read %v, want 3 different", starts)
