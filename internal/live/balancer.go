@@ -35,8 +35,8 @@ import (
 // to reach every instance.
 type BalancerBound struct {
 	// Connections is the most connections opened to find the instances;
-	// 0 means 5 per live instance and 4 more (12 when the number is
-	// unknown), at most 64. A balancer choosing backends at random leaves
+	// 0 means 5 per live instance and 4 more, at most 64 (12 to find one
+	// process again). A balancer choosing backends at random leaves
 	// one of 3 instances unreached after 19 connections once in 700 runs.
 	Connections int
 	// Time is the most time spent finding them, on Config.Clock; 0 means
@@ -61,10 +61,6 @@ func (b BalancerBound) time() time.Duration {
 	}
 	return 60 * time.Second
 }
-
-// unknownMisses: with the number of instances unknown, the search ends
-// after this many connections in a row reached no new process.
-const unknownMisses = 6
 
 // fingerprint tells API server processes apart.
 type fingerprint struct {
@@ -255,8 +251,7 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 	// seen is the index in out of each process reached: a connection to
 	// one already reached adds its bytes to that process's cost.
 	seen := map[fingerprint]int{}
-	misses := 0
-	for run.Connections < run.Bound && (want.Count == 0 || len(clients) < want.Count) && ctx.Err() == nil {
+	for run.Connections < run.Bound && len(clients) < want.Count && ctx.Err() == nil {
 		if cfg.Clock.Since(start) >= cfg.Balancer.time() {
 			run.TimedOut = true
 			break
@@ -276,6 +271,8 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 			// refused or down): read through it as one instance, its
 			// sample says what failed.
 			notes = append(notes, fmt.Sprintf("cannot tell the API server processes apart through the kubeconfig host: %v; reading through one connection", err))
+			c.conn.close()
+			c.conn = nil // no process to keep: the plain client
 			return []*client{c}, []InstanceResult{{Instance: fb}}, notes, run, nil
 		}
 		if i, ok := seen[fp]; err != nil || ok {
@@ -283,12 +280,8 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 				out[i].cost.extraBytes += n
 			}
 			c.conn.close()
-			if misses++; want.Count == 0 && misses >= unknownMisses {
-				break
-			}
 			continue
 		}
-		misses = 0
 		seen[fp] = len(out)
 		c.conn.process = fp
 		c.conn.verified()

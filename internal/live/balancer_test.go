@@ -230,3 +230,33 @@ func TestRunThroughAnL7BalancerSaysSo(t *testing.T) {
 		t.Errorf("sample not marked mixed: %q", res.Instances[0].Samples[0].Mixed)
 	}
 }
+
+// Without /metrics no process can be told apart: the run reads through
+// one connection, says why, and asks for nothing more of the search.
+func TestRunThroughTheBalancerWithoutMetrics(t *testing.T) {
+	t.Parallel()
+	servers, lb, cfg := haBehindBalancer(t, 2, fakeapiserver.RoundRobin(2))
+	for _, s := range servers {
+		s.FailMetrics = true
+	}
+	cfg.Samples, cfg.Interval = 2, time.Minute
+	cfg.Clock = dropClock{FakeClock: cfg.Clock.(*testingclock.FakeClock), lb: lb}
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Instances) != 1 || len(res.Instances[0].Samples) != 2 {
+		t.Fatalf("instances %+v, want one, sampled twice", res.Instances)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "cannot tell the API server processes apart through the kubeconfig host: ") {
+		t.Errorf("notes %q do not say why", res.Notes)
+	}
+	for _, err := range res.Instances[0].Errors {
+		if strings.Contains(err.Error(), "not found again") {
+			t.Errorf("error %v: no process was kept to find again", err)
+		}
+	}
+	if c := res.Coverage; c.Read != 1 || c.Live != 2 || c.Connections != 1 {
+		t.Errorf("coverage %+v, want 1 of 2 after 1 connection", c)
+	}
+}
