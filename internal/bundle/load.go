@@ -29,6 +29,9 @@ type Loaded struct {
 	// requests of the audit logs collect was given, to be read as
 	// --audit-log files are.
 	AuditLogs []string
+	// Coverage is how many of the live instances each collect run read,
+	// one per manifest that records it.
+	Coverage []api.InstanceCoverage
 }
 
 // Options tune Load.

@@ -198,6 +198,9 @@ func applyManifest(l *Loaded, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	if m.Coverage != nil {
+		l.Coverage = append(l.Coverage, *m.Coverage)
+	}
 	root := filepath.Dir(path)
 	byDir := map[string]*Capture{}
 	for _, c := range l.Captures {

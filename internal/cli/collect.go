@@ -182,7 +182,13 @@ func (o *CollectOptions) Run() error {
 	if runErr != nil {
 		return runErr
 	}
-	return errIncomplete(errs)
+	if err := errIncomplete(errs); err != nil {
+		return err
+	}
+	if c := res.Coverage; c.Live > 0 && c.Read < c.Live {
+		return fmt.Errorf("incomplete: %s: a stuck watch on an instance not read is not in this bundle", c.Text())
+	}
+	return nil
 }
 
 // failFast is collect's target: the first write that fails (a full disk)

@@ -78,7 +78,7 @@ dump anyway. The summary says what the run cost each instance: its
 stop-the-world pauses (go_sched_pauses_total_other_seconds) and the bytes read.
 
 Needs get on /debug/pprof/*, /debug/api_priority_and_fairness/*, /metrics,
-/version and list on endpointslices (deploy/rbac.yaml).
+/version and list on endpointslices and leases (deploy/rbac.yaml).
 
 ` + exitCodesHelp,
 		Example: diagnoseExample,

@@ -122,6 +122,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Loaded != nil {
 		res := &Result{Loaded: cfg.Loaded, Notes: Summarize(cfg.Notes)}
 		res.diagnose(cfg, cfg.Loaded.Instances, nil)
+		for _, c := range cfg.Loaded.Coverage {
+			res.cover(c)
+		}
 		return res, nil
 	}
 	if cfg.Raw != nil {
@@ -141,6 +144,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.record(cfg)
 	res.diagnose(cfg, run.Manifest(api.Manifest{}).Instances, run.Instances)
 	res.attachPods(ctx, cfg)
+	res.cover(run.Coverage)
 	if len(res.Loaded.Captures) == 0 {
 		first := "nothing fetched"
 		if len(res.Errors) > 0 {
@@ -149,6 +153,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, fmt.Errorf("%w: %s", ErrNoInstance, first)
 	}
 	return res, nil
+}
+
+// cover gives the report how many of the live instances the run read
+// (analyzing several bundles: the last's). Fewer than the live ones makes
+// the report incomplete: a stuck watch on an instance not read is in no
+// finding, so the run is no all-clear.
+func (r *Result) cover(c api.InstanceCoverage) {
+	if r.Report == nil {
+		return
+	}
+	r.Report.Instances = &c
+	if c.Live > 0 && c.Read < c.Live {
+		r.Report.Incomplete = append(r.Report.Incomplete, c.Text()+": a stuck watch on an instance not read is in no finding")
+	}
 }
 
 // record fills the run's notes, errors and withheld dumps.

@@ -13,6 +13,10 @@ import (
 // notPinnedNote is the note of a server read through the kubeconfig host.
 const notPinnedNote = "not pinned: read through the kubeconfig host"
 
+// leaseNote opens the note naming the identity lease of a server reached
+// through the kubeconfig host, when its /metrics said which.
+const leaseNote = "holds the identity lease (apiserver_id_hash) of "
+
 // diagnose groups r.Loaded per API server process, gives each the notes
 // of its instance's run (runs; none for loaded files), diagnoses them and
 // gives each of the report's servers what was recorded of its instance
@@ -33,6 +37,9 @@ func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []live.Insta
 			s.Notes = append(s.Notes, ir.Notes...)
 			if !ir.Instance.Pinned {
 				s.Notes = append(s.Notes, notPinnedNote)
+			}
+			if ir.Instance.Lease != "" {
+				s.Notes = append(s.Notes, leaseNote+ir.Instance.Lease)
 			}
 		}
 		if runs == nil {

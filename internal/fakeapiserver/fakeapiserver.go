@@ -48,6 +48,9 @@ type Server struct {
 	ProcessStart []float64
 	// Endpoints are listed by the EndpointSlices of default/kubernetes.
 	Endpoints []string
+	// Leases are listed as the API server identity Leases of kube-system
+	// (leases.go); none by default.
+	Leases []Lease
 	// NoProfiling makes /debug/pprof answer 404 (--profiling=false).
 	NoProfiling bool
 	// ForbidProfiling makes /debug/pprof answer 403 to every user, as
@@ -200,6 +203,10 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (string, bool) {
 		s.endpointSlices(w)
 		return "", false
 	}
+	if path == LeasesPath {
+		s.leases(w, token)
+		return "", false
+	}
 	if s.Fail {
 		status(w, http.StatusInternalServerError, "internal error")
 		return "", false
@@ -336,6 +343,13 @@ func replaceMetric(b []byte, name, value string) []byte {
 // Kubeconfig writes a kubeconfig for server with token and returns its path.
 func Kubeconfig(t testing.TB, server *Server, token string) string {
 	t.Helper()
+	return KubeconfigAt(t, server, server.URL, token)
+}
+
+// KubeconfigAt writes a kubeconfig for url (a Balancer's in front of
+// server) trusting server's certificate, with token, and returns its path.
+func KubeconfigAt(t testing.TB, server *Server, url, token string) string {
+	t.Helper()
 	ca := filepath.Join(t.TempDir(), "ca.crt")
 	cert := server.Certificate()
 	pemBytes := pemEncode(cert.Raw)
@@ -357,7 +371,7 @@ contexts:
 - name: fake
   context: {cluster: fake, user: user}
 current-context: fake
-`, server.URL, ca, token)
+`, url, ca, token)
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -409,6 +423,16 @@ func EditCapture(t testing.TB, src string, edit func(name string, b []byte) []by
 func RESTConfig(t testing.TB, s *Server, token string) *rest.Config {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", Kubeconfig(t, s, token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// RESTConfigAt is RESTConfig for url (a Balancer's in front of s).
+func RESTConfigAt(t testing.TB, s *Server, url, token string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", KubeconfigAt(t, s, url, token))
 	if err != nil {
 		t.Fatal(err)
 	}

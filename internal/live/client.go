@@ -26,6 +26,9 @@ type client struct {
 	// dumps is the run's rule on debug=2 dumps (harm.go), checked on
 	// every request.
 	dumps dumpPolicy
+	// conn is set on a client through the kubeconfig host that holds one
+	// connection of its own to one process (balancer.go); nil otherwise.
+	conn *ownConn
 }
 
 // newClient builds a client for inst from the kubeconfig's rest.Config
@@ -110,7 +113,7 @@ func (c *client) Get(ctx context.Context, pathAndQuery string) (*response, error
 	}
 	req.Header.Set("Accept", "text/plain, application/json, */*")
 	started := c.now()
-	resp, err := c.http.Do(req)
+	resp, err := c.httpClient().Do(req)
 	if err != nil {
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(cctx.Err(), context.DeadlineExceeded) {

@@ -54,6 +54,9 @@ type Config struct {
 	// Trace chooses the evidence between the samples and bounds the
 	// execution trace (trace.go).
 	Trace TraceConfig
+	// Balancer bounds the connections opened through the kubeconfig host
+	// when the instances' own addresses do not answer (balancer.go).
+	Balancer BalancerBound
 }
 
 // Hints name, in the caller's words, how a user changes a setting of

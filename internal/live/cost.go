@@ -60,9 +60,11 @@ func (m *costMeter) notePauses(s *metrics.Sample) {
 func finishCost(ctx context.Context, cfg Config, c *client, ir *InstanceResult) {
 	m := &ir.cost
 	cost := &api.ServerCost{}
-	if !c.inst.Pinned {
+	if !c.inst.Pinned && (c.conn == nil || c.conn.redialed()) {
 		// Through a load balancer the two /metrics reads may reach two
-		// processes: their histograms cannot be subtracted.
+		// processes: their histograms cannot be subtracted (unless both
+		// went over the instance's own connection, not dialed again since
+		// its process was verified).
 		m.first, m.note = nil, "read through the kubeconfig host, not pinned to one process: the pauses counted by two /metrics reads that may reach different servers are not compared"
 	}
 	// Without a first reading there is nothing to compare with: no second

@@ -37,6 +37,7 @@ func Rules() []Rule {
 		{NonResourceURL: "/metrics", Verb: "get"},
 		{NonResourceURL: "/version", Verb: "get"},
 		endpointSlicesRule,
+		leasesRule,
 		podsRule,
 	}
 }
@@ -58,6 +59,9 @@ rules:
   verbs: ["get"]
 - apiGroups: ["discovery.k8s.io"]
   resources: ["endpointslices"]
+  verbs: ["list"]
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
   verbs: ["list"]
 # diagnose --audit-log: the pod holding a client's source address.
 - apiGroups: [""]

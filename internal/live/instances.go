@@ -1,7 +1,7 @@
 // Package live reads what the diagnosis needs straight from a cluster's
 // API servers, each instance separately: goroutines and APF state are per
 // process, so mixing two servers' data gives nonsense. It only reads:
-// every request is a GET (or a LIST of endpointslices).
+// every request is a GET (or a LIST of endpointslices or leases).
 package live
 
 import (
@@ -29,12 +29,17 @@ type Instance struct {
 	// Pinned is false when requests go through the kubeconfig host (a
 	// load balancer may spread them over several processes).
 	Pinned bool `json:"pinned"`
+	// Lease names the identity lease of the process reached through the
+	// kubeconfig host, when its /metrics says which (identity.go).
+	Lease string `json:"lease,omitempty"`
 }
 
 // discovery says how the instances were found.
 type discovery struct {
 	Instances []Instance
 	Notes     []string
+	// Live is how many instances the cluster runs (countLive).
+	Live liveInstances
 }
 
 // kubernetesServiceLabel selects the EndpointSlices of default/kubernetes

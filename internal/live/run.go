@@ -16,6 +16,8 @@ import (
 type Result struct {
 	Instances []InstanceResult
 	Notes     []string
+	// Coverage is how many of the live instances were read (coverage.go).
+	Coverage api.InstanceCoverage
 }
 
 // InstanceResult is the record of one instance: its samples (the manifest
@@ -98,13 +100,19 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	if ctx.Err() != nil {
 		return partial()
 	}
-	if countReachable(clients) == 0 && len(cfg.APIServers) == 0 && len(insts) > 0 && insts[0].Pinned {
+	var bal *balancerRun
+	if len(cfg.APIServers) == 0 && len(insts) > 0 && (countReachable(clients) == 0 || !insts[0].Pinned && disc.Live.Count > 1) {
 		var notes []string
-		clients, results, notes, err = cfg.throughBalancer(results)
+		var run balancerRun
+		clients, results, notes, run, err = cfg.throughBalancer(ctx, results, disc.Live)
 		if err != nil {
 			return nil, err
 		}
+		bal = &run
 		res.Notes = append(res.Notes, notes...)
+		if ctx.Err() != nil {
+			return partial()
+		}
 	}
 	if !cfg.takeSamples(ctx, clients, results, target, raw) {
 		return partial()
@@ -113,7 +121,13 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	for i := range results {
 		checkSameProcess(&results[i])
 	}
+	for _, c := range clients {
+		if c != nil && c.conn != nil {
+			c.conn.close()
+		}
+	}
 	res.Instances = results
+	res.Coverage = coverage(results, disc.Live, bal)
 	return res, nil
 }
 
@@ -145,7 +159,22 @@ func (cfg Config) discoverInstances(ctx context.Context) (*discovery, error) {
 		dctx, dcancel = context.WithTimeout(ctx, cfg.RequestTimeout)
 	}
 	defer dcancel()
-	return discover(dctx, cfg.REST, cfg.APIServers)
+	d, err := discover(dctx, cfg.REST, cfg.APIServers)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.APIServers) > 0 {
+		// Pinned by the caller: the kubeconfig host is not asked.
+		return d, nil
+	}
+	var endpoints []Instance
+	if len(d.Instances) > 0 && d.Instances[0].Pinned {
+		endpoints = d.Instances
+	}
+	var notes []string
+	d.Live, notes = countLive(dctx, cfg.REST, endpoints, cfg.Clock.Now())
+	d.Notes = append(d.Notes, notes...)
+	return d, nil
 }
 
 // countReachable counts the instances with a client.
@@ -157,23 +186,6 @@ func countReachable(clients []*client) int {
 		}
 	}
 	return n
-}
-
-// throughBalancer replaces the instances, none reachable on its own
-// address (results say why), by the kubeconfig host: behind a load
-// balancer the instances' own addresses are often unreachable. It returns
-// the one client and result, and the notes saying so.
-func (cfg Config) throughBalancer(results []InstanceResult) ([]*client, []InstanceResult, []string, error) {
-	fb := fallbackInstance(cfg.REST)
-	notes := []string{fmt.Sprintf("none of the %d API server instances is reachable directly (%v); reading through the kubeconfig host %s, where a load balancer may answer each request from a different server", len(results), results[0].Errors[0], fb.Name)}
-	c, err := cfg.clientFor(fb)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	for i := range results {
-		notes = append(notes, fmt.Sprintf("instance %s not read directly", results[i].Instance.Name))
-	}
-	return []*client{c}, []InstanceResult{{Instance: fb}}, notes, nil
 }
 
 // takeSamples takes cfg.Samples samples of every instance with a client,

@@ -42,8 +42,12 @@ func TestRunPinsEachDiscoveredInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := lb.Requests(); len(got) != 1 || !strings.HasPrefix(got[0], "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dkubernetes") {
-		t.Errorf("the kubeconfig host got %q, want the EndpointSlices list alone", got)
+	if got := lb.Requests(); len(got) != 2 || !strings.HasPrefix(got[0], "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dkubernetes") ||
+		got[1] != fakeapiserver.LeasesPath+"?labelSelector=apiserver.kubernetes.io%2Fidentity%3Dkube-apiserver" {
+		t.Errorf("the kubeconfig host got %q, want the EndpointSlices and identity Leases lists alone", got)
+	}
+	if want := (api.InstanceCoverage{Read: 2, Live: 2, Source: api.LiveFromEndpointSlices, LiveNames: []string{res.Instances[0].Instance.Name, res.Instances[1].Instance.Name}}); !cmp.Equal(res.Coverage, want) {
+		t.Errorf("coverage %+v, want %+v", res.Coverage, want)
 	}
 	var names []string
 	for _, ir := range res.Instances {
@@ -96,8 +100,9 @@ func TestRunWithoutTheDebugRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], `forbidden: missing RBAC rule apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"]`) {
-		t.Errorf("notes %q, want the EndpointSlices rule named", res.Notes)
+	if len(res.Notes) != 2 || !strings.Contains(res.Notes[0], `forbidden: missing RBAC rule apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"]`) ||
+		!strings.Contains(res.Notes[1], `forbidden: missing RBAC rule apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["list"] in namespace "kube-system"`) {
+		t.Errorf("notes %q, want the EndpointSlices and Leases rules named", res.Notes)
 	}
 	ir := res.Instances[0]
 	rules := map[string]bool{}

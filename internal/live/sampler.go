@@ -131,7 +131,12 @@ func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceR
 	sp := &sampler{ctx: ctx, cfg: cfg, c: c, n: n, target: target, ir: ir}
 	sp.sample = api.Sample{Dir: bundle.SampleDir(c.inst.Name, n), CapturedAt: cfg.Clock.Now().UTC()}
 	sp.look.goroutines, sp.look.start = math.NaN(), math.NaN()
+	if err := cfg.sameProcess(ctx, c, ir, n > 1); err != nil {
+		sp.down = err
+		sp.errs = append(sp.errs, err)
+	}
 	sp.readMetrics()
+	sp.checkOwnProcess()
 	sp.readAPF()
 	sp.readProfile()
 	sp.look.at = sp.sample.CapturedAt

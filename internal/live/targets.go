@@ -87,6 +87,10 @@ func (r *Result) Manifest(m api.Manifest) api.Manifest {
 		m.Instances = append(m.Instances, inst)
 	}
 	m.Notes = append(m.Notes, r.Notes...)
+	if r.Coverage.Read > 0 || r.Coverage.Live > 0 {
+		c := r.Coverage
+		m.Coverage = &c
+	}
 	for _, ir := range r.Instances {
 		for _, n := range ir.Notes {
 			m.Notes = append(m.Notes, ir.Instance.Name+": "+n)

@@ -24,6 +24,9 @@ func printReport(t *text, r *api.Report) error {
 		return err
 	}
 	t.println(summaryLine(r))
+	if r.Instances != nil {
+		t.println("  Instances: " + r.Instances.Text())
+	}
 	for _, line := range contextLines(r) {
 		t.println("  " + line)
 	}

@@ -21,6 +21,7 @@ func TestReportSections(t *testing.T) {
 		Advice:         []string{"restart it"},
 		Warnings:       []string{"something skipped"},
 		Incomplete:     []string{"a partial dump"},
+		Instances:      &api.InstanceCoverage{Read: 1, Live: 2, Source: api.LiveFromLeases, NotReached: []string{"cp-\x1b[31mb"}},
 	}
 	var b bytes.Buffer
 	if err := Print(&b, r, Options{}); err != nil {
@@ -32,6 +33,8 @@ func TestReportSections(t *testing.T) {
 		"FINDING", "SlowInitialEvents",
 		"a: watchers by phase (a debug=1 dump cannot tell stuck from slow)\nPHASE",
 		"Summary: ",
+		// The coverage under the summary, a server's bytes escaped.
+		"\n  Instances: 1 of 2 instances read (identity leases); not reached: cp-\\x1b[31mb\n",
 		"PRIORITY LEVEL", "workload-low",
 		"\nAdvice:\n", "restart it",
 		"\nWarnings:\n", "something skipped",

@@ -20,6 +20,9 @@ type Manifest struct {
 	// AuditLogs are the audit logs collect was given (--audit-log), each
 	// kept as its watch requests alone.
 	AuditLogs []AuditLogCopy `json:"auditLogs,omitempty"`
+	// Coverage is how many of the live instances collect read; analyze
+	// reports it as the run's.
+	Coverage *InstanceCoverage `json:"coverage,omitempty"`
 }
 
 // AuditLogCopy is the watch requests of an audit log, kept in a bundle.

@@ -117,6 +117,9 @@ type Report struct {
 	// dump. Empty when the report is a complete answer. Missing
 	// goroutines are never counted healthy.
 	Incomplete []string `json:"incomplete,omitempty"`
+	// Instances is how many of the live API server instances a live run
+	// read; nil for files read (analyze).
+	Instances *InstanceCoverage `json:"instances,omitempty"`
 }
 
 // Coverage is how much of an API server's goroutines a partial dump held.

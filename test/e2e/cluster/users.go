@@ -202,6 +202,9 @@ func accessChecks() []accessCheck {
 		{user: UserWatchDoctor, allowed: true, attrs: authorizationv1.SubjectAccessReviewSpec{
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "list", Group: "discovery.k8s.io", Resource: "endpointslices"},
 		}},
+		{user: UserWatchDoctor, allowed: true, attrs: authorizationv1.SubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "list", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system"},
+		}},
 		nonResource(UserNoDebug, "/debug/pprof/goroutine", false),
 		watchPods(UserSlowInformer),
 		watchPods(UserPacedReader),

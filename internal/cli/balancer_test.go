@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+// apiReport decodes a -o json report into the contract's own type.
+func apiReport(t *testing.T, out string) api.Report {
+	t.Helper()
+	var r api.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("decoding the report: %v\n%s", err, out)
+	}
+	return r
+}
+
+// behindBalancer starts two fake instances, each its own process, behind
+// an L4 balancer choosing with pick; their own addresses (as the
+// EndpointSlices list them) do not answer, and two identity leases are
+// live. It returns a kubeconfig of the balancer.
+func behindBalancer(t *testing.T, pick func(int) int) string {
+	t.Helper()
+	renewed := time.Date(2026, 11, 29, 10, 23, 0, 0, time.UTC) // runLive's clock starts 9 s later
+	var servers []*fakeapiserver.Server
+	for i := 0; i < 2; i++ {
+		s := fakeapiserver.Start(t, golden.Fixture("t2"))
+		s.ProcessStart = []float64{1764410000 + float64(i)}
+		s.Endpoints = []string{"127.0.0.1:1", "127.0.0.1:2"}
+		s.Leases = []fakeapiserver.Lease{
+			{Name: "apiserver-a", Hostname: "cp-a", Renewed: renewed, DurationSeconds: 3600},
+			{Name: "apiserver-b", Hostname: "cp-b", Renewed: renewed, DurationSeconds: 3600},
+		}
+		servers = append(servers, s)
+	}
+	lb := fakeapiserver.StartBalancer(t, pick, servers...)
+	return fakeapiserver.KubeconfigAt(t, servers[0], lb.URL(), fakeapiserver.TokenAdmin)
+}
+
+// Through a balancer that reaches both instances, the report reads 2 of
+// 2, one server per instance.
+func TestDiagnoseEveryInstanceThroughTheBalancer(t *testing.T) {
+	t.Parallel()
+	kc := behindBalancer(t, fakeapiserver.RoundRobin(2))
+	code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1", "-o", "json")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d (the fixture's stuck watch)\nstderr:\n%s", code, ExitFindings, errOut)
+	}
+	r := apiReport(t, out)
+	if c := r.Instances; c == nil || c.Read != 2 || c.Live != 2 || !c.ThroughBalancer || len(r.APIServers) != 2 {
+		t.Errorf("instances %+v, %d servers; want 2 of 2 through the balancer", c, len(r.APIServers))
+	}
+	for _, line := range r.Incomplete {
+		if strings.Contains(line, "instances read") {
+			t.Errorf("incomplete %q though every instance was read", line)
+		}
+	}
+	_, table, _ := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1")
+	if !strings.Contains(table, "\n  Instances: 2 of 2 instances read (identity leases) through the load balancer after 2 connection(s)\n") {
+		t.Errorf("the table does not give the coverage:\n%s", table)
+	}
+}
+
+// Through a balancer that sends every connection to one instance, the run
+// reads 1 of 2: diagnose is incomplete (exit 2 when no finding reaches
+// --fail-on, and said even when one does), and so are collect and the
+// analyze of its bundle.
+func TestDiagnoseFewerInstancesThroughTheBalancerIsIncomplete(t *testing.T) {
+	t.Parallel()
+	kc := behindBalancer(t, func(int) int { return 0 })
+	want := "1 of 2 instances read (identity leases) through the load balancer after 14 connection(s); not reached: 1 of the 2 live (cp-a, cp-b)"
+	code, _, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1", "--fail-on", "none")
+	if code != ExitError || !strings.Contains(errOut, "incomplete: ") || !strings.Contains(errOut, want) {
+		t.Errorf("--fail-on none: exit %d, want %d saying %q\nstderr:\n%s", code, ExitError, want, errOut)
+	}
+	code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1")
+	if code != ExitFindings || !strings.Contains(out, "Incomplete (not decided, not healthy):\n  - "+want) {
+		t.Errorf("a critical finding: exit %d, want %d, the table saying it is incomplete:\n%s\nstderr:\n%s", code, ExitFindings, out, errOut)
+	}
+
+	dir := filepath.Join(t.TempDir(), "bundle")
+	code, _, errOut = runLive(t, "collect", "--kubeconfig", kc, "--samples", "1", "-d", dir)
+	if code != ExitError || !strings.Contains(errOut, "incomplete: "+want) {
+		t.Errorf("collect: exit %d, want %d saying %q\nstderr:\n%s", code, ExitError, want, errOut)
+	}
+	code, out, errOut = runLive(t, "analyze", dir, "--fail-on", "none", "-o", "json")
+	r := apiReport(t, out)
+	if code != ExitError || r.Instances == nil || r.Instances.Text() != want {
+		t.Errorf("analyze of the bundle: exit %d, instances %+v; want %d, %q\nstderr:\n%s", code, r.Instances, ExitError, want, errOut)
+	}
+}

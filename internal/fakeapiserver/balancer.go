@@ -1,0 +1,105 @@
+package fakeapiserver
+
+import (
+	"io"
+	"net"
+	"sync"
+	"testing"
+)
+
+// Balancer is an L4 load balancer on loopback, as cloud load balancers
+// are: each TCP connection it accepts goes to one backend for its whole
+// life, chosen by its pick function. Safe for concurrent use.
+type Balancer struct {
+	ln       net.Listener
+	backends []*Server
+	pick     func(n int) int
+
+	mu    sync.Mutex
+	n     int
+	conns []net.Conn
+}
+
+// RoundRobin picks the backends in turn.
+func RoundRobin(backends int) func(n int) int {
+	return func(n int) int { return n % backends }
+}
+
+// StartBalancer listens on 127.0.0.1 and sends the n-th connection (from
+// 0) to backends[pick(n)]. It is closed when the test ends.
+func StartBalancer(t testing.TB, pick func(n int) int, backends ...*Server) *Balancer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Balancer{ln: ln, backends: backends, pick: pick}
+	go b.accept()
+	t.Cleanup(b.close)
+	return b
+}
+
+// URL is the balancer's https URL.
+func (b *Balancer) URL() string { return "https://" + b.ln.Addr().String() }
+
+// Connections is how many connections the balancer accepted.
+func (b *Balancer) Connections() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
+}
+
+func (b *Balancer) accept() {
+	for {
+		c, err := b.ln.Accept()
+		if err != nil {
+			return
+		}
+		b.mu.Lock()
+		backend := b.backends[b.pick(b.n)]
+		b.n++
+		b.conns = append(b.conns, c)
+		b.mu.Unlock()
+		go b.forward(c, backend.Address())
+	}
+}
+
+// forward copies c to and from a new connection to addr until either
+// side closes.
+func (b *Balancer) forward(c net.Conn, addr string) {
+	up, err := net.Dial("tcp", addr)
+	if err != nil {
+		c.Close()
+		return
+	}
+	b.mu.Lock()
+	b.conns = append(b.conns, up)
+	b.mu.Unlock()
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(up, c); done <- struct{}{} }()
+	go func() { io.Copy(c, up); done <- struct{}{} }()
+	<-done
+	c.Close()
+	up.Close()
+}
+
+// Drop closes every connection open, as a balancer or server closing idle
+// connections does: the clients dial again.
+func (b *Balancer) Drop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.conns {
+		c.Close()
+	}
+	b.conns = nil
+}
+
+// close stops the listener and every connection.
+func (b *Balancer) close() {
+	b.ln.Close()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.conns {
+		c.Close()
+	}
+}

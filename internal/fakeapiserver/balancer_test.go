@@ -1,0 +1,53 @@
+package fakeapiserver
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+)
+
+// Each connection through the balancer stays on the backend it was sent
+// to; a new connection goes to the next.
+func TestBalancerKeepsAConnectionOnOneBackend(t *testing.T) {
+	t.Parallel()
+	a := Start(t, golden.Fixture("t2"))
+	b := Start(t, golden.Fixture("t2"))
+	lb := StartBalancer(t, RoundRobin(2), a, b)
+	pool := x509.NewCertPool()
+	pool.AddCert(a.Certificate())
+	newClient := func() *http.Client {
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	}
+	get := func(c *http.Client) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, lb.URL()+"/version", nil)
+		req.Header.Set("Authorization", "Bearer "+TokenAdmin)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	first := newClient()
+	get(first)
+	get(first)
+	if len(a.Requests()) != 2 || len(b.Requests()) != 0 || lb.Connections() != 1 {
+		t.Fatalf("one connection: a got %q, b got %q, %d connections", a.Requests(), b.Requests(), lb.Connections())
+	}
+	get(newClient())
+	if len(b.Requests()) != 1 || lb.Connections() != 2 {
+		t.Errorf("a second connection: b got %q, %d connections", b.Requests(), lb.Connections())
+	}
+	// Dropped, the first client dials again: the third connection, to a.
+	lb.Drop()
+	first.CloseIdleConnections()
+	get(first)
+	if len(a.Requests()) != 3 || lb.Connections() != 3 {
+		t.Errorf("after the drop: a got %q, %d connections", a.Requests(), lb.Connections())
+	}
+}
