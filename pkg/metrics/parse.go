@@ -94,10 +94,10 @@ type Parser struct {
 	// Families, when set, are the only families read: the lines of every
 	// other family are left out before parsing (families.go), so reading
 	// a few families of a 2 MB exposition costs a scan, not a parse. The
-	// Sample holds no other family, and none of them when the input has
-	// none (no error then, unless the whole input is unusable, as Parse
-	// says of it). Skipped lists only what was left out of these
-	// families' lines.
+	// Sample holds no other family, and Skipped lists what was left out
+	// of these families' lines. When the input has none of them it is
+	// parsed whole: its error, if Parse fails on it, else an empty Sample
+	// (with the whole input's Skipped).
 	Families []string
 }
 
