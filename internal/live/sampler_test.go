@@ -177,6 +177,7 @@ func TestCountingReader(t *testing.T) {
 // the goroutines, the process start time, the build's version and the
 // pause histogram exactly as the whole /metrics does.
 func TestLookFamiliesHoldWhatTheLookReads(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(golden.Fixture("t1"), "metrics.txt"))
 	if err != nil {
 		t.Fatal(err)
