@@ -125,3 +125,17 @@ func TestNameOfGroups(t *testing.T) {
 		t.Errorf("fleet -o name (-want +got):\n%s", diff)
 	}
 }
+
+// TestGroupKindIsNoFindingType: a group's -o name line cannot be read as
+// a finding's: every finding type starts in upper case, the kind group in
+// lower case.
+func TestGroupKindIsNoFindingType(t *testing.T) {
+	for _, row := range api.FindingTypes {
+		if name := string(row.Type); name == "" || name[0] < 'A' || name[0] > 'Z' {
+			t.Errorf("finding type %q does not start in upper case: its -o name lines could read as %s/", name, groupKind)
+		}
+	}
+	if groupKind[0] < 'a' || groupKind[0] > 'z' {
+		t.Errorf("groupKind %q does not start in lower case", groupKind)
+	}
+}
