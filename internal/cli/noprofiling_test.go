@@ -20,6 +20,7 @@ import (
 // t1 and t2) as undecided with the reason, exit 2 (never 0), never advise
 // --force, and say that no dump was read.
 func TestWithoutProfiling(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		set    func(*fakeapiserver.Server)
@@ -33,6 +34,7 @@ func TestWithoutProfiling(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			// Each run reads its own server: t1, then t2.
 			start := func(t *testing.T) (*fakeapiserver.Server, string) {
 				a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
@@ -40,11 +42,13 @@ func TestWithoutProfiling(t *testing.T) {
 				return a, fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
 			}
 			t.Run("diagnose", func(t *testing.T) {
+				t.Parallel()
 				a, kc := start(t)
 				code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", a.Address(), "-o", "json")
 				checkWithoutProfiling(t, code, out, errOut, tc.reason, tc.why)
 			})
 			t.Run("diagnose, table", func(t *testing.T) {
+				t.Parallel()
 				a, kc := start(t)
 				code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", a.Address())
 				if code != ExitError {
@@ -60,6 +64,7 @@ func TestWithoutProfiling(t *testing.T) {
 				}
 			})
 			t.Run("collect then analyze", func(t *testing.T) {
+				t.Parallel()
 				a, kc := start(t)
 				dir := filepath.Join(t.TempDir(), "bundle")
 				if code, _, errOut := runLive(t, "collect", "--kubeconfig", kc, "--apiserver", a.Address(), "-d", dir); code == ExitOK && errOut == "" {

@@ -58,7 +58,8 @@ func hostileNumbers(t testing.TB, fixture string, values map[string]float64) str
 // /metrics into every output form of diagnose, and into collect: a
 // report (a manifest) is always written, never with "NaN" in text, and
 // JSON always parses. Each input runs a command against a loopback server
-// (about a second), hence its own count in make fuzz:
+// of its own (about a second), hence its own count in make fuzz; the seeds
+// run in parallel under go test (T.Parallel has no effect while fuzzing):
 // fuzztime: 50x
 func FuzzEveryNumberFromOutsideIsChecked(f *testing.F) {
 	nan, inf := math.NaN(), math.Inf(1)
@@ -71,6 +72,7 @@ func FuzzEveryNumberFromOutsideIsChecked(f *testing.F) {
 	f.Add(uint8(6), 2231.0, nan, 0.5, inf, nan)
 	f.Add(uint8(len(hostileForms)), nan, inf, nan, nan, nan) // collect
 	f.Fuzz(func(t *testing.T, form uint8, goroutines, start, watchers, sum1, sum2 float64) {
+		t.Parallel()
 		a := hostileNumbers(t, "t1", map[string]float64{"go_goroutines": goroutines, "process_start_time_seconds": start, "apiserver_watch_cache_events_dispatched_total": watchers, "go_sched_pauses_total_other_seconds_sum": sum1})
 		b := hostileNumbers(t, "t2", map[string]float64{"go_goroutines": goroutines, "process_start_time_seconds": start, "apiserver_watch_cache_events_dispatched_total": watchers / 2, "go_sched_pauses_total_other_seconds_sum": sum2})
 		s := fakeapiserver.Start(t, a, b)

@@ -171,24 +171,26 @@ func (o objectPrinter) Print(w io.Writer, doc any) error {
 	return o.p.PrintObj(obj, w)
 }
 
-// namePrinter is -o name: one TYPE/CLIENT line per finding (a fleet's
-// CONTEXT/TYPE/CLIENT), each part escaped.
+// namePrinter is -o name: as kubectl prints a KIND/NAME line per object,
+// one TYPE/CLIENT line per finding, then one group/TYPE/CLIENT line per
+// group of findings alike (Report.Groups), whose members keep their own
+// lines; a fleet's lines are each cluster's, led by CONTEXT/. Each part
+// is escaped.
 type namePrinter struct{}
+
+// groupKind is the KIND of a group's -o name line: in lower case, so that
+// no finding type (upper camel case) reads as it.
+const groupKind = "group"
 
 func (namePrinter) Print(w io.Writer, doc any) error {
 	var b strings.Builder
 	switch d := doc.(type) {
 	case *api.Report:
-		for _, fd := range d.Findings {
-			fmt.Fprintf(&b, "%s/%s\n", fd.Type, report.EscapeCell(fd.ClientLabel()))
-		}
+		writeNames(&b, "", d)
 	case *api.FleetReport:
 		for _, c := range d.Clusters {
-			if c.Report == nil {
-				continue
-			}
-			for _, fd := range c.Report.Findings {
-				fmt.Fprintf(&b, "%s/%s/%s\n", report.EscapeCell(c.Context), fd.Type, report.EscapeCell(fd.ClientLabel()))
+			if c.Report != nil {
+				writeNames(&b, report.EscapeCell(c.Context)+"/", c.Report)
 			}
 		}
 	default:
@@ -196,6 +198,16 @@ func (namePrinter) Print(w io.Writer, doc any) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeNames writes the -o name lines of r, each led by prefix.
+func writeNames(b *strings.Builder, prefix string, r *api.Report) {
+	for _, fd := range r.Findings {
+		fmt.Fprintf(b, "%s%s/%s\n", prefix, fd.Type, report.EscapeCell(fd.ClientLabel()))
+	}
+	for _, g := range r.Groups {
+		fmt.Fprintf(b, "%s%s/%s/%s\n", prefix, groupKind, g.Type, report.EscapeCell(g.Client))
+	}
 }
 
 // terminalOptions styles output for w when it is a terminal: colour

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // TestEveryTableCommandHasNoHeaders: a command whose -o takes table has
@@ -95,5 +97,45 @@ func TestTemplateFileIsBounded(t *testing.T) {
 	code, out, errOut := run(t, nil, "analyze", t2, "--fail-on", "none", "-o", "go-template-file="+small)
 	if code != ExitOK || out != "Report" {
 		t.Errorf("exit %d, stdout %q, stderr %q: want the template applied (Report)", code, out, errOut)
+	}
+}
+
+// TestNameOfGroups: -o name keeps a TYPE/CLIENT line per finding, the
+// members of a group included, then adds a group/TYPE/CLIENT line per
+// group; a fleet's lines are each cluster's, led by its context.
+func TestNameOfGroups(t *testing.T) {
+	alike := api.Finding{Type: api.StuckInitialEvents, Client: &api.Client{User: "kubelet"}}
+	other := api.Finding{Type: api.SlowInitialEvents, Client: &api.Client{User: "op\terator"}}
+	r := &api.Report{Findings: []api.Finding{alike, other, alike, alike, alike, alike},
+		Groups: []api.FindingGroup{{Type: api.StuckInitialEvents, Client: "kubelet", Count: 5, Findings: []int{0, 2, 3, 4, 5}}}}
+	var plain, fleet strings.Builder
+	if err := (namePrinter{}).Print(&plain, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "StuckInitialEvents/kubelet\nSlowInitialEvents/op\\terator\n" + strings.Repeat("StuckInitialEvents/kubelet\n", 4) + "group/StuckInitialEvents/kubelet\n"
+	if diff := cmp.Diff(want, plain.String()); diff != "" {
+		t.Errorf("-o name (-want +got):\n%s", diff)
+	}
+	fr := &api.FleetReport{Clusters: []api.ClusterReport{{Context: "prod", Report: r}, {Context: "down", Error: "refused"}, {Context: "dev", Report: &api.Report{Findings: []api.Finding{other}}}}}
+	if err := (namePrinter{}).Print(&fleet, fr); err != nil {
+		t.Fatal(err)
+	}
+	want = "prod/" + strings.ReplaceAll(strings.TrimSuffix(want, "\n"), "\n", "\nprod/") + "\ndev/SlowInitialEvents/op\\terator\n"
+	if diff := cmp.Diff(want, fleet.String()); diff != "" {
+		t.Errorf("fleet -o name (-want +got):\n%s", diff)
+	}
+}
+
+// TestGroupKindIsNoFindingType: a group's -o name line cannot be read as
+// a finding's: every finding type starts in upper case, the kind group in
+// lower case.
+func TestGroupKindIsNoFindingType(t *testing.T) {
+	for _, row := range api.FindingTypes {
+		if name := string(row.Type); name == "" || name[0] < 'A' || name[0] > 'Z' {
+			t.Errorf("finding type %q does not start in upper case: its -o name lines could read as %s/", name, groupKind)
+		}
+	}
+	if groupKind[0] < 'a' || groupKind[0] > 'z' {
+		t.Errorf("groupKind %q does not start in lower case", groupKind)
 	}
 }

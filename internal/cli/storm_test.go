@@ -42,7 +42,7 @@ func stormBundle(t *testing.T, n int) string {
 
 // TestRelistStormReadsAsOne: analyze of a storm of identical stuck watches
 // prints a table of a few lines, one row with their COUNT; JSON and -o
-// name keep every finding, and JSON carries the storm as one group. (bench: wdbench match runs it at 50,000.)
+// name keep every finding, and both carry the storm as one group. (bench: wdbench match runs it at 50,000.)
 func TestRelistStormReadsAsOne(t *testing.T) {
 	t.Parallel()
 	const n = 1000
@@ -76,7 +76,10 @@ func TestRelistStormReadsAsOne(t *testing.T) {
 		}
 	}
 	_, names, _ := run(t, nil, "analyze", dir, "-o", "name")
-	if got := strings.Count(names, "\n"); got != n {
-		t.Errorf("-o name: %d lines, want %d", got, n)
+	if got := strings.Count(names, "\n"); got != n+1 {
+		t.Errorf("-o name: %d lines, want one per finding and one for the group, %d", got, n+1)
+	}
+	if want := "\ngroup/StuckInitialEvents/" + api.LabelTooManyCandidates + "\n"; !strings.HasSuffix(names, want) {
+		t.Errorf("-o name does not end with the group's line %q:\n%.300s", want, names[max(0, len(names)-300):])
 	}
 }

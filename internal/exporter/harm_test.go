@@ -13,7 +13,9 @@ import (
 // the trace works or fails as a hostile server makes it fail, request no
 // debug=2 dump. The fake server fails the test on any.
 func TestDoNoHarmServeNeverDumps(t *testing.T) {
+	t.Parallel()
 	t.Run("plain look", func(t *testing.T) {
+		t.Parallel()
 		e, s, _, _ := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t1"), filepath.Join(seedRepro, "t2"))
 		s.ForbidDumps(t)
 		if !e.LookOnce(context.Background()) {
@@ -34,6 +36,7 @@ func TestDoNoHarmServeNeverDumps(t *testing.T) {
 		{"a gzip bomb", &fakeapiserver.Hostility{Kind: fakeapiserver.GzipBomb}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e, s, _, _ := newTraceTest(t, TraceConfig{Window: 20 * time.Second})
 			s.ForbidDumps(t)
 			if tc.h != nil {

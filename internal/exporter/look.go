@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"time"
 
@@ -145,7 +146,7 @@ func lookDuration(ir live.InstanceResult, end time.Time) time.Duration {
 }
 
 // pausesAfter reads /metrics of the instances again, right after the
-// look, and returns each one's parsed sample by instance name.
+// look, and returns each one's pause histogram by instance name.
 func (e *Exporter) pausesAfter(ctx context.Context, cfg live.Config, res *live.Result) map[string]*metrics.Sample {
 	cfg.Only = []api.FileKind{api.FileMetrics}
 	cfg.APIServers = nil
@@ -156,16 +157,29 @@ func (e *Exporter) pausesAfter(ctx context.Context, cfg live.Config, res *live.R
 		}
 		cfg.APIServers = append(cfg.APIServers, ir.Instance.Name)
 	}
-	captures := live.NewCaptures()
-	res2, err := live.Run(ctx, cfg, captures)
-	out := map[string]*metrics.Sample{}
-	if err != nil {
-		return out
-	}
-	for _, c := range captures.Loaded(res2).Captures {
-		out[c.Instance] = c.MetricsSample
+	out := pauseReadings{}
+	if _, err := live.Run(ctx, cfg, out); err != nil {
+		return pauseReadings{}
 	}
 	return out
+}
+
+// pauseReadings is the Target of pausesAfter: of each instance's
+// /metrics, the pause histogram alone is parsed (metrics.Parser.Families),
+// not the 2 MB of the rest, which the look parsed already.
+type pauseReadings map[string]*metrics.Sample
+
+func (p pauseReadings) Store(instance string, _ int, kind api.FileKind, body io.Reader) error {
+	if kind != api.FileMetrics {
+		_, err := io.Copy(io.Discard, body)
+		return err
+	}
+	s, err := metrics.Parser{Families: []string{metrics.SchedPausesOther}}.Parse(body, instance+"/metrics")
+	if err != nil {
+		return err
+	}
+	p[instance] = s
+	return nil
 }
 
 // pauseDelta is how the non-GC pause histogram grew from before to after;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
 func TestLookOfAFailingServerCountsErrorsByKind(t *testing.T) {
@@ -127,5 +129,48 @@ func TestLookWithoutProfiling(t *testing.T) {
 				t.Errorf("states (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPauseReadingsKeepThePauseHistogramAlone: the reads after a look
+// keep, of each instance's /metrics, the pause histogram as the whole
+// /metrics has it; other kinds and other families are not kept.
+func TestPauseReadingsKeepThePauseHistogramAlone(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(seedRepro, "t1", "metrics.txt")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := metrics.Parse(strings.NewReader(string(b)), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := metrics.SchedPauses(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pauseReadings{}
+	if err := p.Store("a", 1, api.FileAPFLevels, strings.NewReader("levels")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Store("b", 1, api.FileMetrics, strings.NewReader(string(b))); err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != 1 || p["b"] == nil {
+		t.Fatalf("readings of %d instances, want b's alone", len(p))
+	}
+	if diff := cmp.Diff([]string{metrics.SchedPausesOther}, p["b"].FamilyNames()); diff != "" {
+		t.Errorf("families kept (-want +got):\n%s", diff)
+	}
+	got, ok, err := metrics.SchedPauses(p["b"])
+	if !ok || err != nil {
+		t.Fatalf("ok %v, err %v", ok, err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pauses (-whole /metrics +kept):\n%s", diff)
+	}
+	if err := p.Store("c", 1, api.FileMetrics, strings.NewReader("<html>502</html>\n")); err == nil {
+		t.Error("an HTML page stored as /metrics without an error")
 	}
 }

@@ -107,8 +107,8 @@ func finishCost(ctx context.Context, cfg Config, c *client, ir *InstanceResult) 
 	}
 }
 
-// readPauses GETs /metrics (bounded) and reads its pause histogram; n is
-// the bytes read.
+// readPauses GETs /metrics (bounded) and reads its pause histogram, the
+// one family parsed (metrics.Parser.Families); n is the bytes read.
 func readPauses(ctx context.Context, c *client) (p metrics.Pauses, n int64, err error) {
 	resp, err := c.Get(ctx, pathOf(api.FileMetrics))
 	if err != nil {
@@ -123,7 +123,7 @@ func readPauses(ctx context.Context, c *client) (p metrics.Pauses, n int64, err 
 	if len(b) > maxMetricsBytes {
 		return p, cr.n, fmt.Errorf("%s: /metrics is larger than %d MiB", c.inst.Name, maxMetricsBytes>>20)
 	}
-	s, err := metrics.Parse(bytes.NewReader(b), c.inst.Name+"/metrics")
+	s, err := metrics.Parser{Families: []string{metrics.SchedPausesOther}}.Parse(bytes.NewReader(b), c.inst.Name+"/metrics")
 	if err != nil {
 		return p, cr.n, err
 	}

@@ -26,7 +26,7 @@ func fixturePauses(t *testing.T, dir string) metrics.Pauses {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s, err := metrics.Parse(f, dir)
+	s, err := metrics.Parser{Families: []string{metrics.SchedPausesOther}}.Parse(f, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

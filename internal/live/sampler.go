@@ -149,6 +149,16 @@ func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceR
 	return sp.sample, sp.errs
 }
 
+// lookFamilies are the families of /metrics the cheap look reads: the
+// goroutines, the process start time, the build's version (Extract's
+// Goroutines, ProcessStartTime and Version.GitVersion) and the pause
+// histogram (cost.go). The target parses the rest, once.
+var lookFamilies = []string{"go_goroutines", "process_start_time_seconds", "kubernetes_build_info", metrics.SchedPausesOther}
+
+// startFamily is the family of the process start time, all that a check
+// of which process answered reads of /metrics.
+var startFamily = []string{"process_start_time_seconds"}
+
 // readMetrics fetches /metrics first: go_goroutines, the process start
 // time and, from its Date header, the server's clock for APF ages.
 func (sp *sampler) readMetrics() {
@@ -158,7 +168,7 @@ func (sp *sampler) readMetrics() {
 		if err != nil {
 			return err
 		}
-		if s, err := metrics.Parse(bytes.NewReader(b), inst.Name+"/metrics"); err == nil {
+		if s, err := (metrics.Parser{Families: lookFamilies}).Parse(bytes.NewReader(b), inst.Name+"/metrics"); err == nil {
 			snap := metrics.Extract(s)
 			sp.look.goroutines, sp.look.start = snap.Goroutines, snap.ProcessStartTime
 			sp.look.buildVersion = snap.Version.GitVersion
@@ -301,7 +311,7 @@ func (sp *sampler) checkOneProcess() {
 	}
 	var again float64 = math.NaN()
 	if resp, err := sp.c.Get(sp.ctx, pathOf(api.FileMetrics)); err == nil {
-		if s, err := metrics.Parse(resp.Body, inst.Name+"/metrics"); err == nil {
+		if s, err := (metrics.Parser{Families: startFamily}).Parse(resp.Body, inst.Name+"/metrics"); err == nil {
 			again = metrics.Extract(s).ProcessStartTime
 		}
 		resp.Close()

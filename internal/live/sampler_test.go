@@ -1,9 +1,12 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
 // recorder is a Target that keeps what it is handed.
@@ -165,5 +169,41 @@ func TestCountingReader(t *testing.T) {
 	b, err := io.ReadAll(c)
 	if err != nil || string(b) != "0123456789" || c.n != 10 {
 		t.Errorf("read %q (%v), counted %d; want all 10 bytes", b, err, c.n)
+	}
+}
+
+// TestLookFamiliesHoldWhatTheLookReads: of the real capture's /metrics,
+// the families the cheap look parses (lookFamilies, startFamily) give
+// the goroutines, the process start time, the build's version and the
+// pause histogram exactly as the whole /metrics does.
+func TestLookFamiliesHoldWhatTheLookReads(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(golden.Fixture("t1"), "metrics.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type look struct {
+		Goroutines, Start float64
+		GitVersion        string
+		Pauses            metrics.Pauses
+	}
+	read := func(families []string) look {
+		s, err := metrics.Parser{Families: families}.Parse(bytes.NewReader(b), "t1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := metrics.Extract(s)
+		p, _, _ := metrics.SchedPauses(s)
+		return look{snap.Goroutines, snap.ProcessStartTime, snap.Version.GitVersion, p}
+	}
+	whole := read(nil)
+	if whole.GitVersion == "" || whole.Goroutines <= 0 || whole.Pauses.Count == 0 {
+		t.Fatalf("the capture lacks what the look reads: %+v", whole)
+	}
+	if diff := cmp.Diff(whole, read(lookFamilies)); diff != "" {
+		t.Errorf("lookFamilies (-whole /metrics +look):\n%s", diff)
+	}
+	if got := read(startFamily).Start; got != whole.Start {
+		t.Errorf("startFamily: process start %v, want %v", got, whole.Start)
 	}
 }

@@ -53,7 +53,7 @@ func processStart(ctx context.Context, c *client) float64 {
 		return math.NaN()
 	}
 	defer resp.Close()
-	s, err := metrics.Parse(resp.Body, c.inst.Name+"/metrics")
+	s, err := metrics.Parser{Families: startFamily}.Parse(resp.Body, c.inst.Name+"/metrics")
 	if err != nil {
 		return math.NaN()
 	}

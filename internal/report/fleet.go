@@ -7,8 +7,9 @@ import (
 )
 
 // printFleet writes a fleet report as one findings table with a CLUSTER
-// column, then one line per cluster. Under NoHeaders it is the findings'
-// rows alone.
+// column, then one line per cluster; wide adds each cluster's groups of
+// findings alike, as wide does for one report. Under NoHeaders it is the
+// findings' rows alone.
 func printFleet(t *text, fr *api.FleetReport) error {
 	var findings []api.Finding
 	var clusters []string
@@ -65,6 +66,9 @@ func printFleet(t *text, fr *api.FleetReport) error {
 		for _, wn := range c.Report.Warnings {
 			t.printf("  warning: %s: %s\n", EscapeCell(c.Context), wn)
 		}
+	}
+	if t.opts.wide() {
+		fleetGroupLines(t, fr)
 	}
 	return nil
 }

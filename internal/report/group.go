@@ -64,6 +64,9 @@ func offsetGroups(groups []api.FindingGroup, off int) []api.FindingGroup {
 	return out
 }
 
+// groupsTitle heads the group lines of -o wide.
+const groupsTitle = "\nGroups of findings alike (one row with a COUNT in -o table):"
+
 // groupLines writes, for -o wide (whose table has a row per finding), a
 // line per group of findings alike: what -o table merges into one row with
 // a COUNT, with its members' watcher goroutines.
@@ -71,7 +74,28 @@ func groupLines(t *text, r *api.Report) {
 	if len(r.Groups) == 0 {
 		return
 	}
-	t.println("\nGroups of findings alike (one row with a COUNT in -o table):")
+	t.println(groupsTitle)
+	groupItems(t, "", r)
+}
+
+// fleetGroupLines is groupLines of every cluster of a fleet, each line
+// led by its cluster's context, as the fleet's advice lines are.
+func fleetGroupLines(t *text, fr *api.FleetReport) {
+	titled := false
+	for _, c := range fr.Clusters {
+		if c.Report == nil || len(c.Report.Groups) == 0 {
+			continue
+		}
+		if !titled {
+			t.println(groupsTitle)
+			titled = true
+		}
+		groupItems(t, EscapeCell(c.Context)+": ", c.Report)
+	}
+}
+
+// groupItems writes a list item per group of r, led by prefix.
+func groupItems(t *text, prefix string, r *api.Report) {
 	for _, g := range r.Groups {
 		ids := make([]int64, 0, len(g.Findings))
 		for _, m := range g.Findings {
@@ -79,7 +103,7 @@ func groupLines(t *text, r *api.Report) {
 				ids = append(ids, r.Findings[m].Watcher.GoroutineID)
 			}
 		}
-		t.item("%d %s (%s) of %s, %s on %s: goroutines %s", g.Count, g.Type, g.Severity, EscapeCell(g.Client),
+		t.item("%s%d %s (%s) of %s, %s on %s: goroutines %s", prefix, g.Count, g.Type, g.Severity, EscapeCell(g.Client),
 			orDash(EscapeCell(strings.TrimSpace(g.Verb+" "+g.Path))), EscapeCell(g.APIServer), idsAbbrev(ids, 3))
 	}
 }

@@ -150,9 +150,11 @@ func TestGroupsInEveryForm(t *testing.T) {
 }
 
 // TestFleetGroups: in a fleet's table each cluster's groups are COUNT rows,
-// their members found among every cluster's findings.
+// their members found among every cluster's findings; -o wide keeps a row
+// per finding and lists each cluster's groups, led by its context, as -o
+// wide of one report lists them.
 func TestFleetGroups(t *testing.T) {
-	fr := &api.FleetReport{Clusters: []api.ClusterReport{{Context: "one", Report: storm(2)}, {Context: "two", Report: storm(6)}}}
+	fr := &api.FleetReport{Clusters: []api.ClusterReport{{Context: "one", Report: storm(2)}, {Context: "two", Report: storm(6)}, {Context: "down", Error: "refused"}}}
 	fr.Clusters[0].Report.Groups = nil
 	var b bytes.Buffer
 	if err := Print(&b, fr, Options{}); err != nil {
@@ -161,5 +163,23 @@ func TestFleetGroups(t *testing.T) {
 	out := b.String()
 	if !strings.Contains(out, "\n6       two       a ") || strings.Count(out, "\n1       one       a ") != 2 {
 		t.Errorf("want two rows of one and a COUNT row of two:\n%s", out)
+	}
+	if strings.Contains(out, "Groups of findings alike") {
+		t.Errorf("the table lists the groups it merged:\n%s", out)
+	}
+	var wide bytes.Buffer
+	if err := Print(&wide, fr, Options{Format: FormatWide}); err != nil {
+		t.Fatal(err)
+	}
+	out = wide.String()
+	if rows := strings.Count(out, "\ntwo       a "); rows != 6 {
+		t.Errorf("wide: %d rows of two, want one per finding, 6:\n%s", rows, out)
+	}
+	want := "\nGroups of findings alike (one row with a COUNT in -o table):\n  - two: 6 StuckInitialEvents (critical) of kubelet | operator, watch /api/v1/pods on a: goroutines 1000,1004,1008 and 3 more\n"
+	if !strings.HasSuffix(out, want) {
+		t.Errorf("wide does not end with the groups %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "one: ") {
+		t.Errorf("wide lists a group of a cluster that has none:\n%s", out)
 	}
 }

@@ -28,6 +28,20 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
+// BenchmarkParseFamilies parses the pause histogram alone of the same
+// capture (Parser.Families), as the cost reading does.
+func BenchmarkParseFamilies(b *testing.B) {
+	data := readCapture(b)
+	p := Parser{Families: []string{SchedPausesOther}}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Parse(bytes.NewReader(data), "t1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkExtract maps the parsed capture to the watch model.
 func BenchmarkExtract(b *testing.B) {
 	data := readCapture(b)

@@ -91,6 +91,14 @@ var ErrTooLarge = errors.New("input too large")
 type Parser struct {
 	// MaxBytes bounds the (decompressed) input; 0 means DefaultMaxBytes.
 	MaxBytes int
+	// Families, when set, are the only families read: the lines of every
+	// other family are left out before parsing (families.go), so reading
+	// a few families of a 2 MB exposition costs a scan, not a parse. The
+	// Sample holds no other family, and Skipped lists what was left out
+	// of these families' lines. When the input has none of them it is
+	// parsed whole: its error, if Parse fails on it, else an empty Sample
+	// (with the whole input's Skipped).
+	Families []string
 }
 
 // Parse reads one Prometheus text exposition with the default limits. name
@@ -130,7 +138,40 @@ func (p Parser) Parse(r io.Reader, name string) (*Sample, error) {
 	if err := checkText(data, name); err != nil {
 		return nil, err
 	}
+	if len(p.Families) == 0 {
+		return parseText(data, name, nil)
+	}
+	return parseFamilies(data, name, p.Families)
+}
 
+// parseFamilies is Parse of the families want alone. When the input has
+// none of them, the whole of it is parsed: an input that is no exposition
+// at all fails as Parse fails.
+func parseFamilies(data []byte, name string, families []string) (*Sample, error) {
+	want := make(map[string]bool, len(families))
+	for _, f := range families {
+		want[f] = true
+	}
+	s, err := parseText(data, name, want)
+	if err == nil {
+		return s, nil
+	}
+	s, err = parseText(data, name, nil)
+	if err != nil {
+		return nil, err
+	}
+	for n := range s.families {
+		if !want[n] {
+			delete(s.families, n)
+		}
+	}
+	return s, nil
+}
+
+// parseText parses the text data, checked by checkText; with want, only
+// the lines of those families (keepFamilies), and an error when none is
+// found.
+func parseText(data []byte, name string, want map[string]bool) (*Sample, error) {
 	s := &Sample{Source: name, Bytes: len(data), families: map[string]*dto.MetricFamily{}}
 	s.Lines = bytes.Count(data, []byte{'\n'})
 	// The format requires every line to end with a newline; a last line
@@ -142,9 +183,13 @@ func (p Parser) Parse(r io.Reader, name string) (*Sample, error) {
 			Reason: fmt.Sprintf("no newline at end of input: last line %q looks truncated", clip(string(data[cut:]), 60))})
 		data = data[:cut]
 	}
-
-	var firstErr *SyntaxError
+	// Resuming after a syntax error at the input's own headers, blanked
+	// or not, makes Skipped of a wanted family as the whole parse's.
 	headers := headerLines(data)
+	if want != nil {
+		data = keepFamilies(data, want)
+	}
+	var firstErr *SyntaxError
 	offset, line := 0, 1 // byte offset and 1-based line of the segment start
 	for offset < len(data) {
 		if len(s.Skipped) >= maxSkips {
@@ -182,6 +227,13 @@ func (p Parser) Parse(r io.Reader, name string) (*Sample, error) {
 		}
 		s.Skipped = append(s.Skipped, Skipped{FromLine: bad, ToLine: nextLine - 1, Reason: reason})
 		offset, line = nextOff, nextLine
+	}
+	for n := range s.families {
+		if want != nil && !want[n] {
+			// A line the scan gave a wanted family and the parser
+			// another (families.go).
+			delete(s.families, n)
+		}
 	}
 	s.dedupe()
 	if len(s.families) == 0 {
