@@ -90,6 +90,9 @@ func finishCost(ctx context.Context, cfg Config, c *client, ir *InstanceResult) 
 			break
 		}
 		cost.Pauses, cost.PauseSeconds, cost.LargestPauseAtMostSeconds = d.Count, d.Sum, d.LargestAtMost
+		if d.StoppingKnown {
+			cost.StoppingSeconds = &d.Stopping
+		}
 		if math.IsInf(d.LargestAtMost, 1) {
 			cost.LargestPauseAtMostSeconds = -1
 		}
@@ -123,7 +126,7 @@ func readPauses(ctx context.Context, c *client) (p metrics.Pauses, n int64, err 
 	if len(b) > maxMetricsBytes {
 		return p, cr.n, fmt.Errorf("%s: /metrics is larger than %d MiB", c.inst.Name, maxMetricsBytes>>20)
 	}
-	s, err := metrics.Parser{Families: []string{metrics.SchedPausesOther}}.Parse(bytes.NewReader(b), c.inst.Name+"/metrics")
+	s, err := metrics.Parser{Families: []string{metrics.SchedPausesOther, metrics.SchedPausesStoppingOther}}.Parse(bytes.NewReader(b), c.inst.Name+"/metrics")
 	if err != nil {
 		return p, cr.n, err
 	}
@@ -153,5 +156,9 @@ func pausesText(cost *api.ServerCost) string {
 	if !cost.PausesMeasured {
 		return "stop-the-world pauses not measured (" + cost.Note + ")"
 	}
-	return fmt.Sprintf("%d stop-the-world pause(s), %.3f ms in all", cost.Pauses, cost.PauseSeconds*1e3)
+	out := fmt.Sprintf("%d stop-the-world pause(s), %.3f ms in all", cost.Pauses, cost.PauseSeconds*1e3)
+	if st := cost.StoppingSeconds; st != nil {
+		out += fmt.Sprintf(" (%.3f ms of it stopping the world)", *st*1e3)
+	}
+	return out
 }

@@ -153,7 +153,7 @@ func takeSample(ctx context.Context, cfg Config, c *client, n int, ir *InstanceR
 // goroutines, the process start time, the build's version (Extract's
 // Goroutines, ProcessStartTime and Version.GitVersion) and the pause
 // histogram (cost.go). The target parses the rest, once.
-var lookFamilies = []string{"go_goroutines", "process_start_time_seconds", "kubernetes_build_info", metrics.SchedPausesOther}
+var lookFamilies = []string{"go_goroutines", "process_start_time_seconds", "kubernetes_build_info", metrics.SchedPausesOther, metrics.SchedPausesStoppingOther}
 
 // startFamily is the family of the process start time, all that a check
 // of which process answered reads of /metrics.

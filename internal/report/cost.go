@@ -44,7 +44,11 @@ func pausesText(c *api.ServerCost) string {
 	if c.LargestPauseAtMostSeconds > 0 {
 		most = "at most " + millis(c.LargestPauseAtMostSeconds)
 	}
-	return fmt.Sprintf("%s (%s, %s in all)", english.Count(int(c.Pauses), "stop-the-world pause", "stop-the-world pauses"), most, millis(c.PauseSeconds))
+	stopping := ""
+	if st := c.StoppingSeconds; st != nil {
+		stopping = ", " + millis(*st) + " of it stopping the world"
+	}
+	return fmt.Sprintf("%s (%s, %s in all%s)", english.Count(int(c.Pauses), "stop-the-world pause", "stop-the-world pauses"), most, millis(c.PauseSeconds), stopping)
 }
 
 // millis prints seconds as milliseconds with two decimals ("0.08 ms").

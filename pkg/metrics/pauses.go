@@ -12,10 +12,22 @@ import (
 // dump (debug=2) and the start of an execution trace are such pauses.
 const SchedPausesOther = "go_sched_pauses_total_other_seconds"
 
+// SchedPausesStoppingOther is the part of those pauses spent stopping the
+// world (runtime/metrics /sched/pauses/stopping/other:seconds, Go 1.22+):
+// from deciding to stop until every running thread reached a safe point,
+// before the work the pause is for. Under CPU starvation a thread the
+// operating system has descheduled cannot answer, so this is most of a
+// long pause (docs/diagnose-at-scale.md, "Which pauses, and from what").
+const SchedPausesStoppingOther = "go_sched_pauses_stopping_other_seconds"
+
 // Pauses is one reading of a pause histogram.
 type Pauses struct {
 	Count uint64
 	Sum   float64
+	// Stopping is SchedPausesStoppingOther's sum, when StoppingKnown (the
+	// histogram is there, with a usable sum).
+	Stopping      float64
+	StoppingKnown bool
 	// Buckets are cumulative counts by upper bound, ascending; the last
 	// bound may be +Inf.
 	Buckets []Bucket
@@ -34,6 +46,11 @@ type PauseDelta struct {
 	// LargestAtMost is the upper bound of the highest bucket whose count
 	// grew: every new pause was at most this long. 0 when none grew.
 	LargestAtMost float64
+	// Stopping is how much of Sum was spent stopping the world, when
+	// StoppingKnown: both readings had it, it did not go down, and it is
+	// no more than Sum.
+	Stopping      float64
+	StoppingKnown bool
 }
 
 // SchedPauses reads SchedPausesOther from s. ok is false when s has no such
@@ -59,6 +76,11 @@ func SchedPauses(s *Sample) (p Pauses, ok bool, err error) {
 		p.Buckets = append(p.Buckets, Bucket{UpperBound: b.GetUpperBound(), Count: b.GetCumulativeCount()})
 	}
 	sort.Slice(p.Buckets, func(i, j int) bool { return p.Buckets[i].UpperBound < p.Buckets[j].UpperBound })
+	if st := s.Family(SchedPausesStoppingOther); st != nil && len(st.GetMetric()) == 1 && st.GetMetric()[0].GetHistogram() != nil {
+		if v := st.GetMetric()[0].GetHistogram().GetSampleSum(); unusable(v) == "" {
+			p.Stopping, p.StoppingKnown = v, true
+		}
+	}
 	return p, true, nil
 }
 
@@ -88,6 +110,12 @@ func (p Pauses) Since(earlier Pauses) (PauseDelta, error) {
 			d.LargestAtMost = b.UpperBound
 		}
 		prevNow, prevThen = b.Count, then
+	}
+	if p.StoppingKnown && earlier.StoppingKnown && p.Stopping >= earlier.Stopping {
+		// The two sums are rounded apart: allow a microsecond over.
+		if st := p.Stopping - earlier.Stopping; st <= d.Sum+1e-6 {
+			d.Stopping, d.StoppingKnown = min(st, d.Sum), true
+		}
 	}
 	return d, nil
 }

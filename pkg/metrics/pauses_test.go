@@ -111,3 +111,48 @@ func TestSchedPausesOfTheShippedCaptures(t *testing.T) {
 		t.Errorf("t2 since t1: %+v, want the pause(s) of t1's fetches", d)
 	}
 }
+
+// The stopping part of the pauses is their growth too, when both readings
+// carry it, it did not go down and it is no more than the pauses' total;
+// otherwise it is not known, and the total stands alone.
+func TestSchedPausesStopping(t *testing.T) {
+	read := func(count int, sum float64, stopping string) Pauses {
+		t.Helper()
+		text := pausesText(count, sum, count, count, count, count)
+		if stopping != "" {
+			text += "# TYPE go_sched_pauses_stopping_other_seconds histogram\n" +
+				"go_sched_pauses_stopping_other_seconds_bucket{le=\"+Inf\"} " + strconv.Itoa(count) + "\n" +
+				"go_sched_pauses_stopping_other_seconds_sum " + stopping + "\n" +
+				"go_sched_pauses_stopping_other_seconds_count " + strconv.Itoa(count) + "\n"
+		}
+		s, err := Parse(strings.NewReader(text), "metrics.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ok, err := SchedPauses(s)
+		if err != nil || !ok {
+			t.Fatalf("SchedPauses: ok %v, err %v", ok, err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name          string
+		before, after Pauses
+		known         bool
+		stopping      float64
+	}{
+		{"both", read(4, 0.002, "0.001"), read(6, 0.066, "0.064"), true, 0.063},
+		{"absent before", read(4, 0.002, ""), read(6, 0.066, "0.064"), false, 0},
+		{"NaN", read(4, 0.002, "0.001"), read(6, 0.066, "NaN"), false, 0},
+		{"went down", read(4, 0.002, "0.001"), read(6, 0.066, "0.0005"), false, 0},
+		{"more than the total", read(4, 0.002, "0.001"), read(6, 0.066, "0.5"), false, 0},
+	} {
+		d, err := tc.after.Since(tc.before)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if d.StoppingKnown != tc.known || math.Abs(d.Stopping-tc.stopping) > 1e-9 {
+			t.Errorf("%s: stopping %g (known %v), want %g (known %v)", tc.name, d.Stopping, d.StoppingKnown, tc.stopping, tc.known)
+		}
+	}
+}

@@ -187,6 +187,12 @@ type ServerCost struct {
 	// runtime's buckets are coarse). 0 when no pause was counted; +Inf is
 	// written as -1.
 	LargestPauseAtMostSeconds float64 `json:"largestPauseAtMostSeconds"`
+	// StoppingSeconds is the part of PauseSeconds spent stopping the
+	// world (go_sched_pauses_stopping_other_seconds): bringing every
+	// running thread to a safe point, before the pause's own work. Most
+	// of a long pause on a CPU-starved server is this. Absent when the
+	// server does not export it.
+	StoppingSeconds *float64 `json:"stoppingSeconds,omitempty"`
 	// BytesRead is the sum of every response body read from the server.
 	BytesRead int64 `json:"bytesRead"`
 	// Note says what the figures do not cover, e.g. pauses of the server's
