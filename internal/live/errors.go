@@ -38,7 +38,6 @@ func Rules() []Rule {
 		{NonResourceURL: "/version", Verb: "get"},
 		endpointSlicesRule,
 		leasesRule,
-		podsRule,
 	}
 }
 
@@ -62,10 +61,6 @@ rules:
   verbs: ["list"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
-  verbs: ["list"]
-# diagnose --audit-log: the pod holding a client's source address.
-- apiGroups: [""]
-  resources: ["pods"]
   verbs: ["list"]
 `
 

@@ -1,7 +1,8 @@
 // Package live reads what the diagnosis needs straight from a cluster's
 // API servers, each instance separately: goroutines and APF state are per
 // process, so mixing two servers' data gives nonsense. It only reads:
-// every request is a GET (or a LIST of endpointslices or leases).
+// every request is a GET (or a LIST of endpointslices or leases, and of
+// pods by status.podIP for LookupPods).
 package live
 
 import (

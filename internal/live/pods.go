@@ -17,7 +17,9 @@ import (
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-// podsRule grants the lookup of a client's pod by its source address.
+// podsRule grants the lookup of a client's pod by its source address
+// (diagnose --audit-log alone): deploy/rbac-audit.yaml, not in Rules, as
+// serve never needs it.
 var podsRule = Rule{APIGroup: "", Resource: "pods", Verb: "list"}
 
 // Bounds of the pod lookup: a report names at most MaxPodLookups source
@@ -125,7 +127,7 @@ func podOf(p *corev1.Pod, ip string) api.Pod {
 func podListRefusal(ip string, err error) string {
 	switch {
 	case isForbiddenStatus(err):
-		return fmt.Sprintf("forbidden: missing RBAC rule %s (cluster-wide); the findings name source addresses, not pods", podsRule)
+		return fmt.Sprintf("forbidden: missing RBAC rule %s (cluster-wide; deploy/rbac-audit.yaml grants it); the findings name source addresses, not pods", podsRule)
 	case apierrors.IsTooManyRequests(err):
 		return fmt.Sprintf("listing the pods of %s: HTTP 429 Too Many Requests: %s", ip, apfThrottling)
 	}

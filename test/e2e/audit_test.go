@@ -9,10 +9,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
@@ -55,6 +58,7 @@ func TestAuditLogNamesTheSourceAndThePod(t *testing.T) {
 		t.Fatal(err)
 	}
 	holder := notRunningPod(t, admin.CoreV1().RESTClient(), pods.Namespace, "informer-7d9f-x2k4q", "127.0.0.2")
+	bindAuditRole(t, admin)
 
 	cfg, err := c.RESTConfig(cluster.UserSlowInformer)
 	if err != nil {
@@ -142,4 +146,32 @@ func notRunningPod(t *testing.T, rc rest.Interface, ns, name, ip string) string 
 		t.Fatalf("write pod %s/%s's status: %v", ns, name, err)
 	}
 	return name
+}
+
+// bindAuditRole creates deploy/rbac-audit.yaml's ClusterRole (list pods,
+// for --audit-log) and binds it to the diagnosing user, beside the
+// shipped deploy/rbac.yaml the harness binds: the plugin is given what
+// the README says to give it, and no more.
+func bindAuditRole(t *testing.T, admin kubernetes.Interface) {
+	t.Helper()
+	b, err := os.ReadFile("../../deploy/rbac-audit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(b, &role); err != nil {
+		t.Fatalf("deploy/rbac-audit.yaml: %v", err)
+	}
+	ctx := context.Background()
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create ClusterRole %s: %v", role.Name, err)
+	}
+	bind := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: cluster.UserWatchDoctor}},
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, bind, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("bind ClusterRole %s: %v", role.Name, err)
+	}
 }

@@ -261,8 +261,17 @@ func TestHADiagnoseReadsEveryInstanceOnItsAddress(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("diagnose read %v, want each instance on its own address %v", names, want)
 	}
-	if len(rep.Errors) > 0 || len(rep.Warnings) > 0 {
-		t.Errorf("diagnose errors %q, warnings %q; want none", rep.Errors, rep.Warnings)
+	// The one warning allowed: the three instances share this host's
+	// name, hence one identity lease, which the count says (issue 26:
+	// a UTS namespace per instance would give each its own).
+	var warnings []string
+	for _, w := range rep.Warnings {
+		if !strings.Contains(w, "instances sharing a hostname share a lease") {
+			warnings = append(warnings, w)
+		}
+	}
+	if len(rep.Errors) > 0 || len(warnings) > 0 {
+		t.Errorf("diagnose errors %q, warnings %q; want none", rep.Errors, warnings)
 	}
 
 	b, err := os.ReadFile(filepath.Join(haRuns.bundle, "manifest.json"))
