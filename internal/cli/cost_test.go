@@ -11,7 +11,7 @@ import (
 )
 
 // costLine is the summary line of what the run cost an instance.
-var costLine = regexp.MustCompile(`(?m)^  cost to (\S+): (\d+) stop-the-world pauses? \(at most ([0-9.]+) ms, ([0-9.]+) ms in all\), ([0-9.]+ [KM]iB) read$`)
+var costLine = regexp.MustCompile(`(?m)^  cost to (\S+): (\d+) stop-the-world pauses? \(at most ([0-9.]+) ms, ([0-9.]+) ms in all(?:, [0-9.]+ ms of it stopping the world)?\), ([0-9.]+ [KM]iB) read$`)
 
 // diagnose and analyze of a collect bundle say what the run cost each
 // instance, in the table's summary and in the JSON. The fake server

@@ -174,7 +174,7 @@ func (p pauseReadings) Store(instance string, _ int, kind api.FileKind, body io.
 		_, err := io.Copy(io.Discard, body)
 		return err
 	}
-	s, err := metrics.Parser{Families: []string{metrics.SchedPausesOther}}.Parse(body, instance+"/metrics")
+	s, err := metrics.Parser{Families: []string{metrics.SchedPausesOther, metrics.SchedPausesStoppingOther}}.Parse(body, instance+"/metrics")
 	if err != nil {
 		return err
 	}

@@ -160,7 +160,7 @@ func TestPauseReadingsKeepThePauseHistogramAlone(t *testing.T) {
 	if len(p) != 1 || p["b"] == nil {
 		t.Fatalf("readings of %d instances, want b's alone", len(p))
 	}
-	if diff := cmp.Diff([]string{metrics.SchedPausesOther}, p["b"].FamilyNames()); diff != "" {
+	if diff := cmp.Diff([]string{metrics.SchedPausesStoppingOther, metrics.SchedPausesOther}, p["b"].FamilyNames()); diff != "" {
 		t.Errorf("families kept (-want +got):\n%s", diff)
 	}
 	got, ok, err := metrics.SchedPauses(p["b"])
