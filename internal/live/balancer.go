@@ -7,7 +7,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
 // Every instance, through the balancer. When the instances' own
@@ -197,24 +197,21 @@ func fingerprintOf(ctx context.Context, c *client) (fp fingerprint, n int64, err
 	return fingerprint{Start: st, IDHash: idHashOf(b)}, int64(len(b)), nil
 }
 
-// startOf finds the unlabelled process_start_time_seconds sample of a
-// /metrics text without parsing the rest (a large server's is megabytes,
-// read once per connection).
+// startOf reads process_start_time_seconds from a /metrics text, the one
+// family parsed, as processStart does (metrics.Parser.Families,
+// metrics.Extract); ok is false without a finite positive value.
 func startOf(text []byte) (float64, bool) {
-	const name = "process_start_time_seconds "
-	for rest := text; len(rest) > 0; {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
-		if v, found := bytes.CutPrefix(line, []byte(name)); found {
-			f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
-			return f, err == nil && f > 0 && !math.IsInf(f, 0)
-		}
+	if n := len(text); n > 0 && text[n-1] != '\n' {
+		// The text format ends every line with a newline; a body without
+		// the last one still says its start.
+		text = append(text[:n:n], '\n')
 	}
-	return 0, false
+	s, err := metrics.Parser{Families: startFamily}.Parse(bytes.NewReader(text), "/metrics")
+	if err != nil {
+		return 0, false
+	}
+	f := metrics.Extract(s).ProcessStartTime
+	return f, f > 0 && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
 // balancerRun is what the search through the balancer did.
