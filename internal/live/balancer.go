@@ -254,9 +254,6 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 			break
 		}
 		inst := fb
-		if len(clients) > 0 {
-			inst.Name = fmt.Sprintf("%s#%d", fb.Name, len(clients)+1)
-		}
 		c, err := cfg.ownClient(inst)
 		if err != nil {
 			return nil, nil, nil, run, err
@@ -282,13 +279,12 @@ func (cfg Config) throughBalancer(ctx context.Context, results []InstanceResult,
 		seen[fp] = len(out)
 		c.conn.process = fp
 		c.conn.verified()
-		if inst.Lease = want.leaseOf(fp); inst.Lease != "" {
-			c.inst = inst
-		}
-		cfg.progress("%s: connection %d reached a new API server process (%s)", inst.Name, run.Connections, fp)
+		inst.Lease = want.leaseOf(fp)
+		cfg.progress("%s: connection %d reached a new API server process (%s)", fb.Name, run.Connections, fp)
 		clients = append(clients, c)
 		out = append(out, InstanceResult{Instance: inst, cost: costMeter{extraBytes: n}})
 	}
+	nameProcesses(fb.Name, clients, out)
 	return clients, out, notes, run, nil
 }
 
