@@ -67,12 +67,18 @@ var (
 	descTracePause = prometheus.NewDesc("watchdoctor_last_trace_server_pause_seconds",
 		"Non-GC stop-the-world time of the API server during the last traced look, its two samples and the trace: what it cost, at most.",
 		[]string{"apiserver"}, nil)
+	descLiveInstances = prometheus.NewDesc("watchdoctor_live_instances",
+		"API server instances the cluster runs (its live identity leases, or the ready endpoints of default/kubernetes when more), at the last look; absent when unknown.",
+		[]string{"apiserver"}, nil)
+	descReadInstances = prometheus.NewDesc("watchdoctor_read_instances",
+		"API server instances the last look read, each a process of its own, by route: own_address, or load_balancer (through the kubeconfig host, one connection per instance).",
+		[]string{"apiserver", "route"}, nil)
 	descInterval = prometheus.NewDesc("watchdoctor_look_interval_seconds",
 		"The configured time between looks.",
 		nil, nil)
 )
 
-var allDescs = []*prometheus.Desc{descInitializing, descOldest, descSeats, descLimit, descStates, descUserWatches, descUserSeats, descUserOldest, descLookErrors, descLastLook, descLastDuration, descLastSuccess, descLastPause, descLastPauseMax, descPauseTotal, descLooks, descLastComplete, descInterval, descTraceWindow, descTraceBytes, descTracePause}
+var allDescs = []*prometheus.Desc{descInitializing, descOldest, descSeats, descLimit, descStates, descUserWatches, descUserSeats, descUserOldest, descLookErrors, descLastLook, descLastDuration, descLastSuccess, descLastPause, descLastPauseMax, descPauseTotal, descLooks, descLastComplete, descInterval, descTraceWindow, descTraceBytes, descTracePause, descLiveInstances, descReadInstances}
 
 // collector is the Exporter seen as a prometheus.Collector: it writes the
 // last published snapshot as constant metrics.
@@ -119,6 +125,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		last = float64(c.lastComplete.UnixNano()) / 1e9
 	}
 	gauge(descLastComplete, last)
+	c.coverage.collect(c.discoveryName, gauge)
 	gauge(descInterval, c.cfg.Interval.Seconds())
 }
 

@@ -24,6 +24,7 @@ type Exporter struct {
 	mu sync.Mutex
 	// Guarded by mu.
 	snap         []instanceSnap
+	coverage     coverage
 	errs         map[[2]string]float64 // (apiserver, kind) -> count
 	pauseTotal   map[string]float64
 	looks        map[string]float64 // "ok" | "failed" -> count
@@ -185,8 +186,12 @@ func (e *Exporter) publish(res lookResult, ok bool) {
 			failed[i] = instanceSnap{name: s.name, at: s.at, took: s.took}
 		}
 		e.snap = failed
+		// Nothing was read; the live count and the route stay the last
+		// ones known.
+		e.coverage.read = 0
 		return
 	}
+	e.coverage = res.coverage
 	keep := map[string]bool{e.discoveryName: true}
 	for _, s := range res.instances {
 		keep[s.name] = true

@@ -75,6 +75,8 @@ type lookResult struct {
 	instances []instanceSnap
 	// errs are the look's errors per instance, for the counters and logs.
 	errs map[string][]error
+	// coverage is how many of the live instances the look read, and how.
+	coverage coverage
 }
 
 // look runs one cheap look of every instance, then reads /metrics again
@@ -89,7 +91,7 @@ func (e *Exporter) look(ctx context.Context) lookResult {
 	res, loaded, report := eres.Run, eres.Loaded, eres.Report
 	end := e.cfg.Clock.Now()
 	after := e.pausesAfter(ctx, cfg, res)
-	out := lookResult{errs: map[string][]error{}}
+	out := lookResult{errs: map[string][]error{}, coverage: coverageOf(res)}
 	b := bounds{users: e.cfg.TopUsers, resources: e.cfg.MaxResources, levels: e.cfg.MaxLevels}
 	for _, ir := range res.Instances {
 		name := Label(ir.Instance.Name)
