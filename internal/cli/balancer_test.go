@@ -28,6 +28,13 @@ func apiReport(t *testing.T, out string) api.Report {
 // live. It returns a kubeconfig of the balancer.
 func behindBalancer(t *testing.T, pick func(int) int) string {
 	t.Helper()
+	kc, _ := balancedPair(t, pick)
+	return kc
+}
+
+// balancedPair is behindBalancer, with the balancer's URL.
+func balancedPair(t *testing.T, pick func(int) int) (kubeconfig, url string) {
+	t.Helper()
 	renewed := time.Date(2026, 11, 29, 10, 23, 0, 0, time.UTC) // runLive's clock starts 9 s later
 	var servers []*fakeapiserver.Server
 	for i := 0; i < 2; i++ {
@@ -41,7 +48,7 @@ func behindBalancer(t *testing.T, pick func(int) int) string {
 		servers = append(servers, s)
 	}
 	lb := fakeapiserver.StartBalancer(t, pick, servers...)
-	return fakeapiserver.KubeconfigAt(t, servers[0], lb.URL(), fakeapiserver.TokenAdmin)
+	return fakeapiserver.KubeconfigAt(t, servers[0], lb.URL(), fakeapiserver.TokenAdmin), lb.URL()
 }
 
 // Through a balancer that reaches both instances, the report reads 2 of

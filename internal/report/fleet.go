@@ -60,6 +60,9 @@ func printFleet(t *text, fr *api.FleetReport) error {
 		if c.Report == nil {
 			continue
 		}
+		if in := c.Report.Instances; in != nil {
+			t.printf("  instances: %s: %s\n", EscapeCell(c.Context), in.Text())
+		}
 		for _, a := range c.Report.Advice {
 			t.item("%s: %s", EscapeCell(c.Context), a)
 		}

@@ -12,7 +12,8 @@ func fleetFixture() *api.FleetReport {
 	two := 2
 	stuck := api.Finding{Type: api.StuckInitialEvents, Severity: api.SeverityCritical, BlockedMinutes: &two, APIServer: "10.0.0.1:6443", Message: "a watch is stuck"}
 	prod := &api.Report{APIServers: []api.APIServer{{Name: "10.0.0.1:6443"}, {Name: "10.0.0.2:6443"}}, Findings: []api.Finding{stuck},
-		Summary: api.Summary{StuckWatches: 1, StuckSeats: 1}, Advice: []string{"restart the client"}, Warnings: []string{"one sample"}}
+		Summary: api.Summary{StuckWatches: 1, StuckSeats: 1}, Advice: []string{"restart the client"}, Warnings: []string{"one sample"},
+		Instances: &api.InstanceCoverage{Read: 2, Live: 2, Source: api.LiveFromLeases, ThroughBalancer: true, Connections: 3}}
 	return &api.FleetReport{
 		Clusters: []api.ClusterReport{
 			{Context: "prod", Server: "https://prod:6443", Report: prod},
@@ -25,7 +26,8 @@ func fleetFixture() *api.FleetReport {
 
 // TestPrintFleet: the findings of every cluster in one table with their
 // cluster, one line per cluster (a failed one says why), the summary, then
-// each cluster's advice and warnings named by it; --no-headers keeps the
+// each cluster's coverage ("N of M instances read"), advice and warnings
+// named by it; --no-headers keeps the
 // findings' rows alone.
 func TestPrintFleet(t *testing.T) {
 	for _, tc := range []struct {
