@@ -32,9 +32,10 @@ const stallBound = 30 * time.Second
 // client network through the TCP balancer, read 3 of 3 instances and
 // report each stuck watch on its own instance from the APF dumps and
 // /metrics alone: StuckInitialEvents where the samples are the stall
-// bound apart and the resource's watch events did not grow (diagnose,
-// --interval 35s), UndecidedInitialEvents otherwise (collect, 15 s). No
-// exit 0, and no --force advice anywhere.
+// bound apart and the resource's watch events did not grow, otherwise
+// UndecidedInitialEvents saying that profiling is disabled (with 15 s
+// between the samples, undecided). No exit 0, and no --force advice
+// anywhere.
 func TestHAWithoutProfiling(t *testing.T) {
 	h := sharedHA(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -63,7 +64,7 @@ func TestHAWithoutProfiling(t *testing.T) {
 	}
 
 	cn := clientNetwork(t)
-	r := h.runThroughBalancer(t, cn, []string{"--interval", "35s"}, []string{"--interval", pluginInterval})
+	r := h.runThroughBalancer(t, cn, []string{"--interval", pluginInterval}, []string{"--interval", pluginInterval})
 	for _, run := range []struct {
 		what string
 		res  pluginResult
@@ -85,6 +86,9 @@ func TestHAWithoutProfiling(t *testing.T) {
 		}
 	}
 	for _, f := range append(r.drep.Findings, r.arep.Findings...) {
+		if f.Type == api.UndecidedInitialEvents && f.UndecidedReason != api.UndecidedProfilingDisabled {
+			t.Errorf("%s on %s: undecided because %q, want %q", f.Type, f.APIServer, f.UndecidedReason, api.UndecidedProfilingDisabled)
+		}
 		t.Logf("%s %s on %s (%s): %s; evidence %q", f.Type, f.Severity, f.APIServer, f.UndecidedReason, f.Message, f.Evidence)
 	}
 }
