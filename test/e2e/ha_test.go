@@ -49,7 +49,8 @@ var stuckUsers = []string{cluster.UserSlowInformer1, cluster.UserSlowInformer, c
 type haEnv struct {
 	cluster *cluster.Cluster
 	pods    workload.PodsOptions
-	// stuckOn is apiserver-2, where slow-informer's watch is.
+	// stuckOn is apiserver-2, where slow-informer's watch is: for a test
+	// that looks at one stuck instance.
 	stuckOn *cluster.Instance
 
 	mu sync.Mutex
