@@ -75,7 +75,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, opts Options, etcdURL stri
 			"--endpoint-reconciler-type=none",
 		}, common...)
 		args = append(args, opts.ExtraAPIServerArgs...)
-		p, err := startProcess("kube-apiserver", opts.KubeAPIServerBin, args, opts.APIServerEnv, filepath.Join(c.dir, "logs", "kube-apiserver.log"))
+		p, err := startProcess("kube-apiserver", "", opts.KubeAPIServerBin, args, opts.APIServerEnv, filepath.Join(c.dir, "logs", "kube-apiserver.log"))
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,9 @@ package cluster
 import (
 	"bufio"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -57,6 +59,92 @@ func TestTCPBalancerTurnsAndSkipsARefusingBackend(t *testing.T) {
 	// Turns 0..3 start at backends a, dead (-> b), b, a.
 	if want := "a b b a"; joinSpace(got) != want {
 		t.Errorf("connections went to %q, want %q", joinSpace(got), want)
+	}
+}
+
+// TestTCPBalancerSetDown: a backend set down gets no new connection, and
+// gets them again once set up.
+func TestTCPBalancerSetDown(t *testing.T) {
+	serve := func(name string) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte(name + "\n"))
+				c.Close()
+			}
+		}()
+		return ln.Addr().String()
+	}
+	a, bAddr := serve("a"), serve("b")
+	lb, err := startTCPBalancer("127.0.0.1:0", []string{a, bAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Close()
+	reached := func(n int) string {
+		var got []string
+		for range n {
+			c, err := net.DialTimeout("tcp", lb.Address(), 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(c).ReadString('\n')
+			c.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, line[:len(line)-1])
+		}
+		return joinSpace(got)
+	}
+	if err := lb.SetDown(bAddr, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := reached(4); got != "a a a a" {
+		t.Errorf("with b down, connections went to %q, want a only", got)
+	}
+	if err := lb.SetDown(bAddr, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := reached(2); got != "a b" && got != "b a" {
+		t.Errorf("with b back, connections went to %q, want a and b", got)
+	}
+	if err := lb.SetDown("127.0.0.1:1", true); err == nil {
+		t.Error("SetDown of an address that is not a backend: no error")
+	}
+}
+
+// TestStartProcessWithItsOwnHostname: a process started with a hostname
+// runs in a UTS namespace of its own with that hostname; this process's
+// hostname is unchanged.
+func TestStartProcessWithItsOwnHostname(t *testing.T) {
+	before, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "hostname.log")
+	p, err := startProcess("hostname", "wd-uts-test", "hostname", nil, nil, logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	if p.waitErr != nil {
+		t.Fatalf("hostname: %v\n%s", p.waitErr, p.logTail(5))
+	}
+	p.logFile.Close()
+	if got := p.logTail(1); got != "wd-uts-test" {
+		t.Errorf("the child's hostname is %q, want wd-uts-test", got)
+	}
+	if after, err := os.Hostname(); err != nil || after != before {
+		t.Errorf("this process's hostname changed from %q to %q (%v)", before, after, err)
 	}
 }
 

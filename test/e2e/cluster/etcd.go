@@ -38,7 +38,7 @@ func (c *Cluster) startEtcd(ctx context.Context, opts Options) (string, error) {
 			"--unsafe-no-fsync=true",
 			"--log-level=warn",
 		}
-		p, err := startProcess("etcd", opts.EtcdBin, args, nil, filepath.Join(c.dir, "logs", "etcd.log"))
+		p, err := startProcess("etcd", "", opts.EtcdBin, args, nil, filepath.Join(c.dir, "logs", "etcd.log"))
 		if err != nil {
 			return "", err
 		}

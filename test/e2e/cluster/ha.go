@@ -33,6 +33,10 @@ type Instance struct {
 	// IP is the instance's address on lo; Address is IP:port, what the
 	// default/kubernetes EndpointSlices list for it.
 	IP, Address string
+	// Hostname is the hostname of the instance's UTS namespace (its
+	// Name): the kubernetes.io/hostname label of the identity Lease it
+	// holds, one Lease per instance.
+	Hostname string
 
 	bin     string
 	args    []string
@@ -68,7 +72,10 @@ func StartHAForTest(t testing.TB, opts HAOptions) *Cluster {
 
 // StartHA starts a highly-available control plane: one etcd on 127.0.0.1,
 // three kube-apiservers sharing it, each bound to and advertising its own
-// address of InstanceAddresses on one port, with the default lease endpoint
+// address of InstanceAddresses on one port, each in a UTS namespace of its
+// own named after it (so each holds an identity Lease of its own), each
+// with an authentication configuration file (so its /metrics carry the
+// apiserver_id_hash of its lease), with the default lease endpoint
 // reconciler (so the default/kubernetes EndpointSlices list all three, as in
 // a real cluster), and a TCPBalancer on LBAddress in front of them. The
 // kubeconfigs (Kubeconfig, RESTConfig, Clientset) point at the balancer;
@@ -109,6 +116,10 @@ func (c *Cluster) startHA(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	authn := filepath.Join(c.dir, "authentication-config.yaml")
+	if err := os.WriteFile(authn, []byte(authenticationConfig), 0o600); err != nil {
+		return err
+	}
 	port, err := commonFreePort(InstanceAddresses())
 	if err != nil {
 		return err
@@ -116,7 +127,7 @@ func (c *Cluster) startHA(ctx context.Context, opts Options) error {
 	var backends []string
 	for i, ip := range InstanceAddresses() {
 		in := &Instance{
-			Name: "apiserver-" + strconv.Itoa(i+1), IP: ip, Address: net.JoinHostPort(ip, port),
+			Name: "apiserver-" + strconv.Itoa(i+1), IP: ip, Address: net.JoinHostPort(ip, port), Hostname: "apiserver-" + strconv.Itoa(i+1),
 			bin: opts.KubeAPIServerBin, env: opts.APIServerEnv, logPath: filepath.Join(c.dir, "logs", fmt.Sprintf("kube-apiserver-%d.log", i+1)),
 		}
 		in.args = append([]string{
@@ -128,6 +139,7 @@ func (c *Cluster) startHA(ctx context.Context, opts Options) error {
 			// The default, spelled out: every instance keeps a lease and
 			// the reconciler lists the live ones in default/kubernetes.
 			"--endpoint-reconciler-type=lease",
+			"--authentication-config=" + authn,
 		}, common...)
 		in.args = append(in.args, opts.ExtraAPIServerArgs...)
 		c.instances = append(c.instances, in)
@@ -155,6 +167,20 @@ func (c *Cluster) startHA(ctx context.Context, opts Options) error {
 	opts.Logf("HA cluster ready (3 instances in default/kubernetes, load balancer %s) after %v; files in %s", c.lb.Address(), time.Since(began).Round(time.Millisecond), c.dir)
 	return nil
 }
+
+// authenticationConfig is an AuthenticationConfiguration with no JWT
+// authenticator (allowed: k8s.io/apiserver pkg/apis/apiserver/validation/
+// validation.go:51-53 in v0.37.2); the token file still authenticates the
+// users. kube-apiserver then exports
+// apiserver_authentication_config_controller_last_config_info with the
+// apiserver_id_hash of its identity lease from the start
+// (k8s.io/kubernetes pkg/kubeapiserver/options/authentication.go:754-756
+// in v1.37.2), which lets the plugin name the lease of a process it
+// reached through the load balancer.
+const authenticationConfig = `apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt: []
+`
 
 // commonFreePort returns a TCP port free on every one of ips.
 func commonFreePort(ips []string) (string, error) {
@@ -187,7 +213,10 @@ func commonFreePort(ips []string) (string, error) {
 // startInstance starts in's process and waits until it answers /readyz on
 // its own address.
 func (c *Cluster) startInstance(ctx context.Context, in *Instance) error {
-	p, err := startProcess(in.Name, in.bin, in.args, in.env, in.logPath)
+	in.mu.Lock()
+	args := slices.Clone(in.args)
+	in.mu.Unlock()
+	p, err := startProcess(in.Name, in.Hostname, in.bin, args, in.env, in.logPath)
 	if err != nil {
 		return err
 	}
@@ -255,6 +284,20 @@ func (c *Cluster) RestartInstance(ctx context.Context, in *Instance) error {
 		return err
 	}
 	return c.waitEndpoints(ctx)
+}
+
+// RestartInstanceWith kills in (SIGKILL) and starts it again with extra
+// appended to its command line from now on (a repeated flag overrides the
+// earlier value: "--profiling=false"), waiting as RestartInstance does.
+// Its identity Lease stays (same hostname), renewed by the new process.
+func (c *Cluster) RestartInstanceWith(ctx context.Context, in *Instance, extra ...string) error {
+	if err := c.KillInstance(in); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.args = append(in.args, extra...)
+	in.mu.Unlock()
+	return c.RestartInstance(ctx, in)
 }
 
 // EndpointAddresses lists the ready addresses (IP:port) of the

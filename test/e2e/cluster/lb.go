@@ -4,11 +4,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +30,8 @@ type TCPBalancer struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	closed bool
+	// down are the backends taken out of rotation (SetDown).
+	down map[string]bool
 }
 
 func startTCPBalancer(addr string, backends []string) (*TCPBalancer, error) {
@@ -35,7 +39,7 @@ func startTCPBalancer(addr string, backends []string) (*TCPBalancer, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &TCPBalancer{ln: ln, backends: backends, conns: map[net.Conn]struct{}{}}
+	b := &TCPBalancer{ln: ln, backends: backends, conns: map[net.Conn]struct{}{}, down: map[string]bool{}}
 	b.wg.Add(1)
 	go b.serve()
 	return b, nil
@@ -83,11 +87,34 @@ func (b *TCPBalancer) untrack(cs ...net.Conn) {
 	}
 }
 
+// SetDown takes backend (an instance's address) out of rotation, or puts
+// it back: a down backend gets no new connection, as when a health check
+// fails or a network path breaks while the instance runs on (its lease
+// kept). Connections already proxied to it stay.
+func (b *TCPBalancer) SetDown(backend string, down bool) error {
+	if !slices.Contains(b.backends, backend) {
+		return fmt.Errorf("SetDown: %q is not a backend of the balancer (%v)", backend, b.backends)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.down[backend] = down
+	return nil
+}
+
+func (b *TCPBalancer) isDown(backend string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.down[backend]
+}
+
 func (b *TCPBalancer) proxy(c net.Conn) {
 	start := b.next.Add(1) - 1
 	var up net.Conn
 	for k := range len(b.backends) {
 		addr := b.backends[(start+uint64(k))%uint64(len(b.backends))]
+		if b.isDown(addr) {
+			continue
+		}
 		var err error
 		if up, err = net.DialTimeout("tcp", addr, 5*time.Second); err == nil {
 			break

@@ -30,16 +30,23 @@ type process struct {
 }
 
 // startProcess starts bin with args, with env added to this process's
-// environment. The child gets its own process group, so
+// environment. A non-empty hostname runs the child in a UTS namespace of
+// its own whose hostname is set before bin starts (see utsWrap). The
+// child gets its own process group, so
 // stop can signal everything it may have spawned, and is killed by the kernel
 // if the test binary dies first (a go test -timeout panic, say). Pdeathsig
 // fires when the OS thread that forked the child exits; the Go runtime only
 // retires a thread when a goroutine exits while locked to it
 // (runtime.LockOSThread), which the harness never does.
-func startProcess(name, bin string, args, env []string, logPath string) (*process, error) {
+func startProcess(name, hostname, bin string, args, env []string, logPath string) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
+	}
+	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if hostname != "" {
+		bin, args = utsWrap(hostname, bin, args)
+		sys.Cloneflags = syscall.CLONE_NEWUTS
 	}
 	cmd := exec.Command(bin, args...)
 	if len(env) > 0 {
@@ -48,7 +55,7 @@ func startProcess(name, bin string, args, env []string, logPath string) (*proces
 	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sys
 	fmt.Fprintf(logFile, "+ %s %s\n", bin, strings.Join(args, " "))
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
@@ -60,6 +67,20 @@ func startProcess(name, bin string, args, env []string, logPath string) (*proces
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// utsWrap returns the command that, run in a new UTS namespace, sets its
+// hostname and then execs bin with args: /bin/sh runs hostname(1), then
+// replaces itself with bin, so the process keeps its PID and start time
+// (which the tests compare with process_start_time_seconds) and its
+// Pdeathsig. kube-apiserver names its identity lease after os.Hostname()
+// (k8s.io/apiserver pkg/server/config.go:96-100 and 409-431 in v0.37.2:
+// APIServerID is "apiserver-" and a hash of the hostname; k8s.io/kubernetes
+// pkg/controlplane/apiserver/server.go:323-329 in v1.37.2 labels the lease
+// kubernetes.io/hostname), so instances of one host need a namespace each
+// to hold a lease each, as real HA instances on their own machines do.
+func utsWrap(hostname, bin string, args []string) (string, []string) {
+	return "/bin/sh", append([]string{"-c", `hostname "$0" && exec "$@"`, hostname, bin}, args...)
 }
 
 // exited reports whether the process has ended, and how.

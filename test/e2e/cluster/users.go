@@ -33,6 +33,12 @@ const (
 	UserSlowInformer  = "slow-informer"
 	UserPacedReader   = "paced-reader"
 	UserHealthyClient = "healthy-client"
+	// UserSlowInformer1 and UserSlowInformer3 run the HA cluster's stuck
+	// watches on apiserver-1 and apiserver-3 (slow-informer's is on
+	// apiserver-2), so each finding names the instance it must be on;
+	// bound to PodReaderRole.
+	UserSlowInformer1 = "slow-informer-1"
+	UserSlowInformer3 = "slow-informer-3"
 	// UserCurlReader, UserKubectlReader and UserNodeReader run the
 	// attribution test's clients written by others (curl, kubectl,
 	// @kubernetes/client-node); bound to PodReaderRole too.
@@ -50,7 +56,7 @@ const (
 // Users lists every user in the token file, admin first.
 func Users() []string {
 	return []string{UserAdmin, UserWatchDoctor, UserNoDebug, UserSlowInformer, UserPacedReader, UserHealthyClient,
-		UserCurlReader, UserKubectlReader, UserNodeReader}
+		UserCurlReader, UserKubectlReader, UserNodeReader, UserSlowInformer1, UserSlowInformer3}
 }
 
 // user is one line of the static token file.
@@ -133,7 +139,7 @@ func rbacObjects() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding, error) 
 	bindings := []*rbacv1.ClusterRoleBinding{
 		bind(DiagnoseRole, DiagnoseRole, UserWatchDoctor),
 		bind(PodReaderRole, PodReaderRole, UserSlowInformer, UserPacedReader, UserHealthyClient,
-			UserCurlReader, UserKubectlReader, UserNodeReader),
+			UserCurlReader, UserKubectlReader, UserNodeReader, UserSlowInformer1, UserSlowInformer3),
 	}
 	return roles, bindings, nil
 }
@@ -212,6 +218,8 @@ func accessChecks() []accessCheck {
 		watchPods(UserCurlReader),
 		watchPods(UserKubectlReader),
 		watchPods(UserNodeReader),
+		watchPods(UserSlowInformer1),
+		watchPods(UserSlowInformer3),
 	}
 }
 
