@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -20,8 +21,9 @@ import (
 //	workers:           work -> a chunk's goroutines, in an arena of the chunk
 //	Next (the caller): order -> goroutines in input order, lines offset
 //
-// A worker's result is used only when its chunk is clean: no line skipped,
-// no error, no cut, at least one goroutine. At the first chunk that is
+// A worker's result is used only when its chunk is clean: no error, no
+// cut, at least one goroutine (its skipped lines are merged, their lines
+// offset, as the sequential scan would have logged them). At the first chunk that is
 // not, and always for the last chunk (where the checks of a cut dump
 // depend on the whole input), Next goes on sequentially: a Scanner
 // started with the counts of the chunks before reads that chunk and
@@ -58,6 +60,7 @@ type chunk struct {
 	flags  []string
 	spans  []span
 	clean  bool
+	skips  skipLog
 	lines  int
 	counts [3]int // goroutines, createdBy, withParent
 }
@@ -201,8 +204,9 @@ func (s *Scanner) parseChunk(c *chunk) {
 			c.gs[i].Flags = c.flags[sp.flags:sp.flagEnd:sp.flagEnd]
 		}
 	}
-	c.clean = s.err == nil && s.skips.count == 0 && s.partial == "" && !s.lastIncomplete &&
+	c.clean = s.err == nil && s.partial == "" && !s.lastIncomplete &&
 		s.goroutines > 0 && len(s.src) == 0 && s.pending == nil
+	c.skips = s.skips
 	c.lines = s.line
 	c.counts = [3]int{s.goroutines, s.createdBy, s.withParent}
 }
@@ -249,6 +253,13 @@ func (s *Scanner) nextParallel() bool {
 		s.createdBy += c.counts[1]
 		s.withParent += c.counts[2]
 		s.sawAnyHeader = true
+		for _, k := range c.skips.kept {
+			if len(s.skips.kept) < maxSkippedKept {
+				k.Line += p.base
+				s.skips.kept = append(s.skips.kept, k)
+			}
+		}
+		s.skips.count += c.skips.count
 	}
 	return false
 }
@@ -262,7 +273,8 @@ func (s *Scanner) goSequential(c *chunk) {
 		r:     bufio.NewReaderSize(&chunkReader{p: p, c: c}, readBufferSize),
 		names: s.names, recent: s.recent,
 		line: s.line, bytes: s.bytes, goroutines: s.goroutines, createdBy: s.createdBy,
-		withParent: s.withParent, sawAnyHeader: s.sawAnyHeader}
+		withParent: s.withParent, sawAnyHeader: s.sawAnyHeader,
+		skips: skipLog{kept: slices.Clone(s.skips.kept), count: s.skips.count}}
 }
 
 // chunkReader reads the queued chunks' bytes in order, from c on, and

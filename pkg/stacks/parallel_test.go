@@ -1,0 +1,178 @@
+package stacks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+)
+
+// scanWith is scan of r with workers and chunk set (chunk 0: the
+// default), so the parallel scan is compared with the sequential one.
+func scanWith(r io.Reader, workers, chunk int, skipArgs bool) scanResult {
+	sc := NewScanner(r)
+	sc.Workers, sc.chunkSize = workers, chunk
+	sc.SkipArgs = skipArgs
+	if skipArgs {
+		sc.KeepArgs, sc.SkipFiles = keepSome, true
+	}
+	var res scanResult
+	for sc.Next() {
+		res.gs = append(res.gs, sc.Goroutine().Clone())
+	}
+	res.stats, res.err = sc.Stats(), sc.Err()
+	sc.Close()
+	return res
+}
+
+// checkSame fails unless got is want: the same goroutines, Stats and error.
+func checkSame(t *testing.T, what string, want, got scanResult) {
+	t.Helper()
+	if !sameGoroutines(want.gs, got.gs) {
+		t.Fatalf("%s: goroutines differ (-sequential +parallel):\n%s", what, cmp.Diff(want.gs, got.gs, cmpopts.EquateEmpty()))
+	}
+	if !reflect.DeepEqual(want.stats, got.stats) {
+		t.Fatalf("%s: Stats differ (-sequential +parallel):\n%s", what, cmp.Diff(want.stats, got.stats))
+	}
+	if fmt.Sprint(want.err) != fmt.Sprint(got.err) {
+		t.Fatalf("%s: Err() = %v, want %v", what, got.err, want.err)
+	}
+}
+
+// seedDump is the real v1.37 capture repeated until it is several chunks
+// of every size the tests use, its goroutine ids made distinct.
+func seedDump(t *testing.T, copies int) []byte {
+	t.Helper()
+	b, err := os.ReadFile(golden.Fixture(captures[0], "goroutine-debug2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for i := range copies {
+		out.Write(bytes.ReplaceAll(b, []byte("goroutine "), fmt.Appendf(nil, "goroutine %d", i+1)))
+		if !bytes.HasSuffix(b, []byte("\n\n")) {
+			out.WriteByte('\n')
+		}
+	}
+	return out.Bytes()
+}
+
+// TestParallelIsSequential reads dumps, whole and damaged in a later
+// chunk, both ways: the goroutines, their lines, Stats, skipped lines,
+// cuts and errors are the same, whatever the chunk size.
+func TestParallelIsSequential(t *testing.T) {
+	seed := seedDump(t, 1)
+	mid := len(seed) / 2
+	at := func(b []byte, i int, s string) []byte { // s inserted at the line start at or after i
+		i += bytes.IndexByte(b[i:], '\n') + 1
+		return append(append(append([]byte(nil), b[:i]...), s...), b[i:]...)
+	}
+	inputs := map[string][]byte{
+		"whole":                 seed,
+		"junk line mid-file":    at(seed, mid, "junk outside any frame\n"),
+		"malformed header":      at(seed, mid, "\ngoroutine x [select]:\nmain.f()\n\tmain.go:1\n\n"),
+		"frame past MaxFrames":  at(seed, mid, "\ngoroutine 1 [select]:\n"+strings.Repeat("main.f()\n\tmain.go:1\n", MaxFrames+1)),
+		"line too long":         at(seed, mid, strings.Repeat("x", MaxLineBytes+2)+"\n"),
+		"cut mid-line":          seed[:len(seed)-30],
+		"cut before created by": seed[:bytes.LastIndex(seed, []byte("created by "))],
+		"CRLF":                  bytes.ReplaceAll(seed, []byte("\n"), []byte("\r\n")),
+		"not a dump":            append([]byte("hello\n"), seed...),
+		"no boundary":           bytes.ReplaceAll(seed, []byte("\n\ngoroutine "), []byte("\ngoroutine ")),
+	}
+	for name, in := range inputs {
+		t.Run(name, func(t *testing.T) {
+			for _, skipArgs := range []bool{false, true} {
+				want := scanWith(bytes.NewReader(in), 0, 0, skipArgs)
+				for _, chunk := range []int{4096, 64 << 10, 0} {
+					for _, workers := range []int{2, 3} {
+						got := scanWith(bytes.NewReader(in), workers, chunk, skipArgs)
+						checkSame(t, fmt.Sprintf("skipArgs %v, chunk %d, %d workers", skipArgs, chunk, workers), want, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestParallelErrorLine: a fatal error in a later chunk names the line
+// of the whole input, not of its chunk.
+func TestParallelErrorLine(t *testing.T) {
+	seed := seedDump(t, 2)
+	lines := bytes.Count(seed, []byte("\n"))
+	in := append(append([]byte(nil), seed...), "goroutine 5 [select]:\nmain.f()\n\tmain.go:1 +0x1\n"+strings.Repeat("y", MaxLineBytes+1)+"\n"...)
+	got := scanWith(bytes.NewReader(in), 2, 4096, false)
+	var se *SyntaxError
+	if !errors.As(got.err, &se) || se.Line() != lines+4 {
+		t.Fatalf("Err() = %v, want a *SyntaxError at line %d", got.err, lines+4)
+	}
+	if got.stats.Goroutines < 2 || len(got.gs) != got.stats.Goroutines {
+		t.Fatalf("%d goroutines returned, Stats says %d: want those before the error", len(got.gs), got.stats.Goroutines)
+	}
+}
+
+// TestParallelReadError: a read error mid-file ends the scan with the
+// error, at the line the sequential scan names, after the same goroutines.
+func TestParallelReadError(t *testing.T) {
+	seed := seedDump(t, 2)
+	errIO := errors.New("disk on fire")
+	for _, n := range []int{len(seed) / 3, len(seed) - 100, 10} {
+		want := scanWith(&errReader{data: string(seed[:n]), err: errIO}, 0, 0, true)
+		got := scanWith(&errReader{data: string(seed[:n]), err: errIO}, 2, 2048, true)
+		checkSame(t, fmt.Sprintf("error after %d bytes", n), want, got)
+		if !errors.Is(got.err, errIO) {
+			t.Fatalf("error after %d bytes: Err() = %v, want it to wrap %v", n, got.err, errIO)
+		}
+	}
+}
+
+// closedReader fails the test when read after closed is set.
+type closedReader struct {
+	t      *testing.T
+	r      io.Reader
+	closed atomic.Bool
+	bytes  atomic.Int64
+}
+
+func (c *closedReader) Read(p []byte) (int, error) {
+	if c.closed.Load() {
+		c.t.Errorf("read after Close returned")
+	}
+	n, err := c.r.Read(p)
+	c.bytes.Add(int64(n))
+	return n, err
+}
+
+// TestParallelClose: a caller that stops early calls Close, which stops
+// the reader and the workers: the input is read no more, and Next returns
+// false from then on.
+func TestParallelClose(t *testing.T) {
+	seed := seedDump(t, 1)
+	cr := &closedReader{t: t, r: bytes.NewReader(seed)}
+	sc := NewScanner(cr)
+	sc.Workers, sc.chunkSize = 2, 1024
+	for range 3 {
+		if !sc.Next() {
+			t.Fatalf("Next = false, Err() = %v", sc.Err())
+		}
+	}
+	sc.Close()
+	cr.closed.Store(true)
+	if sc.Next() {
+		t.Fatal("Next = true after Close")
+	}
+	sc.Close()
+	// The ring bounds what was read ahead: a few chunks (through the
+	// Scanner's 64 KiB buffer), not the input.
+	if got, most := cr.bytes.Load(), int64(readBufferSize+(2*2+2+1)*1024); got > most || got >= int64(len(seed)) {
+		t.Errorf("%d bytes read of %d before Close, want at most %d", got, len(seed), most)
+	}
+}
