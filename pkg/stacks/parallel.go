@@ -17,8 +17,8 @@ import (
 // Scanner of its own yields the goroutines the sequential scan would,
 // with line numbers counted from the chunk's start.
 //
-//	reader goroutine:  input -> chunk buffers (a fixed ring) -> work and order queues
-//	workers:           work -> a chunk's goroutines, in an arena of the chunk
+//	workers, in turn:  input -> a chunk buffer (of a fixed ring) -> order queue
+//	each worker:       its chunk -> the chunk's goroutines, in an arena of the chunk
 //	Next (the caller): order -> goroutines in input order, lines offset
 //
 // A worker's result is used only when its chunk is clean: no error, no
@@ -33,16 +33,27 @@ import (
 // Memory is bounded by the ring: inFlight chunks of chunkSize bytes and
 // their goroutines, whatever the input's size.
 
-// defaultChunkSize is the size of a chunk buffer: about a thousand
-// goroutines of a kube-apiserver dump.
-const defaultChunkSize = 1 << 20
+// defaultChunkSize is the size of a chunk buffer: about 250 goroutines of
+// a kube-apiserver dump, and the ring's chunks fit in a core's L2 cache.
+const defaultChunkSize = 256 << 10
 
-// boundary is where chunks are cut: a blank line, then a header.
-var boundary = []byte("\n\ngoroutine ")
+// lastBoundary is bytes.LastIndex(b, []byte("\n\ngoroutine ")), where
+// chunks are cut (a blank line, then a header), found from the end line
+// by line: it is a goroutine's lines away.
+func lastBoundary(b []byte) int {
+	for i := len(b); ; {
+		i = bytes.LastIndexByte(b[:i], '\n')
+		if i < 1 {
+			return -1
+		}
+		if b[i-1] == '\n' && bytes.HasPrefix(b[i+1:], goroutinePrefix) {
+			return i - 1
+		}
+	}
+}
 
 // chunk is one piece of the input and, once parsed, its goroutines.
-// The reader goroutine fills buf and data; a worker fills the results and
-// closes done; from then on the consumer owns it until it returns it to
+// A worker fills buf and data, then the results, and closes done; from then on the consumer owns it until it returns it to
 // the ring.
 type chunk struct {
 	buf  []byte
@@ -71,8 +82,15 @@ type span struct{ frames, frameEnd, flags, flagEnd int32 }
 // parallel is the state of a parallel scan. Its channels are its only
 // shared state besides fallback; cur, at, g and seq belong to Next.
 type parallel struct {
+	// mu guards the input: in, carry (the start of the next chunk) and
+	// ended (the final chunk was read).
+	mu    sync.Mutex
+	in    io.Reader
+	carry []byte
+	ended bool
+	size  int
+
 	free  chan *chunk
-	work  chan *chunk
 	order chan *chunk
 	stop  chan struct{}
 	once  sync.Once
@@ -89,7 +107,7 @@ type parallel struct {
 	seq  *Scanner
 }
 
-// startParallel starts the reader and the workers.
+// startParallel starts the workers.
 func (s *Scanner) startParallel() {
 	size := s.chunkSize
 	if size <= 0 {
@@ -97,8 +115,9 @@ func (s *Scanner) startParallel() {
 	}
 	inFlight := 2*s.Workers + 2
 	p := &parallel{
+		in:    s.r,
+		size:  size,
 		free:  make(chan *chunk, inFlight),
-		work:  make(chan *chunk, inFlight),
 		order: make(chan *chunk, inFlight),
 		stop:  make(chan struct{}),
 	}
@@ -106,22 +125,21 @@ func (s *Scanner) startParallel() {
 		p.free <- &chunk{}
 	}
 	s.par = p
-	p.wg.Add(1 + s.Workers)
-	go p.read(s.r, size)
+	p.wg.Add(s.Workers)
 	for range s.Workers {
 		w := &Scanner{SkipArgs: s.SkipArgs, KeepArgs: s.KeepArgs, SkipFiles: s.SkipFiles,
 			names: make(map[string]internedName), recent: new([recentSize]internedName)}
-		go p.parse(w)
+		go p.work(w)
 	}
 }
 
-// read fills chunks from r and queues them, cut at boundaries, until the
-// end of the input, a read error or stop.
-func (p *parallel) read(r io.Reader, size int) {
+// work is a worker: it reads the next chunk of the input (in turn with
+// the other workers, so the chunk is still in its core's cache when it
+// parses it), queues it in order, parses it with w, its own Scanner (and
+// so its own interned names), and closes the chunk's done; until the end
+// of the input, a read error or stop.
+func (p *parallel) work(w *Scanner) {
 	defer p.wg.Done()
-	defer close(p.work)
-	defer close(p.order)
-	var carry []byte
 	for {
 		var c *chunk
 		select {
@@ -129,57 +147,59 @@ func (p *parallel) read(r io.Reader, size int) {
 		case <-p.stop:
 			return
 		}
-		if c.buf == nil {
-			c.buf = make([]byte, size)
-		}
-		n := copy(c.buf, carry)
-		var err error
-		for n < len(c.buf) && err == nil {
-			var k int
-			k, err = r.Read(c.buf[n:])
-			n += k
-		}
-		*c = chunk{buf: c.buf, data: c.buf[:n], done: make(chan struct{}),
-			gs: c.gs[:0], frames: c.frames[:0], flags: c.flags[:0], spans: c.spans[:0]}
-		switch {
-		case err != nil:
-			c.final = true
-			if err != io.EOF {
-				c.err = err
-			}
-		default:
-			if i := bytes.LastIndex(c.data, boundary); i >= 0 {
-				c.data, c.cut = c.data[:i+2], true
-				carry = append(carry[:0], c.buf[i+2:n]...)
-			} else {
-				carry = carry[:0]
-			}
-		}
-		if !p.send(p.order, c) || !p.send(p.work, c) || c.final {
+		p.mu.Lock()
+		if p.ended || p.stopped() {
+			p.mu.Unlock()
 			return
 		}
-	}
-}
-
-// send queues c on ch, or reports false after stop.
-func (p *parallel) send(ch chan *chunk, c *chunk) bool {
-	select {
-	case ch <- c:
-		return true
-	case <-p.stop:
-		return false
-	}
-}
-
-// parse is a worker: it parses the chunks it is given with w, its own
-// Scanner (and so its own interned names), and closes each chunk's done.
-func (p *parallel) parse(w *Scanner) {
-	defer p.wg.Done()
-	for c := range p.work {
+		p.fillLocked(c)
+		// order has room for every chunk: this never waits.
+		p.order <- c
+		p.mu.Unlock()
 		if c.cut && !p.fallback.Load() {
 			w.parseChunk(c)
 		}
 		close(c.done)
+	}
+}
+
+func (p *parallel) stopped() bool {
+	select {
+	case <-p.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// fillLocked reads the next chunk into c: the carry of the chunk before,
+// then the input up to c's size, cut at the last boundary (the rest
+// carried to the next chunk), or to the end of the input. p.mu is held.
+func (p *parallel) fillLocked(c *chunk) {
+	if c.buf == nil {
+		c.buf = make([]byte, p.size)
+	}
+	n := copy(c.buf, p.carry)
+	var err error
+	for n < len(c.buf) && err == nil {
+		var k int
+		k, err = p.in.Read(c.buf[n:])
+		n += k
+	}
+	*c = chunk{buf: c.buf, data: c.buf[:n], done: make(chan struct{}),
+		gs: c.gs[:0], frames: c.frames[:0], flags: c.flags[:0], spans: c.spans[:0]}
+	p.carry = p.carry[:0]
+	switch {
+	case err != nil:
+		c.final, p.ended = true, true
+		if err != io.EOF {
+			c.err = err
+		}
+	default:
+		if i := lastBoundary(c.data); i >= 0 {
+			c.data, c.cut = c.data[:i+2], true
+			p.carry = append(p.carry, c.buf[i+2:n]...)
+		}
 	}
 }
 
@@ -188,14 +208,22 @@ func (p *parallel) parse(w *Scanner) {
 func (s *Scanner) parseChunk(c *chunk) {
 	*s = Scanner{SkipArgs: s.SkipArgs, KeepArgs: s.KeepArgs, SkipFiles: s.SkipFiles,
 		names: s.names, recent: s.recent, g: s.g, src: c.data, srcMode: true}
+	// The frames are parsed into the arena's free end (Next keeps g.Frames'
+	// array), copied only when they outgrow it.
+	s.g.Frames = c.frames[len(c.frames):len(c.frames)]
 	for s.Next() {
 		g := &s.g
 		sp := span{frames: int32(len(c.frames)), flags: int32(len(c.flags))}
-		c.frames = append(c.frames, g.Frames...)
+		if n := len(c.frames); len(g.Frames) > 0 && cap(c.frames)-n >= len(g.Frames) && &c.frames[:n+1][n] == &g.Frames[0] {
+			c.frames = c.frames[:n+len(g.Frames)]
+		} else {
+			c.frames = append(c.frames, g.Frames...)
+		}
 		c.flags = append(c.flags, g.Flags...)
 		sp.frameEnd, sp.flagEnd = int32(len(c.frames)), int32(len(c.flags))
 		c.spans = append(c.spans, sp)
 		c.gs = append(c.gs, *g)
+		g.Frames = c.frames[len(c.frames):len(c.frames)]
 	}
 	for i, sp := range c.spans {
 		c.gs[i].Frames = c.frames[sp.frames:sp.frameEnd:sp.frameEnd]
@@ -236,11 +264,7 @@ func (s *Scanner) nextParallel() bool {
 			p.free <- p.cur
 			p.cur = nil
 		}
-		c, ok := <-p.order
-		if !ok {
-			// Only after Close.
-			return false
-		}
+		c := <-p.order
 		<-c.done
 		if !c.clean || p.fallback.Load() {
 			s.goSequential(c)
@@ -296,15 +320,9 @@ func (r *chunkReader) Read(b []byte) (int, error) {
 		}
 		r.p.free <- r.c
 		r.c, r.off = nil, 0
-		c, ok := <-r.p.order
-		if !ok {
-			return 0, io.ErrUnexpectedEOF
-		}
+		c := <-r.p.order
 		<-c.done
 		r.c = c
-	}
-	if r.c == nil {
-		return 0, io.ErrUnexpectedEOF
 	}
 	n := copy(b, r.c.data[r.off:])
 	r.off += n
@@ -324,8 +342,6 @@ func (s *Scanner) Close() {
 	p.once.Do(func() {
 		p.fallback.Store(true)
 		close(p.stop)
-		// Chunks queued to no one: the workers drain work until the
-		// reader closes it.
 		p.wg.Wait()
 	})
 }

@@ -176,3 +176,11 @@ func TestParallelClose(t *testing.T) {
 		t.Errorf("%d bytes read of %d before Close, want at most %d", got, len(seed), most)
 	}
 }
+
+func TestLastBoundary(t *testing.T) {
+	for _, in := range []string{"", "\n", "\n\n", "\n\ngoroutine ", "a\n\ngoroutine 1\n\ngoroutine 2", "goroutine 1\n\ngoroutine", "x\n\n\ngoroutine 3 [", "\n\ngoroutine \n\ngoroutin"} {
+		if got, want := lastBoundary([]byte(in)), strings.LastIndex(in, "\n\ngoroutine "); got != want {
+			t.Errorf("lastBoundary(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
