@@ -107,12 +107,17 @@ type parallel struct {
 	seq  *Scanner
 }
 
+// chunkBytes is the size of a chunk.
+func (s *Scanner) chunkBytes() int {
+	if s.chunkSize > 0 {
+		return s.chunkSize
+	}
+	return defaultChunkSize
+}
+
 // startParallel starts the workers.
 func (s *Scanner) startParallel() {
-	size := s.chunkSize
-	if size <= 0 {
-		size = defaultChunkSize
-	}
+	size := s.chunkBytes()
 	inFlight := 2*s.Workers + 2
 	p := &parallel{
 		in:    s.r,
@@ -242,6 +247,12 @@ func (s *Scanner) parseChunk(c *chunk) {
 // nextParallel is Next of a parallel scan.
 func (s *Scanner) nextParallel() bool {
 	if s.par == nil {
+		// A dump that fits the read buffer (or a chunk, if smaller) is
+		// read sequentially: no worker would have a chunk to parse.
+		if _, err := s.r.Peek(min(readBufferSize, s.chunkBytes())); err != nil {
+			s.Workers = 0
+			return s.Next()
+		}
 		s.startParallel()
 	}
 	p := s.par

@@ -184,3 +184,18 @@ func TestLastBoundary(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelSmallDumpIsSequential: a dump that fits the read buffer
+// starts no workers (the replay reads its own small dumps in a loop).
+func TestParallelSmallDumpIsSequential(t *testing.T) {
+	in := craftedDebug2()[0]
+	sc := NewScanner(strings.NewReader(in))
+	sc.Workers = 2
+	n := 0
+	for sc.Next() {
+		n++
+	}
+	if sc.par != nil || n != 5 || sc.Err() != nil {
+		t.Fatalf("%d goroutines, Err() = %v, workers started: %v; want 5, nil, false", n, sc.Err(), sc.par != nil)
+	}
+}

@@ -17,6 +17,9 @@ const MaxLineBytes = 1 << 20
 // single pass, keeping only the goroutine being read. Function and file
 // names are interned, so a dump with a million goroutines costs a few
 // allocations per goroutine and memory bounded by its distinct names.
+// With Workers above 1 the pass is parsed on that many goroutines, in
+// chunks of a fixed ring (parallel.go; memory is bounded by the ring),
+// and the goroutines come out in the dump's order all the same.
 //
 // Use it like bufio.Scanner:
 //
