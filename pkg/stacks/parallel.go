@@ -23,9 +23,9 @@ import (
 //
 // A worker's result is used only when its chunk is clean: no error, no
 // cut, at least one goroutine (its skipped lines are merged, their lines
-// offset, as the sequential scan would have logged them). At the first chunk that is
-// not, and always for the last chunk (where the checks of a cut dump
-// depend on the whole input), Next goes on sequentially: a Scanner
+// offset, as the sequential scan would have logged them). At the first
+// chunk that is not, and always for the last chunk (where the checks of a
+// cut dump depend on the whole input), Next goes on sequentially: a Scanner
 // started with the counts of the chunks before reads that chunk and
 // every later one from the queue, so lines skipped, errors, cuts and
 // Stats are those of the sequential scan, with the same line numbers.
@@ -34,7 +34,9 @@ import (
 // their goroutines, whatever the input's size.
 
 // defaultChunkSize is the size of a chunk buffer: about 250 goroutines of
-// a kube-apiserver dump, and the ring's chunks fit in a core's L2 cache.
+// a kube-apiserver dump. Of 64 KiB to 1 MiB, it cost the least CPU on the
+// 300k-goroutine dump (bench/README.md, "The floor"): smaller chunks cost
+// more hand-offs, larger ones more cache misses.
 const defaultChunkSize = 256 << 10
 
 // lastBoundary is bytes.LastIndex(b, []byte("\n\ngoroutine ")), where
@@ -52,9 +54,10 @@ func lastBoundary(b []byte) int {
 	}
 }
 
-// chunk is one piece of the input and, once parsed, its goroutines.
-// A worker fills buf and data, then the results, and closes done; from then on the consumer owns it until it returns it to
-// the ring.
+// chunk is one piece of the input and, once parsed, its goroutines. One
+// goroutine at a time owns it: the worker that fills buf and data, then
+// the results, and closes done; then Next (or chunkReader), until it
+// returns the chunk to the ring (parallel.free).
 type chunk struct {
 	buf  []byte
 	data []byte // the chunk: buf[:n], ending after a blank line unless final
@@ -79,8 +82,9 @@ type chunk struct {
 // span is where a goroutine's frames and flags sit in its chunk's arena.
 type span struct{ frames, frameEnd, flags, flagEnd int32 }
 
-// parallel is the state of a parallel scan. Its channels are its only
-// shared state besides fallback; cur, at, g and seq belong to Next.
+// parallel is the state of a parallel scan. The workers share the input
+// (under mu), the channels, stop and fallback; closed, cur, at, base, g
+// and seq belong to the goroutine calling Next.
 type parallel struct {
 	// mu guards the input: in, carry (the start of the next chunk) and
 	// ended (the final chunk was read).
@@ -168,6 +172,7 @@ func (p *parallel) work(w *Scanner) {
 	}
 }
 
+// stopped reports whether Close was called.
 func (p *parallel) stopped() bool {
 	select {
 	case <-p.stop:
@@ -340,8 +345,9 @@ func (r *chunkReader) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// Close stops a parallel scan (Workers > 1) and waits for its goroutines,
-// which then read the input no more. Next calls it when it returns false;
+// Close stops a parallel scan (Workers > 1) and waits for its goroutines
+// (a Read of the input in progress included), which then read the input
+// no more. Next calls it when it returns false;
 // a caller that stops before must call it. It does nothing for a
 // sequential scan, and may be called more than once.
 func (s *Scanner) Close() {
