@@ -83,6 +83,8 @@ type scanResult struct {
 	gs    []*Goroutine
 	stats Stats
 	err   error
+	// chunks parsed by a parallel scan's workers and used.
+	parallelChunks int
 }
 
 // With skipArgs the scan also sets KeepArgs (keepSome) and SkipFiles.

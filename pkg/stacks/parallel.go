@@ -109,6 +109,8 @@ type parallel struct {
 	base int
 	g    *Goroutine
 	seq  *Scanner
+	// used counts the chunks whose workers' goroutines Next returned.
+	used int
 }
 
 // chunkBytes is the size of a chunk.
@@ -119,17 +121,29 @@ func (s *Scanner) chunkBytes() int {
 	return defaultChunkSize
 }
 
-// startParallel starts the workers.
+// parallelFrom is where a scan with Workers goes parallel, in chunks: the
+// first parallelFrom chunks' bytes are read sequentially, so that a small
+// dump (the real captures are about 2 MB) costs no ring, no workers and
+// no names interned again by each worker.
+const parallelFrom = 8
+
+// startParallel starts the workers, from the end of the goroutine the
+// sequential scan just returned (a blank line ended it): what the read
+// buffer holds past it is the first chunk's start.
 func (s *Scanner) startParallel() {
 	size := s.chunkBytes()
 	inFlight := 2*s.Workers + 2
+	buffered, _ := s.r.Peek(s.r.Buffered())
 	p := &parallel{
 		in:    s.r,
+		carry: bytes.Clone(buffered),
+		g:     &s.g,
 		size:  size,
 		free:  make(chan *chunk, inFlight),
 		order: make(chan *chunk, inFlight),
 		stop:  make(chan struct{}),
 	}
+	s.r.Discard(len(buffered))
 	for range inFlight {
 		p.free <- &chunk{}
 	}
@@ -186,8 +200,10 @@ func (p *parallel) stopped() bool {
 // then the input up to c's size, cut at the last boundary (the rest
 // carried to the next chunk), or to the end of the input. p.mu is held.
 func (p *parallel) fillLocked(c *chunk) {
-	if c.buf == nil {
-		c.buf = make([]byte, p.size)
+	if c.buf == nil || len(c.buf) <= len(p.carry) {
+		// The first chunk's carry is what the read buffer held, which
+		// may be more than a small chunk (tests).
+		c.buf = make([]byte, p.size+len(p.carry))
 	}
 	n := copy(c.buf, p.carry)
 	var err error
@@ -251,15 +267,6 @@ func (s *Scanner) parseChunk(c *chunk) {
 
 // nextParallel is Next of a parallel scan.
 func (s *Scanner) nextParallel() bool {
-	if s.par == nil {
-		// A dump that fits the read buffer (or a chunk, if smaller) is
-		// read sequentially: no worker would have a chunk to parse.
-		if _, err := s.r.Peek(min(readBufferSize, s.chunkBytes())); err != nil {
-			s.Workers = 0
-			return s.Next()
-		}
-		s.startParallel()
-	}
 	p := s.par
 	for !p.closed {
 		if p.seq != nil {
@@ -287,6 +294,7 @@ func (s *Scanner) nextParallel() bool {
 			continue
 		}
 		p.cur, p.at, p.base = c, 0, s.line
+		p.used++
 		s.line += c.lines
 		s.bytes += int64(len(c.data))
 		s.goroutines += c.counts[0]

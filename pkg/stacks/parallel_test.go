@@ -30,6 +30,9 @@ func scanWith(r io.Reader, workers, chunk int, skipArgs bool) scanResult {
 		res.gs = append(res.gs, sc.Goroutine().Clone())
 	}
 	res.stats, res.err = sc.Stats(), sc.Err()
+	if sc.par != nil {
+		res.parallelChunks = sc.par.used
+	}
 	sc.Close()
 	return res
 }
@@ -96,6 +99,11 @@ func TestParallelIsSequential(t *testing.T) {
 					for _, workers := range []int{2, 3} {
 						got := scanWith(bytes.NewReader(in), workers, chunk, skipArgs)
 						checkSame(t, fmt.Sprintf("skipArgs %v, chunk %d, %d workers", skipArgs, chunk, workers), want, got)
+						// The capture's largest goroutine is 16.7 KB: from 64 KiB
+						// on every chunk has a boundary.
+						if chunk == 64<<10 && (name == "whole" || name == "junk line mid-file") && 2*got.parallelChunks < len(in)/chunk-parallelFrom {
+							t.Errorf("chunk %d, %d workers: %d chunks parsed by the workers, want most of the %d after the first %d", chunk, workers, got.parallelChunks, len(in)/chunk-parallelFrom, parallelFrom)
+						}
 					}
 				}
 			}
@@ -159,10 +167,13 @@ func TestParallelClose(t *testing.T) {
 	cr := &closedReader{t: t, r: bytes.NewReader(seed)}
 	sc := NewScanner(cr)
 	sc.Workers, sc.chunkSize = 2, 1024
-	for range 3 {
+	for range 30 {
 		if !sc.Next() {
 			t.Fatalf("Next = false, Err() = %v", sc.Err())
 		}
+	}
+	if sc.par == nil {
+		t.Fatalf("after %d bytes of goroutines the scan is not parallel", sc.bytes)
 	}
 	sc.Close()
 	cr.closed.Store(true)
@@ -171,8 +182,9 @@ func TestParallelClose(t *testing.T) {
 	}
 	sc.Close()
 	// The ring bounds what was read ahead: a few chunks (through the
-	// Scanner's 64 KiB buffer), not the input.
-	if got, most := cr.bytes.Load(), int64(readBufferSize+(2*2+2+1)*1024); got > most || got >= int64(len(seed)) {
+	// Scanner's 64 KiB buffer, which chunks this small are read through,
+	// and which held the first chunk's start), not the input.
+	if got, most := cr.bytes.Load(), int64(2*readBufferSize+(2*2+2+1)*1024); got > most || got >= int64(len(seed)) {
 		t.Errorf("%d bytes read of %d before Close, want at most %d", got, len(seed), most)
 	}
 }

@@ -239,9 +239,19 @@ var (
 // Next reads the next goroutine. It returns false at the end of the input
 // or on a fatal error (see Err).
 func (s *Scanner) Next() bool {
-	if s.Workers > 1 && !s.srcMode {
+	if s.par != nil {
 		return s.nextParallel()
 	}
+	ok := s.next()
+	if ok && s.Workers > 1 && !s.srcMode && s.bytes >= parallelFrom*int64(s.chunkBytes()) && s.pending == nil && !s.done {
+		// Past the first chunks, at a blank line: the rest in parallel.
+		s.startParallel()
+	}
+	return ok
+}
+
+// next is Next of the sequential scan.
+func (s *Scanner) next() bool {
 	// A loop, not recursion: hostile input with millions of malformed
 	// headers in a row must not grow the stack.
 	for {
