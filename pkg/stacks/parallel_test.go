@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -210,4 +212,39 @@ func TestParallelSmallDumpIsSequential(t *testing.T) {
 	if sc.par != nil || n != 5 || sc.Err() != nil {
 		t.Fatalf("%d goroutines, Err() = %v, workers started: %v; want 5, nil, false", n, sc.Err(), sc.par != nil)
 	}
+}
+
+// TestParallelIsSequentialOnMutations: the parallel scan reads damaged
+// dumps as the sequential one does, on a fixed series of random edits of
+// real and crafted goroutines (fuzzing does this further, FuzzScanner).
+func TestParallelIsSequentialOnMutations(t *testing.T) {
+	// The capture's goroutines after its first are under 3 KB.
+	base := append(seedDump(t, 1)[:128<<10:128<<10], strings.Join(craftedDebug2(), "\n")...)
+	rng := rand.New(rand.NewPCG(29, 2026))
+	used := 0
+	for i := range 300 {
+		b := append([]byte(nil), base...)
+		for range 1 + rng.IntN(4) {
+			j := rng.IntN(len(b))
+			switch rng.IntN(4) {
+			case 0:
+				b[j] = "\n g()\t:x+"[rng.IntN(9)]
+			case 1:
+				b = append(b[:j], b[j+1:]...)
+			case 2:
+				b = slices.Insert(b, j, []byte("\n\ngoroutine ")...)
+			case 3:
+				b = b[:j]
+			}
+		}
+		chunk := 3072 + rng.IntN(2048)
+		want := scanWith(bytes.NewReader(b), 0, 0, i%2 == 0)
+		got := scanWith(bytes.NewReader(b), 2, chunk, i%2 == 0)
+		checkSame(t, fmt.Sprintf("edit %d, chunk %d", i, chunk), want, got)
+		used += got.parallelChunks
+	}
+	if used < 1000 {
+		t.Errorf("%d chunks parsed by the workers in 300 scans: the edits left the parallel scan untested", used)
+	}
+	t.Logf("%d chunks parsed by the workers", used)
 }
