@@ -2,6 +2,7 @@ package watches
 
 import (
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
@@ -34,6 +35,41 @@ type names struct {
 	// name, however many frames name it
 	// (TestReadDumpCanonicalisesOncePerName).
 	decided int
+	// shared, once made (sharedNames), decides for the scanner's workers
+	// too, so that a name is canonicalised once in all.
+	shared *sharedNames
+}
+
+// sharedNames decides names for several goroutines at once: a parallel
+// scan's workers ask it which frames keep their arguments (keepArgs)
+// while names, the classifier's, asks it what it has not memoised. Safe
+// for concurrent use.
+type sharedNames struct {
+	mu sync.Mutex
+	m  map[string]nameInfo
+}
+
+// sharedMemo returns n's sharedNames, made on the first call (which must
+// come before any goroutine uses it).
+func (n *names) sharedMemo() *sharedNames {
+	if n.shared == nil {
+		n.shared = &sharedNames{m: make(map[string]nameInfo, 1024)}
+	}
+	return n.shared
+}
+
+// decide is decideName through the shared memo.
+func (s *sharedNames) decide(fn string) nameInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.m[fn]; ok {
+		return i
+	}
+	i := decideName(fn)
+	if len(s.m) < maxNames {
+		s.m[fn] = i
+	}
+	return i
 }
 
 // recentNames is the size of names' cache by address: a power of two, a
@@ -67,7 +103,12 @@ func (n *names) lookup(fn string) nameInfo {
 	if i, ok := n.memo[fn]; ok {
 		return i
 	}
-	i := decideName(fn)
+	var i nameInfo
+	if n.shared != nil {
+		i = n.shared.decide(fn)
+	} else {
+		i = decideName(fn)
+	}
 	n.decided++
 	if n.memo == nil {
 		n.memo = make(map[string]nameInfo, 1024)

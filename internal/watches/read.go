@@ -3,6 +3,7 @@ package watches
 import (
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
@@ -47,8 +48,15 @@ func ReadDump(r io.Reader, opts ReadOptions) (*Dump, error) {
 // readDump is ReadDump into c.
 func readDump(r io.Reader, opts ReadOptions, c *Collector) (*Dump, error) {
 	sc := stacks.NewScanner(r)
+	defer sc.Close()
+	// The scanner parses on every core (its Workers); the classifier below
+	// sees the goroutines in the dump's order all the same.
+	sc.Workers = runtime.GOMAXPROCS(0)
 	if !opts.AllArgs {
-		sc.SkipArgs, sc.KeepArgs = true, func(fn string) bool { return keepArgsRole(c.names.role(fn)) }
+		// Asked from the scanner's workers at once: through the shared
+		// memo, not the collector's, which is this loop's alone.
+		shared := c.names.sharedMemo()
+		sc.SkipArgs, sc.KeepArgs = true, func(fn string) bool { return keepArgsRole(shared.decide(fn).role) }
 	}
 	// The classifier reads no file paths: only Each, when set, sees them.
 	sc.SkipFiles = opts.Each == nil

@@ -83,6 +83,8 @@ type scanResult struct {
 	gs    []*Goroutine
 	stats Stats
 	err   error
+	// chunks parsed by a parallel scan's workers and used.
+	parallelChunks int
 }
 
 // With skipArgs the scan also sets KeepArgs (keepSome) and SkipFiles.
@@ -201,9 +203,16 @@ func FuzzScanner(f *testing.F) {
 				cmp.Diff(stripped, other.gs, cmpopts.EquateEmpty()), cmp.Diff(st, other.stats), r.err, other.err)
 		}
 
+		// The parallel scan (Workers) reads the same, in chunks of any size.
+		chunk := 32 + int(ioErrAt)%4096
+		checkSame(t, fmt.Sprintf("2 workers, chunk %d", chunk), r, scanWith(bytes.NewReader(data), 2, chunk, false))
+
 		// An I/O error surfaces, wrapped, unless a syntax error came first.
 		if int(ioErrAt) > 0 && int(ioErrAt) < len(data) {
 			errIO := errors.New("fuzz: I/O error")
+			seq := scanWith(&errReader{data: string(data[:ioErrAt]), err: errIO}, 0, 0, false)
+			checkSame(t, fmt.Sprintf("I/O error after %d bytes, 2 workers, chunk %d", ioErrAt, chunk), seq,
+				scanWith(&errReader{data: string(data[:ioErrAt]), err: errIO}, 2, chunk, false))
 			sc := NewScanner(&errReader{data: string(data[:ioErrAt]), err: errIO})
 			n := 0
 			for sc.Next() {

@@ -17,6 +17,9 @@ const MaxLineBytes = 1 << 20
 // single pass, keeping only the goroutine being read. Function and file
 // names are interned, so a dump with a million goroutines costs a few
 // allocations per goroutine and memory bounded by its distinct names.
+// With Workers above 1 the pass is parsed on that many goroutines, in
+// chunks of a fixed ring (parallel.go; memory is bounded by the ring),
+// and the goroutines come out in the dump's order all the same.
 //
 // Use it like bufio.Scanner:
 //
@@ -41,8 +44,23 @@ type Scanner struct {
 	// path is not interned, which spares a caller that reads no paths a
 	// lookup per frame.
 	SkipFiles bool
+	// Workers, set before the first Next, parses the dump on that many
+	// goroutines at once when above 1 (parallel.go): the goroutines, their
+	// order, Stats and errors are those of a sequential scan. KeepArgs is
+	// then called from several goroutines at once, and a caller that stops
+	// before Next returns false must call Close.
+	Workers int
 
-	r    *bufio.Reader
+	r *bufio.Reader
+	// src, in srcMode, is the rest of a parallel scan's chunk, read in
+	// place instead of through r.
+	src     []byte
+	srcMode bool
+	par     *parallel
+	// chunkSize is the parallel scan's chunk buffer, defaultChunkSize
+	// when 0 (tests set it smaller).
+	chunkSize int
+
 	line int // number of the last line read
 	err  error
 
@@ -118,6 +136,9 @@ func (s Stats) HasParentIDs() bool { return s.WithParentID > 0 || s.CreatedBy ==
 
 // Stats returns counters for the input read so far.
 func (s *Scanner) Stats() Stats {
+	if s.par != nil && s.par.seq != nil {
+		return s.par.seq.Stats()
+	}
 	return Stats{
 		Lines: s.line, Bytes: s.bytes, Goroutines: s.goroutines,
 		CreatedBy: s.createdBy, WithParentID: s.withParent,
@@ -139,19 +160,32 @@ func (s *Scanner) partialReason() string {
 // Goroutine returns the goroutine read by the last successful Next. The
 // value, its Frames and its strings other than Func and File are reused by
 // the next call to Next; use Clone to keep it.
-func (s *Scanner) Goroutine() *Goroutine { return &s.g }
+func (s *Scanner) Goroutine() *Goroutine {
+	if s.par != nil {
+		return s.par.g
+	}
+	return &s.g
+}
 
 // Err returns the first fatal error: an I/O error, a line over
 // MaxLineBytes, input that is not a debug=2 dump, or a dump cut before its
 // first goroutine ended. Unknown lines are not errors: see
 // Stats().Skipped; a dump cut later is not one either: see
 // Stats().Partial.
-func (s *Scanner) Err() error { return s.err }
+func (s *Scanner) Err() error {
+	if s.par != nil && s.par.seq != nil {
+		return s.par.seq.err
+	}
+	return s.err
+}
 
 // readLine returns the next line without its line ending, or nil at EOF.
 func (s *Scanner) readLine() ([]byte, bool) {
 	if s.err != nil {
 		return nil, false
+	}
+	if s.srcMode {
+		return s.readSrcLine()
 	}
 	b, err := s.r.ReadSlice('\n')
 	s.bytes += int64(len(b))
@@ -205,6 +239,19 @@ var (
 // Next reads the next goroutine. It returns false at the end of the input
 // or on a fatal error (see Err).
 func (s *Scanner) Next() bool {
+	if s.par != nil {
+		return s.nextParallel()
+	}
+	ok := s.next()
+	if ok && s.Workers > 1 && !s.srcMode && s.bytes >= parallelFrom*int64(s.chunkBytes()) && s.pending == nil && !s.done {
+		// Past the first chunks, at a blank line: the rest in parallel.
+		s.startParallel()
+	}
+	return ok
+}
+
+// next is Next of the sequential scan.
+func (s *Scanner) next() bool {
 	// A loop, not recursion: hostile input with millions of malformed
 	// headers in a row must not grow the stack.
 	for {

@@ -3,6 +3,7 @@ package stacks_test
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -37,25 +38,35 @@ func BenchmarkScanner(b *testing.B) {
 	for _, in := range inputs {
 		for _, skip := range []bool{true, false} {
 			b.Run("dump="+in.name+"/skipArgs="+strconv.FormatBool(skip), func(b *testing.B) {
-				b.SetBytes(int64(len(in.data)))
-				b.ReportAllocs()
-				t := benchmetrics.Start()
-				for b.Loop() {
-					sc := stacks.NewScanner(bytes.NewReader(in.data))
-					sc.SkipArgs = skip
-					n := 0
-					for sc.Next() {
-						n++
-					}
-					if err := sc.Err(); err != nil {
-						b.Fatal(err)
-					}
-					if n != in.n {
-						b.Fatalf("read %d goroutines, want %d", n, in.n)
-					}
-				}
-				t.Report(b, in.n)
+				benchScan(b, in.data, in.n, skip, 0)
 			})
 		}
+		// The parallel scan, as watches.ReadDump runs it.
+		b.Run("dump="+in.name+"/skipArgs=true/workers="+strconv.Itoa(runtime.GOMAXPROCS(0)), func(b *testing.B) {
+			benchScan(b, in.data, in.n, true, runtime.GOMAXPROCS(0))
+		})
 	}
+}
+
+// benchScan reads data (n goroutines) with a Scanner of skipArgs and
+// workers.
+func benchScan(b *testing.B, data []byte, n int, skip bool, workers int) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	t := benchmetrics.Start()
+	for b.Loop() {
+		sc := stacks.NewScanner(bytes.NewReader(data))
+		sc.SkipArgs, sc.Workers = skip, workers
+		got := 0
+		for sc.Next() {
+			got++
+		}
+		if err := sc.Err(); err != nil {
+			b.Fatal(err)
+		}
+		if got != n {
+			b.Fatalf("read %d goroutines, want %d", got, n)
+		}
+	}
+	t.Report(b, n)
 }

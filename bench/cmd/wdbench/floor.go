@@ -36,6 +36,7 @@ func floorBench(args []string, out io.Writer) error {
 	size := fs.String("n", "300k", "goroutines in the dump (k and M suffixes)")
 	stuck := fs.Int("stuck", 134, "stuck watches planted in the dump")
 	runs := fs.Int("runs", 3, "runs of each tool, alternating")
+	base := fs.String("base", "", "another kubectl-watch_doctor binary (main's, say) run alternately with -wd, for an A/B")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -60,39 +61,20 @@ func floorBench(args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "floor: a %s-goroutine dump (%.1f MB, %d stuck watches planted), %d runs of each tool alternating, load average %s\n",
 		sizeName(n), float64(res.Bytes)/1e6, len(res.Planted), *runs, loadavg())
-	var ours, gsp, wc []measurement
-	for range *runs {
-		m, err := measure(10*time.Minute, *wd, "analyze", "--max-dump-size", maxDumpSize, path, "-o", "json")
-		if err != nil {
-			return err
-		}
-		if err := checkOurs(m, res); err != nil {
-			return fmt.Errorf("watch-doctor on %s: %w", path, err)
-		}
-		ours = append(ours, m)
-		m, err = measure(10*time.Minute, *peers, "-parser", "gostackparse", path)
-		if err != nil {
-			return err
-		}
-		if err := checkPeer(m, n, &row{}); err != nil {
-			return fmt.Errorf("gostackparse on %s: %w", path, err)
-		}
-		gsp = append(gsp, m)
-		m, err = measure(10*time.Minute, "wc", "-l", path)
-		if err != nil {
-			return err
-		}
-		if m.exit != 0 || m.timedOut {
-			return fmt.Errorf("wc -l %s: exit %d (timed out: %v): %s", path, m.exit, m.timedOut, firstLine(m.stderr))
-		}
-		wc = append(wc, m)
+	rs, err := floorRuns(*runs, *wd, *base, *peers, path, n, res)
+	if err != nil {
+		return err
 	}
+	ours, gsp, wc := rs.ours, rs.gsp, rs.wc
 	fmt.Fprintln(out, "| tool | wall min | wall median | CPU min | CPU median | peak RSS max |")
 	fmt.Fprintln(out, "|---|---|---|---|---|---|")
 	for _, t := range []struct {
 		name string
 		ms   []measurement
-	}{{"watch-doctor analyze --max-dump-size 1Gi -o json", ours}, {"gostackparse.Parse", gsp}, {"wc -l", wc}} {
+	}{{"watch-doctor analyze --max-dump-size 1Gi -o json", ours}, {"the same, -base binary", rs.base}, {"gostackparse.Parse", gsp}, {"wc -l", wc}} {
+		if len(t.ms) == 0 {
+			continue
+		}
 		walls, cpus := figures(t.ms)
 		peak := int64(0)
 		for _, m := range t.ms {
@@ -110,9 +92,60 @@ func floorBench(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "%s  our wall / wc -l's, run by run: %s, median %.1fx (target <= %.0fx)\n", verdict(medianF(vsWc) <= targetFloorVsWc), floats(vsWc), medianF(vsWc), targetFloorVsWc)
 	cpuGsp, cpuWc := cpuRatios(gsp, ours), cpuRatios(ours, wc)
 	fmt.Fprintf(out, "      in CPU time (user+sys), run by run: gostackparse's / ours %s (median %.2fx), ours / wc -l's %s (median %.1fx)\n", floats(cpuGsp), medianF(cpuGsp), floats(cpuWc), medianF(cpuWc))
+	if len(rs.base) > 0 {
+		fmt.Fprintf(out, "      -base / -wd, run by run: wall %s (median %.2fx), CPU %s (median %.2fx)\n",
+			floats(ratios(rs.base, ours)), medianF(ratios(rs.base, ours)), floats(cpuRatios(rs.base, ours)), medianF(cpuRatios(rs.base, ours)))
+	}
 	fmt.Fprintf(out, "%s  our peak RSS %.1f MiB (target < %d MiB)\n", verdict(peak < targetFloorRSS), float64(peak)/(1<<20), targetFloorRSS>>20)
 	fmt.Fprintf(out, "load average at the end: %s\n", loadavg())
 	return nil
+}
+
+// floorMeasurements are the runs of each tool, in the order they ran.
+type floorMeasurements struct{ ours, base, gsp, wc []measurement }
+
+// floorRuns runs each tool runs times, alternating: wd (and base, when
+// set), gostackparse, wc -l.
+func floorRuns(runs int, wd, base, peers, path string, n int, res dumpgen.Result) (floorMeasurements, error) {
+	var rs floorMeasurements
+	ours := func(bin string, into *[]measurement) error {
+		m, err := measure(10*time.Minute, bin, "analyze", "--max-dump-size", maxDumpSize, path, "-o", "json")
+		if err != nil {
+			return err
+		}
+		if err := checkOurs(m, res); err != nil {
+			return fmt.Errorf("%s on %s: %w", bin, path, err)
+		}
+		*into = append(*into, m)
+		return nil
+	}
+	for range runs {
+		if err := ours(wd, &rs.ours); err != nil {
+			return rs, err
+		}
+		if base != "" {
+			if err := ours(base, &rs.base); err != nil {
+				return rs, err
+			}
+		}
+		m, err := measure(10*time.Minute, peers, "-parser", "gostackparse", path)
+		if err != nil {
+			return rs, err
+		}
+		if err := checkPeer(m, n, &row{}); err != nil {
+			return rs, fmt.Errorf("gostackparse on %s: %w", path, err)
+		}
+		rs.gsp = append(rs.gsp, m)
+		m, err = measure(10*time.Minute, "wc", "-l", path)
+		if err != nil {
+			return rs, err
+		}
+		if m.exit != 0 || m.timedOut {
+			return rs, fmt.Errorf("wc -l %s: exit %d (timed out: %v): %s", path, m.exit, m.timedOut, firstLine(m.stderr))
+		}
+		rs.wc = append(rs.wc, m)
+	}
+	return rs, nil
 }
 
 // figures are the wall and CPU (user+sys) times of ms.
