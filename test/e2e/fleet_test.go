@@ -44,6 +44,7 @@ func mergedKubeconfig(t *testing.T, names []string, clusters []*cluster.Cluster)
 }
 
 func TestPluginFleetTwoClusters(t *testing.T) {
+	t.Parallel()
 	one := cluster.StartForTest(t, cluster.Options{})
 	two := cluster.StartForTest(t, cluster.Options{})
 	kc := mergedKubeconfig(t, []string{"one", "two"}, []*cluster.Cluster{one, two})

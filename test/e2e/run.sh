@@ -14,7 +14,8 @@
 #
 # Environment:
 #   WATCH_DOCTOR_E2E_CACHE  binary cache root (see hack/build-binaries.sh)
-#   E2E_TIMEOUT             go test -timeout (default 30m)
+#   E2E_TIMEOUT             go test -timeout (default 45m)
+#   E2E_PARALLEL            go test -parallel: tests run at once (default 3)
 #   E2E_PODS, E2E_HA_PODS, E2E_PACED_INTERVAL, E2E_KEEP
 #                           workload sizes, paced reader's interval, keep the
 #                           clusters' logs (see README.md)
@@ -122,4 +123,7 @@ echo "run.sh: in network namespace ${!netns_var}: $(ip -brief address show | tr 
 # No module download from here on: a missing one fails at once.
 export GOPROXY=off
 # -count=1: the tests talk to processes the go test cache cannot see.
-exec go test -count=1 -timeout "${E2E_TIMEOUT:-30m}" "$@" ./...
+# -parallel: the tests marked t.Parallel() mostly wait (one-minute blocks,
+# samples 70 s apart, Prometheus's for-durations), each on a cluster of its
+# own; three at a time overlap their waits on two cores (E2E_PARALLEL).
+exec go test -count=1 -timeout "${E2E_TIMEOUT:-45m}" -parallel "${E2E_PARALLEL:-3}" "$@" ./...

@@ -45,6 +45,9 @@ const (
 )
 
 func TestServeAlertsWithPrometheus(t *testing.T) {
+	// Mostly waits (the alert's threshold and for-duration, Prometheus's
+	// scrapes): run beside the other tests that wait (run.sh -parallel).
+	t.Parallel()
 	c := cluster.StartForTest(t, cluster.Options{})
 	admin, err := c.LoaderClientset(500)
 	if err != nil {

@@ -22,6 +22,9 @@ import (
 const stuckAlert = "WatchDoctorWatchStuck"
 
 func TestServeTraceDecidesStuckWithPrometheus(t *testing.T) {
+	// Mostly waits (the one-minute block, the alert's for-duration): run
+	// beside the other tests that wait (run.sh -parallel).
+	t.Parallel()
 	c := cluster.StartForTest(t, cluster.Options{})
 	admin, err := c.LoaderClientset(500)
 	if err != nil {
