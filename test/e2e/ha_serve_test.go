@@ -5,21 +5,15 @@ package e2e
 // that reaches only the balancer, as from outside a managed cluster.
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/watch-doctor/watch-doctor/test/e2e/cluster"
@@ -31,32 +25,37 @@ type scrapeSeries struct {
 	value  float64
 }
 
-var (
-	seriesLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$`)
-	labelPair  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
-)
-
-// parseScrape reads the watchdoctor_ series of a text exposition, by name.
+// parseScrape reads the watchdoctor_ series of a text exposition, by
+// name, with the Prometheus text parser.
 func parseScrape(t *testing.T, text string) map[string][]scrapeSeries {
 	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("serve's /metrics: %v", err)
+	}
 	out := map[string][]scrapeSeries{}
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, "watchdoctor_") {
+	for name, fam := range fams {
+		if !strings.HasPrefix(name, "watchdoctor_") {
 			continue
 		}
-		m := seriesLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("cannot parse the series line %q", line)
+		for _, m := range fam.GetMetric() {
+			s := scrapeSeries{labels: map[string]string{}}
+			for _, p := range m.GetLabel() {
+				s.labels[p.GetName()] = p.GetValue()
+			}
+			switch {
+			case m.Gauge != nil:
+				s.value = m.GetGauge().GetValue()
+			case m.Counter != nil:
+				s.value = m.GetCounter().GetValue()
+			case m.Untyped != nil:
+				s.value = m.GetUntyped().GetValue()
+			default:
+				continue // histograms and summaries: not read here
+			}
+			out[name] = append(out[name], s)
 		}
-		v, err := strconv.ParseFloat(m[3], 64)
-		if err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		s := scrapeSeries{labels: map[string]string{}, value: v}
-		for _, p := range labelPair.FindAllStringSubmatch(m[2], -1) {
-			s.labels[p[1]] = p[2]
-		}
-		out[m[1]] = append(out[m[1]], s)
 	}
 	return out
 }
@@ -79,65 +78,6 @@ func oneValue(series map[string][]scrapeSeries, name string) (scrapeSeries, bool
 		return scrapeSeries{}, false
 	}
 	return series[name][0], true
-}
-
-// startServeIn starts serve inside the client network cn, listening on its
-// own loopback, and returns its address there; it is stopped with SIGTERM
-// when the test ends, and must exit 0.
-func startServeIn(t *testing.T, cn *cluster.ClientNetwork, kubeconfig string) string {
-	t.Helper()
-	bin := os.Getenv(envPluginBin)
-	if bin == "" {
-		t.Fatalf("$%s is not set: build the plugin (make build) and export %s, or run `make e2e`", envPluginBin, envPluginBin)
-	}
-	// nsenter execs serve in the namespace: the signal reaches serve.
-	cmd := cn.Command(bin, "serve", "--kubeconfig", kubeconfig, "--listen-address", "127.0.0.1:0", "--interval", "5s", "--jitter", "0", "--request-timeout", "20s")
-	logPath := filepath.Join(t.TempDir(), "serve.log")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		logFile, _ := os.Create(logPath)
-		defer logFile.Close()
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			fmt.Fprintln(logFile, sc.Text())
-			var rec struct {
-				Msg     string `json:"msg"`
-				Address string `json:"address"`
-			}
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "serving" {
-				addr <- rec.Address
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		err := cmd.Wait()
-		<-copied
-		log, _ := os.ReadFile(logPath)
-		if err != nil {
-			t.Errorf("serve after SIGTERM: %v (want exit 0)", err)
-		}
-		if t.Failed() {
-			t.Logf("serve's log (tail):\n%s", tail(string(log), 8000))
-		}
-	})
-	select {
-	case a := <-addr:
-		return a
-	case <-time.After(time.Minute):
-		t.Fatal("serve did not say where it serves within a minute")
-	}
-	return ""
 }
 
 // scrapeIn reads serve's /metrics from inside the client network (its
@@ -172,7 +112,8 @@ func TestHAServeThroughTheLoadBalancer(t *testing.T) {
 		}
 	})
 	lb := h.cluster.LoadBalancer().Address()
-	addr := startServeIn(t, cn, h.cluster.Kubeconfig(cluster.UserWatchDoctor))
+	// nsenter execs serve in the namespace: the signal reaches serve.
+	addr := runServe(t, cn.Command, h.cluster.Kubeconfig(cluster.UserWatchDoctor))
 
 	// scrape waits for a look after the one numbered after (ok looks),
 	// that read all three instances, and returns its series and number.

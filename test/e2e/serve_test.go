@@ -217,16 +217,33 @@ func serveAccountKubeconfig(t *testing.T, c *cluster.Cluster, admin kubernetes.I
 }
 
 // startServe runs the built plugin's serve with kubeconfig, looking every
-// 5 s (with the extra flags), and returns the address it serves on once /readyz answers 200. It
-// is stopped with SIGTERM at the end of the test and must exit 0.
+// 5 s (with the extra flags), and returns the address it serves on once
+// /readyz answers 200. It is stopped with SIGTERM at the end of the test
+// and must exit 0.
 func startServe(t *testing.T, kubeconfig string, extra ...string) string {
+	t.Helper()
+	a := runServe(t, func(bin string, args ...string) *exec.Cmd { return exec.Command(bin, args...) }, kubeconfig, extra...)
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return httpStatus(ctx, "http://"+a+"/readyz") == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("serve's /readyz never answered 200: %v", err)
+	}
+	return a
+}
+
+// runServe starts the built plugin's serve through command (exec.Command,
+// or a ClientNetwork's), listening on a free port of its loopback, and
+// returns the address its log says it serves on. At the end of the test
+// it is stopped with SIGTERM and must exit 0, having shut down gracefully.
+func runServe(t *testing.T, command func(bin string, args ...string) *exec.Cmd, kubeconfig string, extra ...string) string {
 	t.Helper()
 	bin := os.Getenv(envPluginBin)
 	if bin == "" {
 		t.Fatalf("$%s is not set: build the plugin (make build) and export %s, or run `make e2e`", envPluginBin, envPluginBin)
 	}
 	args := append([]string{"serve", "--kubeconfig", kubeconfig, "--listen-address", "127.0.0.1:0", "--interval", "5s", "--jitter", "0", "--request-timeout", "20s"}, extra...)
-	cmd := exec.Command(bin, args...)
+	cmd := command(bin, args...)
 	logPath := filepath.Join(t.TempDir(), "serve.log")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -269,19 +286,13 @@ func startServe(t *testing.T, kubeconfig string, extra ...string) string {
 			t.Logf("serve's log (tail):\n%s", tail(string(log), 8000))
 		}
 	})
-	var a string
 	select {
-	case a = <-addr:
+	case a := <-addr:
+		return a
 	case <-time.After(time.Minute):
 		t.Fatal("serve did not say where it serves within a minute")
 	}
-	err = wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return httpStatus(ctx, "http://"+a+"/readyz") == http.StatusOK, nil
-	})
-	if err != nil {
-		t.Fatalf("serve's /readyz never answered 200: %v", err)
-	}
-	return a
+	return ""
 }
 
 func tail(s string, n int) string {
