@@ -105,17 +105,7 @@ func TestServeThroughTheBalancerKeepsEachInstancesLabels(t *testing.T) {
 	if diff := cmp.Diff(looks[0], looks[1]); diff != "" {
 		t.Errorf("the labels changed between the looks (-first +second):\n%s", diff)
 	}
-	cov := fmt.Sprintf(`
-# HELP watchdoctor_live_instances API server instances the cluster runs (its live identity leases, or the ready endpoints of default/kubernetes when more), at the last look; absent when unknown.
-# TYPE watchdoctor_live_instances gauge
-watchdoctor_live_instances{apiserver=%[1]q} 3
-# HELP watchdoctor_read_instances API server instances the last look read, each a process of its own, by route: own_address, or load_balancer (through the kubeconfig host, one connection per instance).
-# TYPE watchdoctor_read_instances gauge
-watchdoctor_read_instances{apiserver=%[1]q,route="load_balancer"} 3
-`, lb)
-	if err := testutil.GatherAndCompare(e.Registry(), strings.NewReader(cov), "watchdoctor_live_instances", "watchdoctor_read_instances"); err != nil {
-		t.Error(err)
-	}
+	checkCoverage(t, e, lb, 3, 3)
 }
 
 // A balancer that sends every connection to one instance: serve reads 1
@@ -126,17 +116,7 @@ func TestServeThroughTheBalancerSaysAnInstanceNotRead(t *testing.T) {
 	if !e.LookOnce(context.Background()) {
 		t.Fatal("the look read nothing")
 	}
-	cov := fmt.Sprintf(`
-# HELP watchdoctor_live_instances API server instances the cluster runs (its live identity leases, or the ready endpoints of default/kubernetes when more), at the last look; absent when unknown.
-# TYPE watchdoctor_live_instances gauge
-watchdoctor_live_instances{apiserver=%[1]q} 3
-# HELP watchdoctor_read_instances API server instances the last look read, each a process of its own, by route: own_address, or load_balancer (through the kubeconfig host, one connection per instance).
-# TYPE watchdoctor_read_instances gauge
-watchdoctor_read_instances{apiserver=%[1]q,route="load_balancer"} 1
-`, lb)
-	if err := testutil.GatherAndCompare(e.Registry(), strings.NewReader(cov), "watchdoctor_live_instances", "watchdoctor_read_instances"); err != nil {
-		t.Error(err)
-	}
+	checkCoverage(t, e, lb, 3, 1)
 }
 
 // On its own address, the instance is read by route own_address; the
@@ -166,6 +146,23 @@ watchdoctor_read_instances{apiserver=%[1]q,route="own_address"} %[2]d
 		t.Fatal("a look of a closed server counted as ok")
 	}
 	if err := testutil.GatherAndCompare(e.Registry(), strings.NewReader(want(0)), "watchdoctor_live_instances", "watchdoctor_read_instances"); err != nil {
+		t.Error(err)
+	}
+}
+
+// checkCoverage compares the coverage gauges of e's registry with live
+// instances of the cluster at lb, read read through the load balancer.
+func checkCoverage(t *testing.T, e *Exporter, lb string, live, read int) {
+	t.Helper()
+	cov := fmt.Sprintf(`
+# HELP watchdoctor_live_instances API server instances the cluster runs (its live identity leases, or the ready endpoints of default/kubernetes when more), at the last look; absent when unknown.
+# TYPE watchdoctor_live_instances gauge
+watchdoctor_live_instances{apiserver=%[1]q} %[2]d
+# HELP watchdoctor_read_instances API server instances the last look read, each a process of its own, by route: own_address, or load_balancer (through the kubeconfig host, one connection per instance).
+# TYPE watchdoctor_read_instances gauge
+watchdoctor_read_instances{apiserver=%[1]q,route="load_balancer"} %[3]d
+`, lb, live, read)
+	if err := testutil.GatherAndCompare(e.Registry(), strings.NewReader(cov), "watchdoctor_live_instances", "watchdoctor_read_instances"); err != nil {
 		t.Error(err)
 	}
 }

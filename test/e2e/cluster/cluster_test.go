@@ -13,24 +13,7 @@ import (
 // TestTCPBalancerTurnsAndSkipsARefusingBackend: each connection goes to the
 // next backend; one that refuses is skipped for the one after it.
 func TestTCPBalancerTurnsAndSkipsARefusingBackend(t *testing.T) {
-	serve := func(name string) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Write([]byte(name + "\n"))
-				c.Close()
-			}
-		}()
-		return ln.Addr().String()
-	}
+	serve := func(name string) string { return nameServer(t, name) }
 	dead, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -65,24 +48,7 @@ func TestTCPBalancerTurnsAndSkipsARefusingBackend(t *testing.T) {
 // TestTCPBalancerSetDown: a backend set down gets no new connection, and
 // gets them again once set up.
 func TestTCPBalancerSetDown(t *testing.T) {
-	serve := func(name string) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Write([]byte(name + "\n"))
-				c.Close()
-			}
-		}()
-		return ln.Addr().String()
-	}
+	serve := func(name string) string { return nameServer(t, name) }
 	a, bAddr := serve("a"), serve("b")
 	lb, err := startTCPBalancer("127.0.0.1:0", []string{a, bAddr})
 	if err != nil {
@@ -177,4 +143,26 @@ func TestProcessStartTime(t *testing.T) {
 	if got < before-1.02 || got > after+1.02 {
 		t.Errorf("start time %.2f, want between %.2f and %.2f", got, before, after)
 	}
+}
+
+// nameServer listens on a free loopback port and writes name to every
+// connection, then closes it: which backend a connection reached.
+func nameServer(t *testing.T, name string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(name + "\n"))
+			c.Close()
+		}
+	}()
+	return ln.Addr().String()
 }
