@@ -26,22 +26,9 @@ func TestTCPBalancerTurnsAndSkipsARefusingBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	var got []string
-	for range 4 {
-		c, err := net.DialTimeout("tcp", b.Address(), 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(c).ReadString('\n')
-		c.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, line[:len(line)-1])
-	}
 	// Turns 0..3 start at backends a, dead (-> b), b, a.
-	if want := "a b b a"; joinSpace(got) != want {
-		t.Errorf("connections went to %q, want %q", joinSpace(got), want)
+	if got, want := reachedBackends(t, b.Address(), 4), "a b b a"; got != want {
+		t.Errorf("connections went to %q, want %q", got, want)
 	}
 }
 
@@ -56,20 +43,7 @@ func TestTCPBalancerSetDown(t *testing.T) {
 	}
 	defer lb.Close()
 	reached := func(n int) string {
-		var got []string
-		for range n {
-			c, err := net.DialTimeout("tcp", lb.Address(), 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(c).ReadString('\n')
-			c.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, line[:len(line)-1])
-		}
-		return joinSpace(got)
+		return reachedBackends(t, lb.Address(), n)
 	}
 	if err := lb.SetDown(bAddr, true); err != nil {
 		t.Fatal(err)
@@ -165,4 +139,24 @@ func nameServer(t *testing.T, name string) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// reachedBackends opens n connections to the balancer at addr, one after
+// another, and returns the names the backends wrote, space-separated.
+func reachedBackends(t *testing.T, addr string, n int) string {
+	t.Helper()
+	var got []string
+	for range n {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, line[:len(line)-1])
+	}
+	return joinSpace(got)
 }
