@@ -229,7 +229,7 @@ func TestDocLinksFailOnBrokenLinks(t *testing.T) {
 }
 
 // TestREADMEIsTheIncidentCard holds the README to what it promises: the two
-// set-up commands first, at most 14 KiB (14,336 bytes), and the demo's output as
+// set-up commands first, at most 12 KiB (12,288 bytes), and the demo's output as
 // make demo prints it, uncut (the golden of `analyze t1 t2`).
 func TestREADMEIsTheIncidentCard(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -237,8 +237,8 @@ func TestREADMEIsTheIncidentCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	if n := len(b); n > 14336 || n < 9000 {
-		t.Errorf("README.md is %d bytes, want 9,000 to 14,336: move the mechanism to docs/", n)
+	if n := len(b); n > 12288 || n < 9000 {
+		t.Errorf("README.md is %d bytes, want 9,000 to 12,288: move the mechanism to docs/", n)
 	}
 	setup := "```sh\nmake demo    # analyze a real kube-apiserver capture shipped in testdata: no cluster, no network\n" +
 		"make test    # vet, gofmt, go mod tidy check, unit tests with -race, the replay's differential suite\n```\n"
