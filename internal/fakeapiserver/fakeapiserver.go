@@ -7,7 +7,6 @@ package fakeapiserver
 
 import (
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -22,8 +21,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -340,49 +337,6 @@ func replaceMetric(b []byte, name, value string) []byte {
 	return []byte(strings.Join(lines, "\n"))
 }
 
-// Kubeconfig writes a kubeconfig for server with token and returns its path.
-func Kubeconfig(t testing.TB, server *Server, token string) string {
-	t.Helper()
-	return KubeconfigAt(t, server, server.URL, token)
-}
-
-// KubeconfigAt writes a kubeconfig for url (a Balancer's in front of
-// server) trusting server's certificate, with token, and returns its path.
-func KubeconfigAt(t testing.TB, server *Server, url, token string) string {
-	t.Helper()
-	ca := filepath.Join(t.TempDir(), "ca.crt")
-	cert := server.Certificate()
-	pemBytes := pemEncode(cert.Raw)
-	if err := os.WriteFile(ca, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: fake
-  cluster:
-    server: %s
-    certificate-authority: %s
-users:
-- name: user
-  user:
-    token: %s
-contexts:
-- name: fake
-  context: {cluster: fake, user: user}
-current-context: fake
-`, url, ca, token)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func pemEncode(der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
-
 // CopyCapture copies the capture directory src with its capture time (the
 // fake server's Date header) set to capturedAt (RFC 3339), and returns the
 // copy's directory.
@@ -416,27 +370,6 @@ func EditCapture(t testing.TB, src string, edit func(name string, b []byte) []by
 		}
 	}
 	return dir
-}
-
-// RESTConfig is a client configuration for s with token, read from a
-// kubeconfig written by Kubeconfig, as a user's would be.
-func RESTConfig(t testing.TB, s *Server, token string) *rest.Config {
-	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", Kubeconfig(t, s, token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
-// RESTConfigAt is RESTConfig for url (a Balancer's in front of s).
-func RESTConfigAt(t testing.TB, s *Server, url, token string) *rest.Config {
-	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", KubeconfigAt(t, s, url, token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
 }
 
 // NoWaitClock is a fake clock whose After fails the test: for runs that
