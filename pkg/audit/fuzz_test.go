@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"context"
 	"testing"
 )
 
@@ -12,7 +13,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte{0x1f, 0x8b, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		lim := Limits{Bytes: 1 << 16, Line: 1 << 10, Watches: 64}
-		l, err := Read(bytes.NewReader(b), "fuzz", lim)
+		l, err := Read(context.Background(), bytes.NewReader(b), "fuzz", lim)
 		if err != nil {
 			return
 		}
