@@ -130,13 +130,6 @@ func (e *UnknownFormatError) Error() string {
 	return fmt.Sprintf("%s is in no audit log format read here (%s); it starts %s", e.Name, strings.Join(e.Formats, "; "), strconv.QuoteToASCII(string(e.First)))
 }
 
-// Formats are the forms Scan reads, as UnknownFormatError names them.
-var Formats = []string{
-	formatUpstream,
-}
-
-const formatUpstream = "kube-apiserver JSON lines (audit.k8s.io/v1 Event), plain or gzipped"
-
 // Read reads a log whole: Scan, collecting the events in the order of
 // their first line.
 func Read(ctx context.Context, r io.Reader, name string, limits Limits) (*Log, error) {

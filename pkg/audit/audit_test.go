@@ -40,7 +40,7 @@ func TestRead(t *testing.T) {
 			Name: "audit.log", Format: formatUpstream,
 			SkippedCount: 2,
 			Skipped: []Skipped{
-				{Line: 5, Reason: "not JSON: invalid character 'o' in literal null (expecting 'u')"},
+				{Line: 5, Reason: "not a JSON object"},
 				{Line: 6, Reason: `kind "Policy", apiVersion "audit.k8s.io/v1": not an audit.k8s.io/v1 Event`},
 			},
 			Lines: 7, Records: 6, Others: 1, Watches: 2,

@@ -1,28 +1,14 @@
 package audit
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"hash/maphash"
 	"net/url"
 	"slices"
 	"strconv"
-	"time"
 )
-
-// rec is one record of a log as a format's reader decoded it: one stage
-// of one request. Strings may alias the reader's buffer until merged.
-type rec struct {
-	line                  int
-	auditID, user, verb   string
-	uri, userAgent        string
-	sourceIPs             []string
-	received, stageTime   time.Time
-	start, end            bool // the record shows when the request started, when it ended
-	code                  int
-	timeoutKnown, noQuery bool
-	timeoutSeconds        int
-}
 
 // merger merges the records of a request into one Event, calling each
 // once per request: as soon as its start and end are known, or at the end.
@@ -55,18 +41,18 @@ func (m *merger) init(name string, limits Limits, sum *Summary, each func(*Event
 
 // add merges one record.
 func (m *merger) add(r *rec) error {
-	if r.verb != "watch" {
+	if !r.isWatch() {
 		m.sum.Others++
 		return nil
 	}
-	if r.auditID == "" {
+	if len(r.auditID) == 0 {
 		if err := m.count(); err != nil {
 			return err
 		}
 		p := m.newEvent(r)
 		return m.each(&p.Event)
 	}
-	if p, ok := m.pending[r.auditID]; ok {
+	if p, ok := m.pending[string(r.auditID)]; ok {
 		m.fill(p, r)
 		if p.start && p.end {
 			delete(m.pending, p.AuditID)
@@ -75,7 +61,7 @@ func (m *merger) add(r *rec) error {
 		}
 		return nil
 	}
-	h := maphash.String(m.seed, r.auditID)
+	h := maphash.Bytes(m.seed, r.auditID)
 	if _, ok := m.done[h]; ok {
 		return nil // a later stage of a request passed on
 	}
@@ -101,7 +87,7 @@ func (m *merger) count() error {
 }
 
 func (m *merger) newEvent(r *rec) *pendingEvent {
-	p := &pendingEvent{Event: Event{Source: m.name, Line: r.line, AuditID: string([]byte(r.auditID)), Verb: "watch"}}
+	p := &pendingEvent{Event: Event{Source: m.name, Line: r.line, AuditID: string(r.auditID), Verb: "watch"}}
 	m.fill(p, r)
 	return p
 }
@@ -109,14 +95,18 @@ func (m *merger) newEvent(r *rec) *pendingEvent {
 // fill fills what p lacks from r.
 func (m *merger) fill(p *pendingEvent, r *rec) {
 	e := &p.Event
-	if e.User == "" && r.user != "" {
+	if e.User == "" && len(r.user) > 0 {
 		e.User = m.strs.get(r.user)
 	}
-	if e.RequestURI == "" && r.uri != "" {
-		e.RequestURI = string([]byte(r.uri))
-		e.Path, e.TimeoutSeconds = m.strs.get(pathOf(r.uri)), timeoutOf(r.uri)
+	if e.RequestURI == "" && len(r.uri) > 0 {
+		e.RequestURI = string(r.uri)
+		if r.path != nil {
+			e.Path = m.strs.get(r.path)
+		} else {
+			e.Path, e.TimeoutSeconds = m.strs.get(pathOf(r.uri)), timeoutOf(r.uri)
+		}
 	}
-	if e.UserAgent == "" && r.userAgent != "" {
+	if e.UserAgent == "" && len(r.userAgent) > 0 {
 		e.UserAgent = m.strs.get(r.userAgent)
 	}
 	if len(e.SourceIPs) == 0 && len(r.sourceIPs) > 0 {
@@ -154,26 +144,41 @@ func (m *merger) flush() error {
 	return nil
 }
 
-// pathOf is a request URI's path, its query removed.
-func pathOf(uri string) string {
-	if u, err := url.ParseRequestURI(uri); err == nil {
-		return u.Path
+// pathOf is a request URI's path, its query removed and, when escaped,
+// unescaped (as net/url reads it).
+func pathOf(uri []byte) []byte {
+	if i := bytes.IndexByte(uri, '?'); i >= 0 {
+		uri = uri[:i]
+	}
+	if bytes.IndexByte(uri, '%') >= 0 {
+		if p, err := url.PathUnescape(string(uri)); err == nil {
+			return []byte(p)
+		}
 	}
 	return uri
 }
 
 // timeoutOf is a request URI's timeoutSeconds, 0 when absent or not a
-// count of seconds.
-func timeoutOf(uri string) int {
-	u, err := url.ParseRequestURI(uri)
-	if err != nil {
+// count of seconds (negative, fractional, over a year).
+func timeoutOf(uri []byte) int {
+	i := bytes.IndexByte(uri, '?')
+	if i < 0 {
 		return 0
 	}
-	n, err := strconv.Atoi(u.Query().Get("timeoutSeconds"))
-	if err != nil || n < 0 {
-		return 0
+	for q := uri[i+1:]; len(q) > 0; {
+		var kv []byte
+		kv, q, _ = bytes.Cut(q, []byte("&"))
+		k, v, _ := bytes.Cut(kv, []byte("="))
+		if string(k) != "timeoutSeconds" {
+			continue
+		}
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 0 || n > 366*24*3600 {
+			return 0
+		}
+		return n
 	}
-	return n
+	return 0
 }
 
 // sortByLine orders events by their source, then first line.
@@ -197,12 +202,12 @@ func (in *interner) init() {
 	in.lists = map[string][]string{}
 }
 
-// get returns a copy of s that outlives the reader's buffer.
-func (in *interner) get(s string) string {
-	if v, ok := in.m[s]; ok {
+// get returns a string of s that outlives the reader's buffer.
+func (in *interner) get(s []byte) string {
+	if v, ok := in.m[string(s)]; ok {
 		return v
 	}
-	v := string([]byte(s))
+	v := string(s)
 	if len(in.m) < maxInterned {
 		in.m[v] = v
 	}
@@ -210,9 +215,9 @@ func (in *interner) get(s string) string {
 }
 
 // list returns a shared copy of ss.
-func (in *interner) list(ss []string) []string {
+func (in *interner) list(ss [][]byte) []string {
 	if len(ss) == 1 {
-		if v, ok := in.lists[ss[0]]; ok {
+		if v, ok := in.lists[string(ss[0])]; ok {
 			return v
 		}
 	}

@@ -47,7 +47,15 @@ func Scan(ctx context.Context, r io.Reader, name string, limits Limits, each fun
 	}
 	s := newScanner(ctx, name, limits, each)
 	s.in = bufio.NewReaderSize(bounded.NewReader(br, limits.Bytes, name, "an audit log"), 64<<10)
-	err := s.lines()
+	var err error
+	switch s.sniff() {
+	case '[':
+		err = s.stream(false)
+	case '{':
+		err = s.stream(true)
+	default:
+		err = s.lines()
+	}
 	if err == nil {
 		err = s.flush()
 	}
@@ -68,6 +76,9 @@ type scanner struct {
 	sum    Summary
 	// first are the first bytes read, for an UnknownFormatError.
 	first []byte
+	dec   decoder
+	// elem holds the element of a JSON document being read.
+	elem []byte
 	merger
 }
 
@@ -90,11 +101,34 @@ func (s *scanner) record() error {
 	return nil
 }
 
-// keepFirst keeps the first bytes read.
-func (s *scanner) keepFirst(b []byte) {
-	if n := firstBytes - len(s.first); n > 0 {
-		s.first = append(s.first, b[:min(n, len(b))]...)
+// wrapperKeys are the first keys of an object that wraps the records
+// in an array: CloudWatch's events (and the pages' tokens), AKS's
+// records.
+var wrapperKeys = map[string]bool{"events": true, "records": true, "searchedLogStreams": true, "nextToken": true, "nextForwardToken": true, "nextBackwardToken": true}
+
+// sniff keeps the first bytes and tells the form from them: '[' for a
+// JSON array, '{' for an object wrapping an array of records, 0 for
+// lines.
+func (s *scanner) sniff() byte {
+	peek, _ := s.in.Peek(4096)
+	s.first = append([]byte(nil), peek[:min(firstBytes, len(peek))]...)
+	peek = bytes.TrimPrefix(peek, []byte("\xef\xbb\xbf")) // a byte order mark
+	i := skipSpace(peek, 0)
+	if i >= len(peek) {
+		return 0
 	}
+	switch peek[i] {
+	case '[':
+		return '['
+	case '{':
+		j := skipSpace(peek, i+1)
+		if j < len(peek) && peek[j] == '"' {
+			if end, err := stringEnd(peek, j); err == nil && wrapperKeys[string(peek[j+1:end-1])] {
+				return '{'
+			}
+		}
+	}
+	return 0
 }
 
 // lines reads the log a line at a time.
@@ -126,13 +160,71 @@ func (s *scanner) lines() error {
 	}
 }
 
-// line reads one line of the log.
+// line reads one line of the log: a record, an object wrapping records,
+// or a record after aws logs tail's time and stream.
 func (s *scanner) line(line []byte) error {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
 	}
-	return s.upstreamLine(line, s.sum.Lines)
+	n := s.sum.Lines
+	if line[0] == '{' {
+		return s.element(line, n, inLines, "")
+	}
+	if i := bytes.IndexByte(line, '{'); i > 0 && tailPrefix(line[:i]) {
+		return s.element(line[i:], n, inLines, formatTail)
+	}
+	s.sum.skip(n, "not a JSON object")
+	return nil
+}
+
+// tailPrefix reports what aws logs tail writes before an event: a time
+// (RFC 3339), then, unless --format short, the log stream's name.
+func tailPrefix(p []byte) bool {
+	f := bytes.Fields(p)
+	if len(f) < 1 || len(f) > 2 {
+		return false
+	}
+	_, ok := parseTime(f[0])
+	return ok
+}
+
+// element reads one record (a line, or an element of an array); format,
+// when set, names the form instead of the record's own.
+func (s *scanner) element(b []byte, n int, in where, format string) error {
+	r, got, reason := s.dec.object(b, n, in)
+	if r == nil {
+		if reason == reasonWrapper && in == inLines {
+			return s.inlineWrapper(n)
+		}
+		s.sum.skip(n, reason)
+		return nil
+	}
+	if format == "" {
+		format = got
+	}
+	if s.sum.Format == "" {
+		s.sum.Format, s.sum.Lacks = format, lacks[format]
+	}
+	return s.add(r)
+}
+
+// inlineWrapper reads the records of a line that wraps them (an event
+// hub's {"records":[...]} one a line).
+func (s *scanner) inlineWrapper(n int) error {
+	arr := s.dec.f[kRecords]
+	if arr == nil {
+		arr = s.dec.f[kEvents]
+	}
+	var err error
+	if perr := elements(arr, func(e []byte) {
+		if err == nil {
+			err = s.element(e, n, inWrapper, "")
+		}
+	}); perr != nil {
+		s.sum.skip(n, "records: "+perr.Error())
+	}
+	return err
 }
 
 // readLine reads one line of at most limits.Line bytes (without its
@@ -142,7 +234,6 @@ func (s *scanner) readLine() (line []byte, tooLong bool, err error) {
 	var chunks int
 	for {
 		chunk, err := s.in.ReadSlice('\n')
-		s.keepFirst(chunk)
 		if !tooLong {
 			if len(line)+len(chunk) > s.limits.Line+1 {
 				tooLong, line = true, nil
