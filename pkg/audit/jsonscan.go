@@ -2,6 +2,7 @@ package audit
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 	"unicode/utf16"
@@ -71,6 +72,8 @@ func valueEnd(b []byte, i int) (int, error) {
 			}
 			if i == start {
 				i++ // ',' or ':' inside a container
+			} else if !scalar(b[start:i]) {
+				return 0, fmt.Errorf("%q is not a JSON value", b[start:min(i, start+16)])
 			}
 		}
 		if depth == 0 {
@@ -78,6 +81,45 @@ func valueEnd(b []byte, i int) (int, error) {
 		}
 	}
 	return 0, errors.New("a value does not end")
+}
+
+// scalar reports a JSON literal or number (NaN, Infinity and 0x1f are
+// not).
+func scalar(t []byte) bool {
+	switch string(t) {
+	case "true", "false", "null":
+		return true
+	}
+	i := 0
+	if t[0] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	if digits() == 0 {
+		return false
+	}
+	if i < len(t) && t[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
+		i++
+		if i < len(t) && (t[i] == '+' || t[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(t)
 }
 
 // members calls fn with the raw key (quotes removed, escapes kept) and

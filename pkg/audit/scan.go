@@ -244,7 +244,7 @@ func (s *scanner) readLine() (line []byte, tooLong bool, err error) {
 			}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
-			if chunks++; chunks%checkEvery == 0 {
+			if chunks++; chunks%16 == 0 { // a MiB
 				if err := s.ctx.Err(); err != nil {
 					return nil, false, err
 				}
