@@ -238,3 +238,14 @@ func quote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// A byte order mark, as Windows tools save JSON, is not part of the log.
+func TestByteOrderMark(t *testing.T) {
+	ev := line("a", "ResponseStarted", "watch", "u", "/api/v1/pods?watch=true", "10.0.0.1", "ua")
+	for name, in := range map[string]string{"lines": ev, "array": "[" + strings.TrimSpace(ev) + "]"} {
+		got, err := Read(context.Background(), strings.NewReader("\xef\xbb\xbf"+in), "bom.json", DefaultLimits)
+		if err != nil || len(got.Events) != 1 || got.SkippedCount != 0 {
+			t.Errorf("%s: err %v, log %+v: want its one event", name, err, got)
+		}
+	}
+}
