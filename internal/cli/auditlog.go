@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -44,7 +45,7 @@ func readAuditLogs(paths []string, stdin io.Reader) ([]audit.Event, []string, er
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading --audit-log: %w", err)
 		}
-		if n := len(l.Skipped); n > 0 {
+		if n := l.SkippedCount; n > 0 {
 			warnings = append(warnings, fmt.Sprintf("--audit-log %s: %d lines skipped (first at line %d: %s)", displayName(p), n, l.Skipped[0].Line, l.Skipped[0].Reason))
 		}
 		events = append(events, l.Events...)
@@ -54,7 +55,7 @@ func readAuditLogs(paths []string, stdin io.Reader) ([]audit.Event, []string, er
 
 func readAuditLog(p string, stdin io.Reader) (*audit.Log, error) {
 	if p == "-" {
-		return audit.Read(stdin, "<stdin>", audit.DefaultLimits)
+		return audit.Read(context.TODO(), stdin, "<stdin>", audit.DefaultLimits)
 	}
 	f, err := os.Open(p)
 	if err != nil {
@@ -64,7 +65,7 @@ func readAuditLog(p string, stdin io.Reader) (*audit.Log, error) {
 	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%q is not a regular file", p)
 	}
-	return audit.Read(f, p, audit.DefaultLimits)
+	return audit.Read(context.TODO(), f, p, audit.DefaultLimits)
 }
 
 func displayName(p string) string {

@@ -118,6 +118,10 @@ func TestAnalyzeAuditLog(t *testing.T) {
 func TestAuditLogErrors(t *testing.T) {
 	t2 := golden.Fixture("t2")
 	dir := t.TempDir()
+	unknown := filepath.Join(dir, "gke-as-yaml.log")
+	if err := os.WriteFile(unknown, []byte("- protoPayload:\n    methodName: io.k8s.core.v1.configmaps.watch\x1b[2J\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -126,6 +130,8 @@ func TestAuditLogErrors(t *testing.T) {
 		{"missing", []string{"analyze", t2, "--audit-log", filepath.Join(dir, "nope")}, "reading --audit-log: open " + filepath.Join(dir, "nope")},
 		{"a directory", []string{"analyze", t2, "--audit-log", dir}, "is not a regular file"},
 		{"stdin twice", []string{"analyze", "-", "--audit-log", "-"}, `"-" (stdin) given more than once`},
+		{"no known format", []string{"analyze", t2, "--audit-log", unknown}, `reading --audit-log: ` + unknown + ` is in no audit log format read here (kube-apiserver JSON lines`},
+		{"its first bytes escaped", []string{"analyze", t2, "--audit-log", unknown}, `it starts "- protoPayload:\n    methodName: io.k8s.core.v1.configmaps.watch\x1b"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
