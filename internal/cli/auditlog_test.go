@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,8 +124,8 @@ func TestAuditLogErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"missing", []string{"analyze", t2, "--audit-log", filepath.Join(dir, "nope")}, "reading --audit-log: open " + filepath.Join(dir, "nope")},
-		{"a directory", []string{"analyze", t2, "--audit-log", dir}, "is not a regular file"},
+		{"missing", []string{"analyze", t2, "--audit-log", filepath.Join(dir, "nope")}, fmt.Sprintf("invalid --audit-log %q: no such file or directory", filepath.Join(dir, "nope"))},
+		{"a directory", []string{"analyze", t2, "--audit-log", dir}, "is a directory, not a regular file"},
 		{"stdin twice", []string{"analyze", "-", "--audit-log", "-"}, `"-" (stdin) given more than once`},
 	}
 	for _, tc := range tests {

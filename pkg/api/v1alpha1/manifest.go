@@ -115,4 +115,7 @@ const (
 	// FileTrace is a Go execution trace, /debug/pprof/trace?seconds=N
 	// (trace.out in a bundle, beside its samples).
 	FileTrace FileKind = "trace"
+	// FileAuditLog is an API server audit log's watch requests, as collect
+	// keeps them (audit-logs/ in a bundle, beside the instances).
+	FileAuditLog FileKind = "audit-log"
 )

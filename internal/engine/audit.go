@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/live"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/audit"
+)
+
+// maxSkippedShown bounds the skipped lines a note lists of one log.
+const maxSkippedShown = 3
+
+// auditKey is what the join matches a request by before its time: its
+// user and path.
+type auditKey struct{ user, path string }
+
+// auditKeys are the users and paths of the watch requests of the APF
+// dumps of the captures: the only requests an audit event can be joined
+// to (a finding's client or candidate is one of them).
+func auditKeys(l *bundle.Loaded) map[auditKey]bool {
+	keys := map[auditKey]bool{}
+	if l == nil {
+		return keys
+	}
+	for _, c := range l.Captures {
+		if c.Requests == nil {
+			continue
+		}
+		for _, r := range c.Requests.Requests {
+			user := r.User
+			if user == "" {
+				user = r.FlowDistinguisher
+			}
+			if user != "" && r.Path != "" {
+				keys[auditKey{user, r.Path}] = true
+			}
+		}
+	}
+	return keys
+}
+
+// auditRead is what the audit logs of a run gave.
+type auditRead struct {
+	// events are the watch requests kept (of a key), in the logs' order.
+	events []audit.Event
+	// watches counts the watch requests read, kept or not.
+	watches int
+	notes   []string
+}
+
+// readAudit reads each audit log once, at the time of the call (a live
+// run: after its last sample, so the requests made during the samples
+// are in it), and keeps the watch requests of keys alone: memory is
+// bounded by the evidence, not by the log. A log that cannot be opened,
+// is past its bounds or in no known format is an error naming it; its
+// skipped lines are a note.
+func readAudit(ctx context.Context, sources []bundle.AuditSource, keys map[auditKey]bool) (*auditRead, error) {
+	out := &auditRead{}
+	for _, src := range sources {
+		sum, err := scanSource(ctx, src, func(e *audit.Event) error {
+			if keys[auditKey{e.User, e.Path}] {
+				out.events = append(out.events, *e)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.watches += sum.Watches
+		if n := sum.SkippedCount; n > 0 {
+			out.notes = append(out.notes, skippedNote(src.Name, sum))
+		}
+	}
+	if len(sources) > 0 && len(out.events) == 0 {
+		out.notes = append(out.notes, fmt.Sprintf("audit log %s: %d watch requests read, none of a user and path of the APF dumps' watch requests: nothing to join (the log may be of another API server or period, or the dumps lack request details)", names(sources), out.watches))
+	}
+	return out, nil
+}
+
+// scanSource opens src and scans it; the error names the log.
+func scanSource(ctx context.Context, src bundle.AuditSource, each func(*audit.Event) error) (*auditSummary, error) {
+	rc, err := src.Open()
+	if err != nil {
+		return nil, fmt.Errorf("reading audit log %q: %w", src.Name, unwrapPath(err))
+	}
+	defer rc.Close()
+	sum, err := scanAudit(ctx, rc, src.Name, each)
+	if err != nil {
+		return nil, fmt.Errorf("reading audit log %q: %w", src.Name, err)
+	}
+	return sum, nil
+}
+
+// unwrapPath drops the *fs.PathError's own naming of the path: the error
+// names the log already.
+func unwrapPath(err error) error {
+	var nr *bundle.NotRegularError
+	if errors.As(err, &nr) {
+		return errors.New(strings.TrimPrefix(nr.Error(), fmt.Sprintf("%q is ", nr.Path)))
+	}
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return err
+}
+
+// skippedNote says how many lines of a log were skipped, and the first.
+func skippedNote(name string, sum *auditSummary) string {
+	var first []string
+	for i, s := range sum.Skipped {
+		if i == maxSkippedShown {
+			break
+		}
+		first = append(first, fmt.Sprintf("line %d: %s", s.Line, s.Reason))
+	}
+	return fmt.Sprintf("audit log %q: %d of %d lines skipped (%s)", name, sum.SkippedCount, sum.Lines, strings.Join(first, "; "))
+}
+
+// names lists the logs' names, quoted.
+func names(sources []bundle.AuditSource) string {
+	q := make([]string, len(sources))
+	for i, s := range sources {
+		q[i] = fmt.Sprintf("%q", s.Name)
+	}
+	return strings.Join(q, ", ")
+}
+
+// AuditTarget is a Raw target that keeps audit logs (collect's bundle):
+// StoreAudit writes the watch requests of the log name from body and
+// returns where, as the manifest records it.
+type AuditTarget interface {
+	StoreAudit(name string, body io.Reader) (string, error)
+}
+
+// storeAudit reads each audit log once, at the end of the run, and
+// streams its watch requests, rewritten as upstream JSON lines
+// (audit.Write), to t: memory stays that of a batch, whatever the log.
+func storeAudit(ctx context.Context, sources []bundle.AuditSource, t live.Target) ([]api.AuditLogCopy, error) {
+	if len(sources) == 0 {
+		return nil, nil
+	}
+	at, ok := t.(AuditTarget)
+	if !ok {
+		return nil, fmt.Errorf("audit logs given to a target that cannot keep them (%T)", t)
+	}
+	var out []api.AuditLogCopy
+	for _, src := range sources {
+		c, err := storeOne(ctx, src, at)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// errCopyFailed ends the reading of a log whose copy failed.
+var errCopyFailed = errors.New("the bundle's copy of the log failed")
+
+// storeBatch is how many events are written at once.
+const storeBatch = 512
+
+func storeOne(ctx context.Context, src bundle.AuditSource, at AuditTarget) (api.AuditLogCopy, error) {
+	pr, pw := io.Pipe()
+	type scanned struct {
+		sum *auditSummary
+		err error
+	}
+	done := make(chan scanned, 1)
+	go func() {
+		var batch []audit.Event
+		flush := func() error {
+			err := audit.Write(pw, batch)
+			batch = batch[:0]
+			return err
+		}
+		sum, err := scanSource(ctx, src, func(e *audit.Event) error {
+			if batch = append(batch, *e); len(batch) == storeBatch {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil {
+			err = flush()
+		}
+		pw.CloseWithError(err)
+		done <- scanned{sum, err}
+	}()
+	file, storeErr := at.StoreAudit(src.Name, pr)
+	pr.CloseWithError(errCopyFailed)
+	s := <-done
+	switch {
+	case s.err != nil && !errors.Is(s.err, errCopyFailed):
+		return api.AuditLogCopy{}, s.err
+	case storeErr != nil:
+		return api.AuditLogCopy{}, storeErr
+	case s.err != nil:
+		return api.AuditLogCopy{}, s.err
+	}
+	return api.AuditLogCopy{Source: src.Name, File: file, Watches: s.sum.Watches, Lines: s.sum.Lines}, nil
+}
+
+// readAudit reads the run's audit logs into the diagnosis' options,
+// their notes into the run's.
+func (r *Result) readAudit(ctx context.Context, cfg *Config) error {
+	if len(cfg.AuditLogs) == 0 {
+		return nil
+	}
+	read, err := readAudit(ctx, cfg.AuditLogs, auditKeys(r.Loaded))
+	if err != nil {
+		return err
+	}
+	cfg.Diagnosis.Audit = read.events
+	r.Notes = append(r.Notes, read.notes...)
+	return nil
+}
