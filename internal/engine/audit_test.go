@@ -124,4 +124,3 @@ func TestAuditLogNotes(t *testing.T) {
 		})
 	}
 }
-
