@@ -136,6 +136,12 @@ func (o *CollectOptions) Run() error {
 	cfg.Raw = target
 	out, runErr := engine.Run(ctx, cfg)
 	res := out.Run
+	// An audit log that could not be read leaves the bundle whole, and
+	// fails the run at its end.
+	var auditErr *engine.AuditError
+	if errors.As(runErr, &auditErr) {
+		runErr = nil
+	}
 	writeErr := target.failed()
 	if writeErr == nil && runErr != nil && (res == nil || ctx.Err() == nil) {
 		return runErr
@@ -158,7 +164,7 @@ func (o *CollectOptions) Run() error {
 	}
 	errs := out.Errors
 	printErrors(o.ErrOut, errs, refused(res))
-	if len(o.AuditLogs) > 0 && len(out.AuditLogs) == 0 && runErr != nil {
+	if len(o.AuditLogs) > 0 && len(out.AuditLogs) == 0 && runErr != nil && auditErr == nil {
 		fmt.Fprintf(o.ErrOut, "warning: --audit-log not kept: the run ended before its last sample, and the logs are read after it\n")
 	}
 	for _, w := range out.Withheld {
@@ -177,6 +183,9 @@ func (o *CollectOptions) Run() error {
 	printSummary(o.Out, o.Dir, res)
 	if runErr != nil {
 		return runErr
+	}
+	if auditErr != nil {
+		return fmt.Errorf("--audit-log not kept: %w", auditErr)
 	}
 	if err := errIncomplete(errs); err != nil {
 		return err

@@ -73,8 +73,11 @@ func readAudit(ctx context.Context, sources []bundle.AuditSource, keys map[audit
 			return nil, err
 		}
 		out.watches += sum.Watches
-		if n := sum.SkippedCount; n > 0 {
+		if sum.SkippedCount > 0 {
 			out.notes = append(out.notes, skippedNote(src.Name, sum))
+		}
+		if len(sum.Lacks) > 0 {
+			out.notes = append(out.notes, fmt.Sprintf("audit log %q (%s) lacks %s: the join rests on the user, the path and the time", src.Name, sum.Format, strings.Join(sum.Lacks, ", ")))
 		}
 	}
 	if len(sources) > 0 && len(out.events) == 0 {
@@ -83,16 +86,25 @@ func readAudit(ctx context.Context, sources []bundle.AuditSource, keys map[audit
 	return out, nil
 }
 
+// AuditError is an audit log that could not be read (not opened, past its
+// bounds, in no known format): with Raw, what was fetched is kept all the
+// same.
+type AuditError struct{ Err error }
+
+func (e *AuditError) Error() string { return "reading audit log: " + e.Err.Error() }
+func (e *AuditError) Unwrap() error { return e.Err }
+
 // scanSource opens src and scans it; the error names the log.
-func scanSource(ctx context.Context, src bundle.AuditSource, each func(*audit.Event) error) (*auditSummary, error) {
+func scanSource(ctx context.Context, src bundle.AuditSource, each func(*audit.Event) error) (*audit.Summary, error) {
 	rc, err := src.Open()
 	if err != nil {
-		return nil, fmt.Errorf("reading audit log %q: %w", src.Name, unwrapPath(err))
+		return nil, &AuditError{fmt.Errorf("%q: %w", src.Name, unwrapPath(err))}
 	}
 	defer rc.Close()
-	sum, err := scanAudit(ctx, rc, src.Name, each)
+	sum, err := audit.Scan(ctx, rc, src.Name, audit.DefaultLimits, each)
 	if err != nil {
-		return nil, fmt.Errorf("reading audit log %q: %w", src.Name, err)
+		// Scan's errors name the log.
+		return nil, &AuditError{err}
 	}
 	return sum, nil
 }
@@ -111,7 +123,7 @@ func unwrapPath(err error) error {
 }
 
 // skippedNote says how many lines of a log were skipped, and the first.
-func skippedNote(name string, sum *auditSummary) string {
+func skippedNote(name string, sum *audit.Summary) string {
 	var first []string
 	for i, s := range sum.Skipped {
 		if i == maxSkippedShown {
@@ -119,7 +131,7 @@ func skippedNote(name string, sum *auditSummary) string {
 		}
 		first = append(first, fmt.Sprintf("line %d: %s", s.Line, s.Reason))
 	}
-	return fmt.Sprintf("audit log %q: %d of %d lines skipped (%s)", name, sum.SkippedCount, sum.Lines, strings.Join(first, "; "))
+	return fmt.Sprintf("audit log %q (%s): %d of %d records skipped (%s)", name, sum.Format, sum.SkippedCount, sum.Records, strings.Join(first, "; "))
 }
 
 // names lists the logs' names, quoted.
@@ -166,44 +178,61 @@ var errCopyFailed = errors.New("the bundle's copy of the log failed")
 // storeBatch is how many events are written at once.
 const storeBatch = 512
 
+// storeOne copies the watch requests of src to at, streamed in batches.
+// The copy starts with the first request: a log without any keeps no
+// file (an empty file would be in no format), only its record.
 func storeOne(ctx context.Context, src bundle.AuditSource, at AuditTarget) (api.AuditLogCopy, error) {
-	pr, pw := io.Pipe()
-	type scanned struct {
-		sum *auditSummary
-		err error
+	type stored struct {
+		file string
+		err  error
 	}
-	done := make(chan scanned, 1)
-	go func() {
-		var batch []audit.Event
-		flush := func() error {
-			err := audit.Write(pw, batch)
-			batch = batch[:0]
-			return err
-		}
-		sum, err := scanSource(ctx, src, func(e *audit.Event) error {
-			if batch = append(batch, *e); len(batch) == storeBatch {
-				return flush()
-			}
+	var pw *io.PipeWriter
+	var done chan stored
+	var batch []audit.Event
+	flush := func() error {
+		if len(batch) == 0 {
 			return nil
-		})
-		if err == nil {
-			err = flush()
 		}
-		pw.CloseWithError(err)
-		done <- scanned{sum, err}
-	}()
-	file, storeErr := at.StoreAudit(src.Name, pr)
-	pr.CloseWithError(errCopyFailed)
-	s := <-done
-	switch {
-	case s.err != nil && !errors.Is(s.err, errCopyFailed):
-		return api.AuditLogCopy{}, s.err
-	case storeErr != nil:
-		return api.AuditLogCopy{}, storeErr
-	case s.err != nil:
-		return api.AuditLogCopy{}, s.err
+		if pw == nil {
+			var pr *io.PipeReader
+			pr, pw = io.Pipe()
+			done = make(chan stored, 1)
+			go func() {
+				file, err := at.StoreAudit(src.Name, pr)
+				pr.CloseWithError(errCopyFailed)
+				done <- stored{file, err}
+			}()
+		}
+		err := audit.Write(pw, batch)
+		batch = batch[:0]
+		return err
 	}
-	return api.AuditLogCopy{Source: src.Name, File: file, Watches: s.sum.Watches, Lines: s.sum.Lines}, nil
+	sum, err := scanSource(ctx, src, func(e *audit.Event) error {
+		if batch = append(batch, *e); len(batch) == storeBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if pw == nil {
+		if err != nil {
+			return api.AuditLogCopy{}, err
+		}
+		return api.AuditLogCopy{Source: src.Name, Watches: sum.Watches, Lines: sum.Lines}, nil
+	}
+	pw.CloseWithError(err)
+	st := <-done
+	switch {
+	case err != nil && !errors.Is(err, errCopyFailed):
+		return api.AuditLogCopy{}, err
+	case st.err != nil:
+		return api.AuditLogCopy{}, st.err
+	case err != nil:
+		return api.AuditLogCopy{}, err
+	}
+	return api.AuditLogCopy{Source: src.Name, File: st.file, Watches: sum.Watches, Lines: sum.Lines}, nil
 }
 
 // readAudit reads the run's audit logs into the diagnosis' options,

@@ -106,7 +106,7 @@ func TestAuditLogNotes(t *testing.T) {
 		{"another cluster's", auditEvent("x", "someone-else", "10.1.1.1", "2026-11-29T10:22:03Z"),
 			[]string{`audit log "audit.log": 1 watch requests read, none of a user and path of the APF dumps' watch requests: nothing to join`}},
 		{"skipped lines", "not an event\n" + auditEvent("a1", "slow-informer", "127.0.0.2", "2026-11-29T10:22:03.339100Z") + "{}\n",
-			[]string{`audit log "audit.log": 2 of 3 lines skipped (line 1: not JSON`}},
+			[]string{`audit log "audit.log" (kube-apiserver JSON lines`, `: 2 of 3 records skipped (line 1: not a JSON object; line 3: `}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := &growingLog{}
