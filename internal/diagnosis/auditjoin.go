@@ -3,7 +3,7 @@ package diagnosis
 import (
 	"fmt"
 	"net/netip"
-	"sort"
+	"slices"
 	"time"
 
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -28,7 +28,10 @@ const maxAuditFits = 10
 // a binary search and a walk of its window, so the join's work grows with
 // the events and the requests joined, never with their product.
 type auditIndex struct {
-	byKey map[auditKey][]*audit.Event
+	events []audit.Event
+	// byKey are the indexes of each key's events, sorted by the time
+	// received.
+	byKey map[auditKey][]int
 	// work counts the events indexed and walked, and the searches: what
 	// TestJoinAuditIsLinear holds to the input's size.
 	work int
@@ -37,33 +40,37 @@ type auditIndex struct {
 type auditKey struct{ user, path string }
 
 func newAuditIndex(events []audit.Event) *auditIndex {
-	ix := &auditIndex{byKey: map[auditKey][]*audit.Event{}}
-	for i := range events {
-		e := &events[i]
+	ix := &auditIndex{events: events, byKey: map[auditKey][]int{}}
+	for i, e := range events {
 		k := auditKey{e.User, e.Path}
-		ix.byKey[k] = append(ix.byKey[k], e)
+		ix.byKey[k] = append(ix.byKey[k], i)
 		ix.work++
 	}
-	for _, es := range ix.byKey {
-		sort.SliceStable(es, func(i, j int) bool { return es[i].RequestReceived.Before(es[j].RequestReceived) })
+	for _, idx := range ix.byKey {
+		slices.SortStableFunc(idx, func(a, b int) int { return events[a].RequestReceived.Compare(events[b].RequestReceived) })
 	}
 	return ix
 }
 
 // fits lists the events of user and path received within AuditTolerance
-// of start, at most maxAuditFits.
+// of start, at most maxAuditFits, in the log's order.
 func (ix *auditIndex) fits(user, path string, start time.Time) []api.AuditEvent {
-	es := ix.byKey[auditKey{user, path}]
+	idx := ix.byKey[auditKey{user, path}]
 	ix.work++
-	i := sort.Search(len(es), func(i int) bool { return !es[i].RequestReceived.Before(start.Add(-AuditTolerance)) })
-	var out []api.AuditEvent
-	for ; i < len(es) && len(out) < maxAuditFits; i++ {
+	first, _ := slices.BinarySearchFunc(idx, start.Add(-AuditTolerance), func(i int, t time.Time) int { return ix.events[i].RequestReceived.Compare(t) })
+	var window []int
+	for _, i := range idx[first:] {
 		ix.work++
-		e := es[i]
-		if e.RequestReceived.After(start.Add(AuditTolerance)) {
+		if ix.events[i].RequestReceived.After(start.Add(AuditTolerance)) || len(window) == maxAuditFits {
 			break
 		}
-		out = append(out, api.AuditEvent{Source: fmt.Sprintf("%s:%d", e.Source, e.Line), AuditID: e.AuditID, SourceIPs: e.SourceIPs, UserAgent: e.UserAgent, RequestReceivedTimestamp: e.RequestReceived.UTC()})
+		window = append(window, i)
+	}
+	slices.Sort(window)
+	out := make([]api.AuditEvent, len(window))
+	for j, i := range window {
+		e := &ix.events[i]
+		out[j] = api.AuditEvent{Source: fmt.Sprintf("%s:%d", e.Source, e.Line), AuditID: e.AuditID, SourceIPs: e.SourceIPs, UserAgent: e.UserAgent, RequestReceivedTimestamp: e.RequestReceived.UTC()}
 	}
 	return out
 }

@@ -135,3 +135,34 @@ func TestJoinAuditIsLinear(t *testing.T) {
 		t.Errorf("%d requests and events: work %d, want at most %d", n, w1, 10*n)
 	}
 }
+
+// n findings of one user and path against 50n events of them, then twice
+// as many of each: each finding's window is capped, and the work at most
+// doubles (before, each finding looked at every event of its key).
+func TestJoinAuditIsLinearAgainstManyEvents(t *testing.T) {
+	path := "/api/v1/namespaces/ns/pods"
+	cost := func(n int) (work, fits int) {
+		events := make([]audit.Event, 50*n)
+		for i := range events {
+			events[i] = audit.Event{Source: "a.log", Line: i + 1, User: "u", Verb: "watch", Path: path, RequestReceived: t0.Add(time.Duration(i) * 100 * time.Millisecond)}
+		}
+		fs := make([]api.Finding, n)
+		for i := range fs {
+			st := t0.Add(time.Duration(i) * 5 * time.Second)
+			fs[i] = api.Finding{Type: api.StuckInitialEvents, Client: &api.Client{User: "u", Path: path, StartTime: &st, Match: api.MatchExact}}
+		}
+		_, work = joinAudit(fs, events)
+		for _, f := range fs {
+			fits += len(f.Audit)
+		}
+		return work, fits
+	}
+	w1, f1 := cost(2000)
+	w2, f2 := cost(4000)
+	if float64(w2) > 2.01*float64(w1) {
+		t.Errorf("findings 2000 -> 4000: work %d -> %d: more than doubled (quadratic)", w1, w2)
+	}
+	if f1 != 2000*maxAuditFits || f2 != 4000*maxAuditFits {
+		t.Errorf("fits %d and %d: want %d and %d, each finding's window capped at %d", f1, f2, 2000*maxAuditFits, 4000*maxAuditFits, maxAuditFits)
+	}
+}

@@ -133,7 +133,7 @@ func (d *decoder) aksRow(f *fields) (reason string) {
 	stage := d.str(f[kAKSStage])
 	r.start = true
 	r.end = string(stage) == "ResponseComplete" || string(stage) == "Panic"
-	r.code, _ = jsonInt(member(d.dynamic(f[kAKSResponseStatus]), "code"))
+	r.code = httpCode(member(d.dynamic(f[kAKSResponseStatus]), "code"))
 	return ""
 }
 

@@ -252,13 +252,22 @@ func (d *decoder) upstream(f *fields) (reason string) {
 	if s := f[kResponseStatus]; s != nil {
 		_ = members(s, func(k, v []byte) bool {
 			if string(k) == "code" {
-				r.code, _ = jsonInt(v)
+				r.code = httpCode(v)
 				return false
 			}
 			return true
 		})
 	}
 	return ""
+}
+
+// httpCode reads an HTTP status code: 0 unless an integer from 100 to
+// 599.
+func httpCode(v []byte) int {
+	if n, ok := jsonInt(v); ok && n >= 100 && n <= 599 {
+		return n
+	}
+	return 0
 }
 
 // sourceIPs reads an array of address strings into d.r.sourceIPs.
