@@ -166,3 +166,16 @@ func TestJoinAuditIsLinearAgainstManyEvents(t *testing.T) {
 		t.Errorf("fits %d and %d: want %d and %d, each finding's window capped at %d", f1, f2, 2000*maxAuditFits, 4000*maxAuditFits, maxAuditFits)
 	}
 }
+
+// "check each" names each candidate's pods, else its source addresses.
+func TestCandidatesNamed(t *testing.T) {
+	f := api.Finding{Candidates: []api.Request{
+		{User: "a", SourceIPs: []string{"10.0.0.1"}, Pods: []api.Pod{{Namespace: "ns", Name: "a-1"}}},
+		{User: "a", SourceIPs: []string{"10.0.0.1"}, Pods: []api.Pod{{Namespace: "ns", Name: "a-1"}, {Namespace: "ns", Name: "a-2"}}},
+		{User: "b", SourceIPs: []string{"10.0.0.2"}},
+		{User: "c"},
+	}}
+	if got, want := candidatesNamed(f), `"a" (pod ns/a-1, pod ns/a-2) | "b" (from 10.0.0.2) | "c"`; got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+}
