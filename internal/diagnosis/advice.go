@@ -229,4 +229,3 @@ func appendOnce(ss []string, s string) []string {
 // Readvise writes r's advice again: after the pods of the findings'
 // source addresses were looked up, "check each" names them.
 func Readvise(r *api.Report, words Words) { r.Advice = advice(r, words) }
-

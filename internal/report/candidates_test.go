@@ -34,7 +34,9 @@ func TestCandidateLines(t *testing.T) {
 // its first address), escaped; -o wide every address, its user agent and
 // every pod with its owner.
 func TestCandidateSource(t *testing.T) {
-	p := func(name, owner string) api.Pod { return api.Pod{Namespace: "ns", Name: name, IP: "10.0.0.1", Owner: owner} }
+	p := func(name, owner string) api.Pod {
+		return api.Pod{Namespace: "ns", Name: name, IP: "10.0.0.1", Owner: owner}
+	}
 	for _, tc := range []struct {
 		name        string
 		c           api.Request
