@@ -2,6 +2,7 @@ package diagnosis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -117,7 +118,7 @@ func stuckAdvice(r *api.Report, _ Words) []string {
 		case c != nil && c.User != "":
 			who = fmt.Sprintf("%q (%s match)", c.User, c.Match)
 		case len(r.Findings[idx[0]].Candidates) > 0:
-			who = fmt.Sprintf("one of %s (ambiguous match: the evidence cannot tell which of them is stuck, and the others may be healthy; check each)", quoteJoin(r.Findings[idx[0]].CandidateUsers()))
+			who = fmt.Sprintf("one of %s (ambiguous match: the evidence cannot tell which of them is stuck, and the others may be healthy; check each)", candidatesNamed(r.Findings[idx[0]]))
 		}
 		what := "its watch"
 		if c := r.Findings[idx[0]].Client; c != nil && c.Path != "" {
@@ -184,10 +185,47 @@ func streamingAdvice(r *api.Report, _ Words) []string {
 	return out
 }
 
-func quoteJoin(us []string) string {
-	q := make([]string, len(us))
-	for i, u := range us {
+// candidatesNamed lists the users of f's candidates, each once, with the
+// pods (else the source addresses) their audit joins found: "check each"
+// then names pods.
+func candidatesNamed(f api.Finding) string {
+	seen := map[string]int{}
+	var users []string
+	var where [][]string
+	for _, c := range f.Candidates {
+		i, ok := seen[c.User]
+		if !ok {
+			i = len(users)
+			seen[c.User] = i
+			users = append(users, c.User)
+			where = append(where, nil)
+		}
+		for _, p := range c.Pods {
+			where[i] = appendOnce(where[i], "pod "+p.Namespace+"/"+p.Name)
+		}
+		if len(c.Pods) == 0 {
+			for _, ip := range c.SourceIPs {
+				where[i] = appendOnce(where[i], "from "+ip)
+			}
+		}
+	}
+	q := make([]string, len(users))
+	for i, u := range users {
 		q[i] = fmt.Sprintf("%q", u)
+		if len(where[i]) > 0 {
+			q[i] += " (" + strings.Join(where[i], ", ") + ")"
+		}
 	}
 	return strings.Join(q, " | ")
 }
+
+func appendOnce(ss []string, s string) []string {
+	if slices.Contains(ss, s) {
+		return ss
+	}
+	return append(ss, s)
+}
+
+// Readvise writes r's advice again: after the pods of the findings'
+// source addresses were looked up, "check each" names them.
+func Readvise(r *api.Report, words Words) { r.Advice = advice(r, words) }
