@@ -1,0 +1,127 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+)
+
+// TestSlowClientBusyResource pins the loop the replay exists to show for a
+// client slower than its resource (issue 37): the server closes its watch,
+// it reads to the end, watches again from scratch and is closed again.
+// The dispatcher's closures loop the slow clients in every column; the
+// stall timeout adds its own for curl's stack, which then never has its
+// initial events, where unpatched it did once. The healthy client is
+// never closed. The upstream column is held to unpatched by the
+// differential suite (internal/replay/upstream), this scenario included.
+func TestSlowClientBusyResource(t *testing.T) {
+	sc, err := Builtin("slow-client-busy-resource")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), sc, DefaultBackends(sc, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type loop struct {
+		Closures, Returns int
+		CaughtUp          bool
+	}
+	got := map[string]map[string]loop{}
+	for _, col := range res.Columns {
+		got[col.Name] = map[string]loop{}
+		for _, c := range col.Clients {
+			got[col.Name][c.Name] = loop{c.Closures, c.Returns, c.InitialDoneAtSeconds != nil}
+			if c.Returns > 0 && !(c.ReturnSeatSeconds > 0 && c.ReturnSeatSeconds <= c.APFSeatSeconds) {
+				t.Errorf("%s/%s: %d returns held %g of %g APF seat-seconds; want some, at most all", col.Name, c.Name, c.Returns, c.ReturnSeatSeconds, c.APFSeatSeconds)
+			}
+			if c.Returns > 0 && c.EventsReceived <= int64(c.InitialEvents) {
+				t.Errorf("%s/%s: %d events over %d watches of %d initial events each: the returns replayed nothing", col.Name, c.Name, c.EventsReceived, c.Returns+1, c.InitialEvents)
+			}
+		}
+	}
+	dispatcherLoops := map[string]loop{
+		"slow-client-go": {5, 4, true},
+		"slow-curl":      {5, 4, true},
+		"slow-node":      {6, 5, false},
+		"fast-client":    {0, 0, true},
+	}
+	want := map[string]map[string]loop{
+		api.ColumnUnpatched: dispatcherLoops,
+		api.ColumnPR141899: {
+			"slow-client-go": {5, 4, true},
+			"slow-curl":      {5, 4, false},
+			"slow-node":      {6, 5, false},
+			"fast-client":    {0, 0, true},
+		},
+		api.ColumnComplete: {
+			"slow-client-go": {5, 4, true},
+			"slow-curl":      {7, 6, false},
+			"slow-node":      {6, 5, false},
+			"fast-client":    {0, 0, true},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("closures, returns, caught up (-want +got):\n%s", diff)
+	}
+	for _, col := range res.Columns {
+		var stalled int64
+		for _, c := range col.Counters {
+			stalled += c.StalledWatchers
+		}
+		if col.Name != api.ColumnUnpatched && stalled == 0 {
+			t.Errorf("%s: the stall timeout stopped no watcher; want curl's", col.Name)
+		}
+		if col.Returns < 2 || col.ReturnSeatSeconds <= 0 || col.BlockedGoroutines != 0 {
+			t.Errorf("%s: %d returns, %g of their seat-seconds, %d blocked; want a loop, seats, nothing stuck", col.Name, col.Returns, col.ReturnSeatSeconds, col.BlockedGoroutines)
+		}
+	}
+}
+
+// TestRelistBackoff follows client-go's reflector backoff (relist.go):
+// 800 ms doubling to 30 s, started over once 2 min passed since it last
+// was.
+func TestRelistBackoff(t *testing.T) {
+	r := &clientRun{start: 10 * time.Second}
+	var got []time.Duration
+	for _, at := range []time.Duration{20, 21, 22, 23, 24, 25, 26, 27, 28, 129, 131, 200} {
+		got = append(got, r.backoffDelay(at*time.Second))
+	}
+	ms := time.Millisecond
+	want := []time.Duration{800 * ms, 1600 * ms, 3200 * ms, 6400 * ms, 12800 * ms, 25600 * ms, 30 * time.Second, 30 * time.Second, 30 * time.Second, 30 * time.Second, 800 * ms, 1600 * ms}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("delays (-want +got):\n%s", diff)
+	}
+}
+
+// TestRelistNeedsAReader: a client that stops reading or leaves cannot
+// relist; a healthy or paced one can.
+func TestRelistNeedsAReader(t *testing.T) {
+	for _, tt := range []struct{ model, wantErr string }{
+		{"stops-after 1", `relist needs a model that keeps reading ("healthy" or "paced R/s"), not "stops-after 1"`},
+		{"stops-after initial-events", `not "stops-after initial-events"`},
+		{"disconnects-after 1m", `not "disconnects-after 1m"`},
+		{"paced 2/s", ""},
+		{"healthy", ""},
+	} {
+		t.Run(tt.model, func(t *testing.T) {
+			src := fmt.Sprintf("name: r\nduration: 1m\nresources: [{name: pods, objects: [{namespace: ns, count: 1, bytes: 1}]}]\nclients: [{name: c, model: %q, relist: true}]\n", tt.model)
+			_, err := Parse(strings.NewReader(src))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
