@@ -28,6 +28,19 @@ import (
 // Each return is a new request: a new handler, a new watcher replaying
 // every object of its scope, and the request's APF seats until its watch
 // is initialized or its handler returns.
+//
+// What ends a slow client's watch on a busy resource is mostly the
+// dispatcher: its input fills, and the dispatcher closes it (k8s.io/apiserver
+// v0.37.2 pkg/storage/cacher/cache_watcher.go:180-231, which logs "Forcing
+// ... watcher close due to unresponsiveness" at :214; internal/cacher's
+// add mirrors it), outright, or gracefully when it holds the bookmark its
+// client waits for. An outright close frees the seats at once: the watcher
+// runs through the rest of its interval, each send returning on the closed
+// done channel (cache_watcher.go:434-447), into process, which signals
+// WatchInitialized (:541). A graceful one holds them until the watcher
+// reaches process at its client's pace. Either way the client is told
+// only behind what was in flight: a slow client reads its window's worth
+// before it meets the end and comes back.
 const (
 	relistBackoffInit  = 800 * time.Millisecond
 	relistBackoffMax   = 30 * time.Second

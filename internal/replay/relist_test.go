@@ -2,7 +2,12 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +126,53 @@ func TestRelistNeedsAReader(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestRelistCitations checks that the upstream lines relist.go cites, and
+// the client loop mirrors, still say what it reads in them, in the
+// releases go.mod pins, whenever they are in the module cache.
+func TestRelistCitations(t *testing.T) {
+	cache := os.Getenv("GOMODCACHE")
+	if cache == "" {
+		out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+		if err != nil {
+			t.Skipf("go env GOMODCACHE: %v", err)
+		}
+		cache = strings.TrimSpace(string(out))
+	}
+	tests := []struct {
+		file string
+		line int
+		want string
+	}{
+		{"k8s.io/client-go@v0.37.2/tools/cache/reflector.go", 62, "defaultBackoffInit = 800 * time.Millisecond"},
+		{"k8s.io/client-go@v0.37.2/tools/cache/reflector.go", 63, "defaultBackoffMax  = 30 * time.Second"},
+		{"k8s.io/client-go@v0.37.2/tools/cache/reflector.go", 65, "defaultBackoffReset  = 2 * time.Minute"},
+		{"k8s.io/client-go@v0.37.2/tools/cache/reflector.go", 336, "backoff.DelayWithReset(reflectorClock, defaultBackoffReset)"},
+		{"k8s.io/client-go@v0.37.2/tools/cache/reflector.go", 428, "r.delayHandler.Until(ctx, true, true,"},
+		{"k8s.io/client-go@v0.37.2/tools/cache/reflector.go", 840, "for {"},
+		{"k8s.io/client-go@v0.37.2/tools/cache/reflector.go", 887, "if watchListBookmarkReceived {"},
+		{"k8s.io/apimachinery@v0.37.2/pkg/util/wait/backoff.go", 299, "case b.clock.Now().Sub(b.lastStart) > b.resetInterval:"},
+		{"k8s.io/apiserver@v0.37.2/pkg/storage/cacher/cache_watcher.go", 180, "func (c *cacheWatcher) add(event *watchCacheEvent, timer *time.Timer) bool {"},
+		{"k8s.io/apiserver@v0.37.2/pkg/storage/cacher/cache_watcher.go", 214, "Forcing %v watcher close due to unresponsiveness"},
+		{"k8s.io/apiserver@v0.37.2/pkg/storage/cacher/cache_watcher.go", 436, "case <-c.done:"},
+		{"k8s.io/apiserver@v0.37.2/pkg/storage/cacher/cache_watcher.go", 541, "utilflowcontrol.WatchInitialized(ctx)"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s:%d", filepath.Base(tt.file), tt.line), func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(cache, tt.file))
+			if errors.Is(err, fs.ErrNotExist) {
+				t.Skipf("%s is not in the module cache", tt.file)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(b), "\n")
+			if tt.line > len(lines) || !strings.Contains(strings.Join(strings.Fields(lines[tt.line-1]), " "), strings.Join(strings.Fields(tt.want), " ")) {
+				t.Errorf("%s:%d does not say %q", tt.file, tt.line, tt.want)
 			}
 		})
 	}
