@@ -177,3 +177,53 @@ func TestRelistCitations(t *testing.T) {
 		})
 	}
 }
+
+// TestRelistNoteEnd: when a relisting client comes back after its watch
+// ended. On HTTP/2 a reset or a timeout's end is met at once; a closed
+// result channel, and any end on HTTP/1.1, once the client read what was
+// in flight. Back at once while it never had its initial events, after the
+// backoff once it had.
+func TestRelistNoteEnd(t *testing.T) {
+	go1 := api.Transport{Window: DefaultWindow, Refresh: api.RefreshGo, Lookahead: ptr(1)}
+	http1 := api.Transport{Profile: api.ProfileHTTP1, Window: 4 << 20, Refresh: api.RefreshThreshold, RefreshBytes: 1 << 20, Lookahead: ptr(1)}
+	tests := []struct {
+		name        string
+		tr          api.Transport
+		end         endReason
+		unread      bool // an event in flight, not read yet
+		initialDone bool
+		relist      bool
+		want        *time.Duration
+	}{
+		{name: "reset on HTTP/2: at once", tr: go1, end: endStreamReset, unread: true, relist: true, want: ptr(50 * time.Second)},
+		{name: "closed result, read to the end", tr: go1, end: endResultClosed, relist: true, want: ptr(50 * time.Second)},
+		{name: "closed result, still in flight", tr: go1, end: endResultClosed, unread: true, relist: true},
+		{name: "reset on HTTP/1.1, still in flight", tr: http1, end: endStreamReset, unread: true, relist: true},
+		{name: "timeout on HTTP/1.1, read to the end", tr: http1, end: endTimeout, relist: true, want: ptr(50 * time.Second)},
+		{name: "had its initial events: after the backoff", tr: go1, end: endResultClosed, initialDone: true, relist: true, want: ptr(50*time.Second + 800*time.Millisecond)},
+		{name: "left on its own", tr: go1, end: endDisconnected, relist: true},
+		{name: "does not relist", tr: go1, end: endStreamReset},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := endedHandler(Epoch().Add(40 * time.Second))
+			h.end = tt.end
+			h.st = newStream(tt.tr)
+			if tt.unread {
+				h.st.writeSomeLocked(h.st.startWriteLocked(1024, false, false))
+			}
+			h.st.end()
+			// A paced client out of reads this tick: its decoder reads
+			// ahead, its application takes nothing.
+			r := &clientRun{spec: &Client{Relist: tt.relist}, model: Model{Kind: ModelPaced, Rate: 1}, h: h, start: 10 * time.Second}
+			if tt.initialDone {
+				r.markInitialDone(30 * time.Second)
+			}
+			r.read(50 * time.Second)
+			r.noteEnd(50 * time.Second)
+			if diff := cmp.Diff(tt.want, r.dueAt); diff != "" {
+				t.Errorf("back at (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
