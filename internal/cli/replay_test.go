@@ -43,8 +43,8 @@ func TestReplayCommandErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "error: no scenario: name a built-in one (client-stacks, half-window-client, issue-131721, issue-137631, quiet-and-busy, slow-but-progressing, streaming-stall), a YAML file, or use --from DIR"},
-		{[]string{"nope"}, `error: unknown scenario "nope": use one of client-stacks, half-window-client, issue-131721, issue-137631, quiet-and-busy, slow-but-progressing, streaming-stall, or a YAML file`},
+		{nil, "error: no scenario: name a built-in one (client-stacks, half-window-client, issue-131721, issue-137631, quiet-and-busy, slow-but-progressing, slow-client-busy-resource, streaming-stall), a YAML file, or use --from DIR"},
+		{[]string{"nope"}, `error: unknown scenario "nope": use one of client-stacks, half-window-client, issue-131721, issue-137631, quiet-and-busy, slow-but-progressing, slow-client-busy-resource, streaming-stall, or a YAML file`},
 		{[]string{"issue-131721", "-o", "xml"}, `error: unsupported --output "xml": use one of table, wide, json, yaml`},
 		{[]string{"issue-131721", "--columns", "upstream,mine"}, `error: unsupported --columns "mine": use any of upstream, unpatched, pr141899, complete`},
 		{[]string{"issue-131721", "--fail-on", "always"}, `error: unsupported --fail-on "always": use one of none, cut, different`},

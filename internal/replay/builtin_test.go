@@ -10,7 +10,7 @@ import (
 
 func TestBuiltinsParseAndRoundTrip(t *testing.T) {
 	names := BuiltinNames()
-	want := []string{"client-stacks", "half-window-client", "issue-131721", "issue-137631", "quiet-and-busy", "slow-but-progressing", "streaming-stall"}
+	want := []string{"client-stacks", "half-window-client", "issue-131721", "issue-137631", "quiet-and-busy", "slow-but-progressing", "slow-client-busy-resource", "streaming-stall"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Fatalf("built-ins (-want +got):\n%s", diff)
 	}

@@ -12,11 +12,15 @@ import (
 
 // clientRun is one client during one column's replay. Owned by the driver.
 type clientRun struct {
-	spec     *Client
-	name     string
-	model    Model
-	start    time.Duration
-	resource *worldResource
+	spec  *Client
+	name  string
+	model Model
+	// start is when the client first watches; watchStart when its
+	// current watch started (later for a client that relists).
+	start      time.Duration
+	watchStart time.Duration
+	resource   *worldResource
+	relistState
 
 	h        *handler
 	tokens   float64
@@ -56,6 +60,7 @@ func expandClients(sc *Scenario, w *world) []*clientRun {
 				start:    c.StartAt.Duration + time.Duration(k)*c.Every.Duration,
 				resource: w.byName[c.Resource],
 			})
+			out[len(out)-1].watchStart = out[len(out)-1].start
 		}
 	}
 	return out
@@ -107,8 +112,7 @@ func startClient(sc *Scenario, b Backend, clk *testingclock.FakeClock, r *client
 	r.wantEnd = sie != nil && *sie && *r.spec.Bookmarks
 	r.startRV = r.resource.rv
 	if r.expected == 0 && !r.wantEnd {
-		at := clk.Now().Sub(Epoch())
-		r.initialDone = &at
+		r.markInitialDone(clk.Now().Sub(Epoch()))
 	}
 	r.h = h
 	started := make(chan error, 1)
@@ -185,8 +189,7 @@ func (r *clientRun) read(t time.Duration) bool {
 			r.events++
 		}
 		if r.initialDone == nil && ((r.wantEnd && e.end) || (!r.wantEnd && r.events >= int64(r.expected))) {
-			at := t
-			r.initialDone = &at
+			r.markInitialDone(t)
 			r.h.initialOver.Store(true)
 		}
 	}

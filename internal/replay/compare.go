@@ -11,8 +11,9 @@ import (
 // CompareColumns lists every difference between two columns of one replay:
 // per client, the outcome, when it was stopped or disconnected, the events
 // and bookmarks it received, when it had its initial events, its last
-// progress, the window updates it sent and its APF seat-seconds; per
-// column, the goroutines left (blocked watchers, watchers alive, handlers
+// progress, the window updates it sent, its APF seat-seconds, and its
+// closures and returns with their seat-seconds; per column, the same sums,
+// the goroutines left (blocked watchers, watchers alive, handlers
 // blocked in a write), the object versions and bytes the blocked watchers
 // hold, the APF seat-seconds and each resource's counters (watchers the
 // dispatcher terminated, initial events sent, watchers the stall timeout
@@ -72,6 +73,9 @@ var columnFields = []field[*api.Column]{
 	{"held objects", func(c *api.Column) string { return strconv.Itoa(c.HeldObjects) }},
 	{"held bytes", func(c *api.Column) string { return i64(c.HeldBytes) }},
 	{"APF seat-seconds", func(c *api.Column) string { return exact(c.APFSeatSeconds) }},
+	{"closures", func(c *api.Column) string { return strconv.Itoa(c.Closures) }},
+	{"returns", func(c *api.Column) string { return strconv.Itoa(c.Returns) }},
+	{"returns' APF seat-seconds", func(c *api.Column) string { return exact(c.ReturnSeatSeconds) }},
 }
 
 // clientFields are the per-client figures CompareColumns compares besides
@@ -89,6 +93,9 @@ var clientFields = []field[*api.ClientResult]{
 	{"longest no-progress gap", func(c *api.ClientResult) string { return optSeconds(c.LongestNoProgressSeconds) }},
 	{"window updates", func(c *api.ClientResult) string { return i64(c.WindowUpdates) }},
 	{"APF seat-seconds", func(c *api.ClientResult) string { return exact(c.APFSeatSeconds) }},
+	{"closures", func(c *api.ClientResult) string { return strconv.Itoa(c.Closures) }},
+	{"returns", func(c *api.ClientResult) string { return strconv.Itoa(c.Returns) }},
+	{"returns' APF seat-seconds", func(c *api.ClientResult) string { return exact(c.ReturnSeatSeconds) }},
 }
 
 func i64(n int64) string { return strconv.FormatInt(n, 10) }

@@ -10,7 +10,10 @@
 // paced R/s, stops-after N, stops-after initial-events, disconnects-after
 // T), a watch request (scope, sendInitialEvents or legacy
 // resourceVersion=0, bookmarks) and a transport (a measured profile: go,
-// nghttp2, http1, half-window; or its window and refresh policy).
+// nghttp2, http1, half-window; or its window and refresh policy). A
+// client that relists watches again from scratch once the server ended its
+// watch and it read to that end, as client-go's reflector does (relist.go):
+// the loop that follows a closure, each return a new initial replay.
 //
 // Run drives every backend the same way, one tick at a time:
 //

@@ -181,12 +181,15 @@ func (c *columnRun) settle() error {
 	return err
 }
 
-// connect starts the clients due at t and disconnects those whose model
-// leaves at t.
+// connect starts the clients due at t, those that relist and are due
+// back (relist.go), and disconnects those whose model leaves at t.
 func (c *columnRun) connect(t time.Duration) error {
 	acted := false
 	for _, r := range c.runs {
-		if r.h == nil && r.start <= t && t < c.sc.Duration.Duration {
+		if r.returnDue(t) && t < c.sc.Duration.Duration {
+			r.finishWatch(t)
+		}
+		if r.h == nil && r.watchStart <= t && t < c.sc.Duration.Duration {
 			if err := startClient(c.sc, c.b, c.clk, r); err != nil {
 				return err
 			}
@@ -269,20 +272,25 @@ func (c *columnRun) applyChanges(t time.Duration) error {
 }
 
 // observe records, at t, the clients whose request timed out and those
-// whose watcher the backend stopped.
+// whose watcher the backend stopped (a closure), and when those that relist
+// and met the end of their watch come back.
 func (c *columnRun) observe(t time.Duration) {
 	for _, r := range c.runs {
-		if r.h == nil || r.stoppedAt != nil || r.disconnectedAt != nil || r.h.end == endWatchError {
+		if r.h == nil {
 			continue
 		}
-		if r.h.done() && r.h.end == endTimeout {
-			at := t
-			r.disconnectedAt = &at
-		} else if !c.b.Alive(r.h.w) {
-			at := t
-			r.stoppedAt = &at
-			r.noteStop()
+		if r.stoppedAt == nil && r.disconnectedAt == nil && r.h.end != endWatchError {
+			if r.h.done() && r.h.end == endTimeout {
+				at := t
+				r.disconnectedAt = &at
+			} else if !c.b.Alive(r.h.w) {
+				at := t
+				r.stoppedAt = &at
+				r.closures++
+				r.noteStop()
+			}
 		}
+		r.noteEnd(t)
 	}
 }
 

@@ -38,8 +38,16 @@ func observeEnd(sc *Scenario, b Backend, clk *testingclock.FakeClock, runs []*cl
 		wg, alive := view.Watchers[r.h.gid]
 		observeGoroutines(col, &cr, r, wg, alive, blockedInWrite)
 		observeOutcome(&cr, r, wg, alive, held)
-		cr.APFSeatSeconds = apfSeatSeconds(r, end)
+		seats := apfSeatSeconds(r, end)
+		cr.APFSeatSeconds = r.seatSeconds + seats
+		cr.ReturnSeatSeconds = r.returnSeatSeconds
+		if r.returns > 0 {
+			cr.ReturnSeatSeconds += seats
+		}
 		col.APFSeatSeconds += cr.APFSeatSeconds
+		col.Closures += cr.Closures
+		col.Returns += cr.Returns
+		col.ReturnSeatSeconds += cr.ReturnSeatSeconds
 		col.Clients = append(col.Clients, cr)
 	}
 	for _, m := range held {
@@ -62,6 +70,8 @@ func clientResultOf(r *clientRun) api.ClientResult {
 		BookmarksReceived: r.marks,
 		InitialEvents:     r.expected,
 		StartSeconds:      r.start.Seconds(),
+		Closures:          r.closures,
+		Returns:           r.returns,
 	}
 	if r.spec.Transport != nil {
 		tr := *r.spec.Transport
@@ -70,11 +80,11 @@ func clientResultOf(r *clientRun) api.ClientResult {
 	return cr
 }
 
-// observeProgress sets when the client's initial events were done, its
-// handler's last progress (last, from its writeState) and its longest
-// initial gap at end, and the window updates its stream sent.
+// observeProgress sets when the client first had its initial events, its
+// handler's last progress (last, from its writeState), its longest initial
+// gap at end, and the window updates its streams sent.
 func observeProgress(cr *api.ClientResult, r *clientRun, last, end time.Time) {
-	cr.InitialDoneAtSeconds = secondsPtr(r.initialDone)
+	cr.InitialDoneAtSeconds = secondsPtr(r.caughtUp)
 	if r.stoppedAt != nil {
 		// What the handler took after the stop was already buffered.
 		last = r.progressAtStop
@@ -82,22 +92,35 @@ func observeProgress(cr *api.ClientResult, r *clientRun, last, end time.Time) {
 	if !last.IsZero() {
 		cr.LastProgressSeconds = ptr(last.Sub(Epoch()).Seconds())
 	}
-	if r.expected > 0 && !last.IsZero() {
-		gap := r.h.longestInitialGap()
-		switch {
-		case r.initialDone != nil:
-		case r.stoppedAt != nil:
-			// Stopped in its initial events: until the stop, with the
-			// gap running then.
-			gap = max(r.gapAtStop, Epoch().Add(*r.stoppedAt).Sub(last))
-		default:
-			// Still in its initial events at the end: the gap
-			// running then counts too.
-			gap = max(gap, end.Sub(last))
-		}
-		cr.LongestNoProgressSeconds = ptr(gap.Seconds())
+	if gap, ok := r.watchGap(last, end); ok {
+		cr.LongestNoProgressSeconds = ptr(max(gap, r.gap).Seconds())
+	} else if r.returns > 0 && r.expected > 0 {
+		cr.LongestNoProgressSeconds = ptr(r.gap.Seconds())
 	}
-	cr.WindowUpdates = r.h.st.state().WindowUpdates
+	cr.WindowUpdates = r.windowUpdates + r.h.st.state().WindowUpdates
+}
+
+// watchGap is the longest time the client's current watch went without
+// progress in its initial events, by end; last is the handler's last
+// progress as observeProgress takes it. False for a watch with no initial
+// events, or none taken yet.
+func (r *clientRun) watchGap(last, end time.Time) (time.Duration, bool) {
+	if r.expected == 0 || last.IsZero() {
+		return 0, false
+	}
+	gap := r.h.longestInitialGap()
+	switch {
+	case r.initialDone != nil:
+	case r.stoppedAt != nil:
+		// Stopped in its initial events: until the stop, with the gap
+		// running then.
+		gap = max(r.gapAtStop, Epoch().Add(*r.stoppedAt).Sub(last))
+	default:
+		// Still in its initial events at the end: the gap running then
+		// counts too.
+		gap = max(gap, end.Sub(last))
+	}
+	return gap, true
 }
 
 // observeGoroutines counts the client's watcher goroutine (alive and wg, as
@@ -128,7 +151,7 @@ func observeOutcome(cr *api.ClientResult, r *clientRun, wg WatcherGoroutine, ali
 	case r.stoppedAt != nil:
 		cr.Outcome = api.OutcomeStopped
 		cr.StoppedAtSeconds = secondsPtr(r.stoppedAt)
-		cr.StoppedAfterSeconds = ptr((*r.stoppedAt - r.start).Seconds())
+		cr.StoppedAfterSeconds = ptr((*r.stoppedAt - r.watchStart).Seconds())
 	case alive && wg.Blocked:
 		cr.Outcome = api.OutcomeBlocked
 		if wg.Phase == string(cacher.PhaseInitial) {
@@ -156,7 +179,7 @@ func apfSeatSeconds(r *clientRun, end time.Time) float64 {
 	if r.h.done() && r.h.endAt.Before(until) {
 		until = r.h.endAt
 	}
-	started := Epoch().Add(r.start)
+	started := Epoch().Add(r.watchStart)
 	if !until.After(started) {
 		return 0
 	}

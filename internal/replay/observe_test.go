@@ -39,7 +39,7 @@ func TestAPFSeatSeconds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &clientRun{spec: &Client{Seats: tt.seats}, start: tt.start, h: endedHandler(tt.handlerEnd)}
+			r := &clientRun{spec: &Client{Seats: tt.seats}, start: tt.start, watchStart: tt.start, h: endedHandler(tt.handlerEnd)}
 			if !tt.initialized.IsZero() {
 				r.initializedAt.Store(tt.initialized.UnixNano())
 			}
@@ -66,9 +66,14 @@ func TestObserveOutcome(t *testing.T) {
 		},
 		{
 			name: "stopped, after its start",
-			run:  &clientRun{start: 2 * time.Second, stoppedAt: d(7)},
+			run:  &clientRun{start: 2 * time.Second, watchStart: 2 * time.Second, stoppedAt: d(7)},
 			wg:   WatcherGoroutine{Blocked: true}, alive: true,
 			want: api.ClientResult{Outcome: api.OutcomeStopped, StoppedAtSeconds: ptr(7.0), StoppedAfterSeconds: ptr(5.0)},
+		},
+		{
+			name: "stopped, after the start of its last watch",
+			run:  &clientRun{start: 2 * time.Second, watchStart: 40 * time.Second, stoppedAt: d(47)},
+			want: api.ClientResult{Outcome: api.OutcomeStopped, StoppedAtSeconds: ptr(47.0), StoppedAfterSeconds: ptr(7.0)},
 		},
 		{
 			name: "watcher blocked streaming",

@@ -38,6 +38,9 @@ type Client struct {
 	Seats int `json:"seats,omitempty"`
 	// Transport overrides the scenario's transport for this client.
 	Transport *api.Transport `json:"transport,omitempty"`
+	// Relist makes the client watch again when the server ends its watch
+	// (relist.go): only for models that keep reading (healthy, paced).
+	Relist bool `json:"relist,omitempty"`
 }
 
 // InitialEvents modes.
@@ -127,8 +130,12 @@ func (c *Client) complete(s *Scenario) error {
 	if !found {
 		return fmt.Errorf("unknown resource %q", c.Resource)
 	}
-	if _, err := ParseModel(c.Model); err != nil {
+	m, err := ParseModel(c.Model)
+	if err != nil {
 		return err
+	}
+	if c.Relist && m.Kind != ModelHealthy && m.Kind != ModelPaced {
+		return fmt.Errorf("relist needs a model that keeps reading (%q or %q), not %q: a client that stops reading never meets the end of its watch, and one that leaves does not come back", ModelHealthy, "paced R/s", c.Model)
 	}
 	if c.InitialEvents == "" {
 		c.InitialEvents = InitialWatchList

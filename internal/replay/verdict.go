@@ -77,6 +77,9 @@ func verdictOf(res *api.Replay) api.Verdict {
 				len(v.ToldByComplete), english.Plural(len(v.ToldByComplete), "", "s")))
 		}
 	}
+	if loops := loopPart(res, un, fixed); loops != "" {
+		parts = append(parts, loops)
+	}
 	if len(v.Cut) > 0 {
 		parts = append(parts, fmt.Sprintf("the stall timeout CUTS %d client%s that complete%s without it: %s", len(v.Cut), english.Plural(len(v.Cut), "", "s"), english.Plural(len(v.Cut), "s", ""), strings.Join(v.Cut, ", ")))
 	} else {
@@ -90,6 +93,33 @@ func verdictOf(res *api.Replay) api.Verdict {
 		v.Summary += "; WARNING: our unpatched cacher disagrees with upstream (see notes)"
 	}
 	return v
+}
+
+// loopPart says, when clients that relist came back, how often each column
+// closed watches and saw clients come back, with the APF seat-seconds of
+// the returns, and names the clients that had their initial events
+// unpatched but never do in fixed; "" when no client came back.
+func loopPart(res *api.Replay, un, fixed *api.Column) string {
+	var cols []string
+	back := false
+	for _, c := range res.Columns {
+		back = back || c.Returns > 0
+		cols = append(cols, fmt.Sprintf("%s %d and %d (%s APF seat-seconds)", c.Name, c.Closures, c.Returns, english.Number(c.ReturnSeatSeconds)))
+	}
+	if !back {
+		return ""
+	}
+	s := "clients that relist loop, closures and returns: " + strings.Join(cols, ", ")
+	var never []string
+	for i, c := range un.Clients {
+		if f := fixed.Clients[i]; c.InitialDoneAtSeconds != nil && f.InitialDoneAtSeconds == nil && f.Returns > 0 {
+			never = append(never, c.Name)
+		}
+	}
+	if len(never) > 0 {
+		s += fmt.Sprintf("; with the stall timeout %s never ha%s its initial events (%s), unpatched it did", strings.Join(never, ", "), english.Plural(len(never), "s", "ve"), fixed.Name)
+	}
+	return s
 }
 
 // countNamed counts the clients of col named in names for which pred holds

@@ -112,9 +112,18 @@ func replayClients(t *text, r *api.Replay) error {
 	return tb.render()
 }
 
-// replayColumns is one row per column: what it left behind.
+// replayColumns is one row per column: what it left behind, and, when
+// clients relisted, how often they came back and the seats that took.
 func replayColumns(t *text, r *api.Replay) error {
-	ct := t.table(false, "column", "blocked goroutines", "watchers alive", "handlers blocked in write", "held objects", "held bytes", "apf seat-seconds", "closed by dispatcher", "stopped by stall timeout")
+	headers := []string{"column", "blocked goroutines", "watchers alive", "handlers blocked in write", "held objects", "held bytes", "apf seat-seconds", "closed by dispatcher", "stopped by stall timeout"}
+	returns := false
+	for _, c := range r.Columns {
+		returns = returns || c.Returns > 0
+	}
+	if returns {
+		headers = append(headers, "client returns", "returns' seat-seconds")
+	}
+	ct := t.table(false, headers...)
 	for _, c := range r.Columns {
 		var term, stall int64
 		for _, x := range c.Counters {
@@ -125,8 +134,12 @@ func replayColumns(t *text, r *api.Replay) error {
 		if c.Name != api.ColumnPR141899 && c.Name != api.ColumnComplete {
 			stalled = "-"
 		}
-		if err := ct.append(c.Name, fmt.Sprint(c.BlockedGoroutines), fmt.Sprint(c.WatcherGoroutines), fmt.Sprint(c.HandlersBlockedInWrite),
-			fmt.Sprint(c.HeldObjects), byteSize(float64(c.HeldBytes)), english.Number(c.APFSeatSeconds), fmt.Sprint(term), stalled); err != nil {
+		row := []string{c.Name, fmt.Sprint(c.BlockedGoroutines), fmt.Sprint(c.WatcherGoroutines), fmt.Sprint(c.HandlersBlockedInWrite),
+			fmt.Sprint(c.HeldObjects), byteSize(float64(c.HeldBytes)), english.Number(c.APFSeatSeconds), fmt.Sprint(term), stalled}
+		if returns {
+			row = append(row, fmt.Sprint(c.Returns), english.Number(c.ReturnSeatSeconds))
+		}
+		if err := ct.append(row...); err != nil {
 			return err
 		}
 	}
@@ -135,10 +148,34 @@ func replayColumns(t *text, r *api.Replay) error {
 
 func scope(s string) string { return strings.TrimPrefix(s, "namespace ") }
 
-// cell says how one client ended in one column.
+// cell says how one client ended in one column, after its loop if the
+// server closed it and it came back (loopText).
 // end and stall are the replay's duration and stall timeout: a client that
 // made progress within the last stall timeout is in progress, not stuck.
 func cell(c api.ClientResult, end, stall float64, wide bool) string {
+	s := watchCell(c, end, stall)
+	if c.Returns > 0 {
+		s = loopText(c) + "; last " + s
+	}
+	if wide {
+		s += fmt.Sprintf(", %d/%d events, %d window updates", c.EventsReceived, c.InitialEvents, c.WindowUpdates)
+	}
+	return s
+}
+
+// loopText says how often the server closed a client that came back, what
+// the returns held of APF, and whether it ever had its initial events.
+func loopText(c api.ClientResult) string {
+	s := fmt.Sprintf("closed %d time%s, back %d (%s seat-seconds)", c.Closures, english.Plural(c.Closures, "", "s"),
+		c.Returns, english.Number(c.ReturnSeatSeconds))
+	if c.InitialDoneAtSeconds == nil {
+		return s + ", never had its initial events"
+	}
+	return s + fmt.Sprintf(", initial events by t=%s", seconds(*c.InitialDoneAtSeconds))
+}
+
+// watchCell says how the client's (last) watch ended.
+func watchCell(c api.ClientResult, end, stall float64) string {
 	var s string
 	switch c.Outcome {
 	case api.OutcomeCompleted:
@@ -169,9 +206,6 @@ func cell(c api.ClientResult, end, stall float64, wide bool) string {
 		s = fmt.Sprintf("disconnected at t=%s", seconds(*c.DisconnectedAtSeconds))
 	default:
 		s = string(c.Outcome)
-	}
-	if wide {
-		s += fmt.Sprintf(", %d/%d events, %d window updates", c.EventsReceived, c.InitialEvents, c.WindowUpdates)
 	}
 	return s
 }

@@ -135,3 +135,29 @@ func TestRenderReplayUpstreamRelease(t *testing.T) {
 		t.Errorf("header %q, want the upstream column's release in it", header)
 	}
 }
+
+// TestRenderReplayLoop: clients the server keeps closing and that come
+// back (replay slow-client-busy-resource) show their closures, returns and
+// the returns' seat-seconds in their cells, whether they ever had their
+// initial events, and the columns' returns.
+func TestRenderReplayLoop(t *testing.T) {
+	for _, f := range []Format{FormatTable, FormatWide} {
+		t.Run(string(f), func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Print(&b, loadReplay(t, "slow-client-busy-resource"), Options{Format: f}); err != nil {
+				t.Fatal(err)
+			}
+			ext := map[Format]string{FormatTable: ".txt", FormatWide: ".wide.txt"}[f]
+			replayGolden(t, "replay-slow-client-busy-resource"+ext, b.Bytes())
+			for _, want := range []string{
+				"closed 5 times, back 4 (76 seat-seconds), initial events by t=4m30s; last stopped at t=9m31s",
+				"closed 5 times, back 4 (76 seat-seconds), never had its initial events; last stopped at t=8m21s",
+				"CLIENT RETURNS   RETURNS' SEAT-SECONDS",
+			} {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("no %q in:\n%s", want, b.String())
+				}
+			}
+		})
+	}
+}

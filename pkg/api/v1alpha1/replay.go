@@ -70,8 +70,15 @@ type Column struct {
 	HeldBytes   int64 `json:"heldBytes"`
 	// APFSeatSeconds sums, over clients, seats times the time they were
 	// held: from the start of the watch until it was initialized or ended.
-	APFSeatSeconds float64    `json:"apfSeatSeconds"`
-	Counters       []Counters `json:"counters"`
+	APFSeatSeconds float64 `json:"apfSeatSeconds"`
+	// Closures, Returns and ReturnSeatSeconds sum the clients' own
+	// (ClientResult): watches the server ended while their client was
+	// connected, the watches clients that relist opened again, and the APF
+	// seat-seconds those returns took.
+	Closures          int        `json:"closures,omitempty"`
+	Returns           int        `json:"returns,omitempty"`
+	ReturnSeatSeconds float64    `json:"returnSeatSeconds,omitempty"`
+	Counters          []Counters `json:"counters"`
 }
 
 // Column names, in report order. Each column's assumptions:
@@ -143,6 +150,20 @@ type ClientResult struct {
 	// WindowUpdates counts the WINDOW_UPDATE frames the client sent.
 	WindowUpdates  int64   `json:"windowUpdates"`
 	APFSeatSeconds float64 `json:"apfSeatSeconds"`
+	// Closures counts the client's watches the server ended while it was
+	// connected: the dispatcher closed the watcher, or the stall timeout
+	// stopped it. Counted over every watch of a client that relists.
+	Closures int `json:"closures,omitempty"`
+	// Returns counts the times a client that relists (scenario
+	// `relist: true`) watched again after the server ended its watch,
+	// each a new request replaying its initial events from scratch;
+	// ReturnSeatSeconds is the part of APFSeatSeconds those requests held.
+	// The other figures of the client add up over all its watches, except
+	// the outcome, the stop or disconnect time and the last progress,
+	// which are its last watch's, and InitialDoneAtSeconds, the first time
+	// one of its watches had its initial events.
+	Returns           int     `json:"returns,omitempty"`
+	ReturnSeatSeconds float64 `json:"returnSeatSeconds,omitempty"`
 	// HandlerBlockedInWrite: at the end the request's handler was still
 	// blocked writing to the client (it holds the request, and the seats
 	// if the watch was never initialized).
