@@ -15,7 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/engine"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -117,7 +117,7 @@ func (o *DiagnoseOptions) runFleet() error {
 		if c := raw.Contexts[name]; c != nil {
 			clusters[i].Cluster = c.Cluster
 			if cl := raw.Clusters[c.Cluster]; cl != nil {
-				clusters[i].Server = live.RedactServer(cl.Server)
+				clusters[i].Server = model.RedactServer(cl.Server)
 			}
 		}
 		wg.Add(1)

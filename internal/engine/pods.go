@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/discovery"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-// lookupPods is live.LookupPods; a test may replace it.
-var lookupPods = live.LookupPods
+// lookupPods is discovery.LookupPods; a test may replace it.
+var lookupPods = discovery.LookupPods
 
 // attachPods names, on each finding whose client has source addresses
 // (from its audit event), the pods holding them: a live run alone, as
