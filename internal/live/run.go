@@ -19,8 +19,19 @@ import (
 type Result struct {
 	Instances []model.InstanceResult
 	Notes     []string
-	// Coverage is how many of the live instances were read (coverage.go).
+	// Coverage is how many of the live instances were read (discovery/coverage.go).
 	Coverage api.InstanceCoverage
+}
+
+// Counts returns how many requests of the run failed and how many an
+// interrupt cut short.
+func (r *Result) Counts() (failed, cut int) {
+	for _, ir := range r.Instances {
+		f, c := countErrors(ir.Errors)
+		failed += f
+		cut += c
+	}
+	return failed, cut
 }
 
 // defaultParallel is Config.Parallel's default: enough for the usual three

@@ -144,7 +144,7 @@ func takeSample(ctx context.Context, cfg model.Config, c *model.Client, n int, i
 // lookFamilies are the families of /metrics the cheap look reads: the
 // goroutines, the process start time, the build's version (Extract's
 // Goroutines, ProcessStartTime and Version.GitVersion) and the pause
-// histogram (cost.go). The target parses the rest, once.
+// histogram (harm/cost.go). The target parses the rest, once.
 var lookFamilies = []string{"go_goroutines", "process_start_time_seconds", "kubernetes_build_info", metrics.SchedPausesOther, metrics.SchedPausesStoppingOther}
 
 // readMetrics fetches /metrics first: go_goroutines, the process start

@@ -23,11 +23,11 @@ type Client struct {
 	// TimeoutHint names what sets timeout, for TimeoutError.
 	TimeoutHint string
 	now         func() time.Time
-	// dumps is the run's rule on debug=2 dumps (harm.go), checked on
+	// dumps is the run's rule on debug=2 dumps (dumppolicy.go), checked on
 	// every request.
 	dumps DumpPolicy
 	// Conn is set on a client through the kubeconfig host that holds one
-	// connection of its own to one process (balancer.go); nil otherwise.
+	// connection of its own to one process (discovery/balancer.go); nil otherwise.
 	Conn *OwnConn
 }
 
@@ -101,7 +101,7 @@ func (c *Client) Get(ctx context.Context, pathAndQuery string) (*response, error
 		cctx, cancel = context.WithCancel(ctx)
 	}
 	// A bound the caller set wins over the path's: the trace's is its
-	// budget (tracefetch.go), above the 64 MiB of the other profiles.
+	// budget (tracefetch/tracefetch.go), above the 64 MiB of the other profiles.
 	lctx := cctx
 	if _, set := ctx.Value(limitKey{}).(int64); !set {
 		lctx = WithLimit(cctx, limitFor(ref.Path, ref.Query()))

@@ -55,7 +55,7 @@ type Config struct {
 	// execution trace (trace.go).
 	Trace TraceConfig
 	// Balancer bounds the connections opened through the kubeconfig host
-	// when the instances' own addresses do not answer (balancer.go).
+	// when the instances' own addresses do not answer (discovery/balancer.go).
 	Balancer BalancerBound
 }
 

@@ -44,7 +44,7 @@ type Fingerprint struct {
 	// Start is process_start_time_seconds.
 	Start float64
 	// IDHash is apiserver_id_hash, "" when /metrics has none
-	// (identity.go).
+	// (discovery/identity.go).
 	IDHash string
 }
 

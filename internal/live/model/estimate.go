@@ -32,7 +32,7 @@ type PauseBudgetError struct {
 	Estimate Estimate
 	Budget   time.Duration
 	// Refused, when set, says why the run's evidence policy takes no dump
-	// at all, whatever its pause (harm.go).
+	// at all, whatever its pause (dumppolicy.go).
 	Refused string
 }
 

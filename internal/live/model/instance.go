@@ -18,7 +18,7 @@ type Instance struct {
 	// load balancer may spread them over several processes).
 	Pinned bool `json:"pinned"`
 	// Lease names the identity lease of the process reached through the
-	// kubeconfig host, when its /metrics says which (identity.go).
+	// kubeconfig host, when its /metrics says which (discovery/identity.go).
 	Lease string `json:"lease,omitempty"`
 }
 

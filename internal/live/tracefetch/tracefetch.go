@@ -241,7 +241,7 @@ func (ts TraceStream) Run(ctx context.Context) (*watches.Trace, *api.FetchInfo, 
 	tc.Timeout, tc.TimeoutHint = traceDeadline(ts.Cfg, ts.Window, tc.Timeout, tc.TimeoutHint)
 	// The trace is bounded by its own budget (ts.maxBytes), which the
 	// parser enforces with an error naming the server; the guard of
-	// bound.go is set to the same bound so it never cuts it first.
+	// model/bound.go is set to the same bound so it never cuts it first.
 	limit := ts.MaxBytes
 	if limit <= 0 {
 		limit = trace.DefaultMaxBytes
