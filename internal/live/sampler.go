@@ -210,8 +210,8 @@ func (sp *sampler) readProfile() {
 		if err != nil {
 			return err
 		}
-		if a, _, err := watches.ReadProfile(bytes.NewReader(b), watches.FormatDebug1); err == nil {
-			sp.look.Profile = a
+		if a, d, err := watches.ReadProfile(bytes.NewReader(b), watches.FormatDebug1); err == nil {
+			sp.look.Profile, sp.look.Phases = a, d.PhaseCounts
 		}
 		sp.debug1 = b
 		return nil

@@ -28,11 +28,11 @@ func TestCheapLookSeesV138Watchers(t *testing.T) {
 	}
 	for name, in := range map[string][]byte{"v1.37.2": b, "v1.38 (derived)": derived} {
 		t.Run(name, func(t *testing.T) {
-			profile, _, err := watches.ReadProfile(bytes.NewReader(in), watches.FormatDebug1)
+			profile, d, err := watches.ReadProfile(bytes.NewReader(in), watches.FormatDebug1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			look := harm.CheapLook{Profile: profile, At: time.Date(2026, 11, 29, 10, 22, 23, 0, time.UTC)}
+			look := harm.CheapLook{Profile: profile, Phases: d.PhaseCounts, At: time.Date(2026, 11, 29, 10, 22, 23, 0, time.UTC)}
 			if got := initialInSend(look); got != 2 {
 				t.Errorf("initialInSend = %d, want 2", got)
 			}

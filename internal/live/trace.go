@@ -84,12 +84,7 @@ func initialInSend(look harm.CheapLook) int {
 	if look.Profile == nil {
 		return 0
 	}
-	n := 0
-	for _, pc := range watches.FromAggregated(look.Profile, watches.FormatDebug1).PhaseCounts {
-		if pc.Phase == api.PhaseInitial && pc.InSend {
-			n += pc.Count
-		}
-	}
+	n, _ := watches.InSend(look.Phases)
 	return n
 }
 

@@ -81,6 +81,10 @@ type CheapLook struct {
 	Goroutines, Start float64
 	Requests          *apf.Requests
 	Profile           *stacks.Aggregated
+	// Phases are the profile's watchers per phase, as the classifier
+	// counted them when it read the profile (watches.ReadProfile); nil
+	// without a profile.
+	Phases []api.PhaseCount
 	// BuildVersion is kubernetes_build_info's git_version, "" if none.
 	BuildVersion string
 	// At is the server's clock at the capture, for APF ages.
@@ -138,16 +142,7 @@ func CheapAnswer(look CheapLook) string {
 	if look.Profile == nil {
 		return ""
 	}
-	initial, streaming := 0, 0
-	for _, pc := range watches.FromAggregated(look.Profile, watches.FormatDebug1).PhaseCounts {
-		switch {
-		case !pc.InSend:
-		case pc.Phase == api.PhaseInitial:
-			initial += pc.Count
-		default:
-			streaming += pc.Count
-		}
-	}
+	initial, streaming := watches.InSend(look.Phases)
 	switch {
 	case initial == 0 && streaming == 0:
 		return "the debug=1 profile shows no watcher blocked sending an event"

@@ -7,8 +7,8 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
-	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
 func TestEstimateCut(t *testing.T) {
@@ -37,7 +37,7 @@ func TestCheapAnswerLooksAheadToTheLastSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	profile, err := stacks.ParseDebug1(f)
+	profile, d, err := watches.ReadProfile(f, watches.FormatDebug1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestCheapAnswerLooksAheadToTheLastSample(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			look := CheapLook{Requests: requests, Profile: profile, At: at, Horizon: tc.horizon}
+			look := CheapLook{Requests: requests, Profile: profile, Phases: d.PhaseCounts, At: at, Horizon: tc.horizon}
 			if got := CheapAnswer(look); got != tc.want {
 				t.Errorf("cheapAnswer = %q, want %q", got, tc.want)
 			}
