@@ -29,14 +29,3 @@ func countErrors(errs []error) (failed, cut int) {
 	}
 	return failed, cut
 }
-
-// Counts returns how many requests of the run failed and how many an
-// interrupt cut short.
-func (r *Result) Counts() (failed, cut int) {
-	for _, ir := range r.Instances {
-		f, c := countErrors(ir.Errors)
-		failed += f
-		cut += c
-	}
-	return failed, cut
-}

@@ -265,3 +265,20 @@ type Server struct {
 	// last samples (ReadTrace); nil when none was taken.
 	Trace *Trace
 }
+
+// InSend counts the watchers of counts, as FromAggregated made them,
+// blocked sending an event: those of the initial phase (the replay) and
+// the others. The live sampler reads a profile once (ReadProfile) and
+// keeps its counts, and decides from them with this alone.
+func InSend(counts []api.PhaseCount) (initial, other int) {
+	for _, pc := range counts {
+		switch {
+		case !pc.InSend:
+		case pc.Phase == api.PhaseInitial:
+			initial += pc.Count
+		default:
+			other += pc.Count
+		}
+	}
+	return initial, other
+}

@@ -57,3 +57,18 @@ func TestDumpAggregated(t *testing.T) {
 		}
 	}
 }
+
+func TestInSend(t *testing.T) {
+	counts := []api.PhaseCount{
+		{Phase: api.PhaseInitial, InSend: true, Count: 3},
+		{Phase: api.PhaseInitial, Count: 4},
+		{Phase: api.PhaseStreaming, InSend: true, Count: 2},
+		{Phase: api.PhaseStreaming, Count: 9},
+	}
+	if initial, other := InSend(counts); initial != 3 || other != 2 {
+		t.Errorf("InSend = %d initial, %d other; want 3, 2", initial, other)
+	}
+	if initial, other := InSend(nil); initial != 0 || other != 0 {
+		t.Errorf("InSend(nil) = %d, %d; want 0, 0", initial, other)
+	}
+}
