@@ -2,24 +2,36 @@ package live
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
+// TestIDHashOf: only "sha256:" and 64 lowercase hex digits is a hash;
+// anything else (issue 35: ESC and U+202E in the value) counts as none.
 func TestIDHashOf(t *testing.T) {
 	t.Parallel()
-	long := `x{apiserver_id_hash="sha256:` + string(make([]byte, 65)) + `"} 1`
-	for _, tc := range []struct{ text, want string }{
-		{"go_goroutines 3\n", ""},
-		{`apiserver_authentication_config_controller_automatic_reloads_total{apiserver_id_hash="sha256:abc",status="success"} 1` + "\n", "sha256:abc"},
-		{`a{apiserver_id_hash=""} 1`, ""},
-		{`a{apiserver_id_hash="unterminated`, ""},
-		{long, ""},
+	hash := leaseHash("apiserver-a")
+	line := func(v string) string {
+		return `apiserver_authentication_config_controller_automatic_reloads_total{apiserver_id_hash="` + v + `",status="success"} 1` + "\n"
+	}
+	for _, tc := range []struct{ name, text, want string }{
+		{"none", "go_goroutines 3\n", ""},
+		{"kube-apiserver's", line(hash), hash},
+		{"empty", line(""), ""},
+		{"unterminated", `a{apiserver_id_hash="` + hash, ""},
+		{"short", line("sha256:abc"), ""},
+		{"63 digits", line(hash[:len(hash)-1]), ""},
+		{"65 digits", line(hash + "0"), ""},
+		{"uppercase", line("sha256:" + strings.ToUpper(hash[7:])), ""},
+		{"other algorithm", line("sha512:" + hash[7:]), ""},
+		{"no prefix", line(hash[7:] + "1234567"), ""},
+		{"ESC and U+202E", line("sha256:" + hash[7:40] + "\x1b[31m\u202e" + hash[48:]), ""},
 	} {
 		if got := idHashOf([]byte(tc.text)); got != tc.want {
-			t.Errorf("idHashOf(%q) = %q, want %q", tc.text, got, tc.want)
+			t.Errorf("%s: idHashOf(%q) = %q, want %q", tc.name, tc.text, got, tc.want)
 		}
 	}
 }
@@ -57,5 +69,34 @@ func TestRunThroughTheBalancerNamesTheLeaseNotReached(t *testing.T) {
 	}
 	if got, want := res.Coverage.Text(), "1 of 2 instances read (identity leases) through the load balancer after 3 connection(s); not reached: cp-b"; got != want {
 		t.Errorf("coverage %q, want %q", got, want)
+	}
+}
+
+// A process whose apiserver_id_hash holds ESC and U+202E (issue 35: they
+// became part of its instance name, and -o jsonpath printed both raw)
+// has no hash: it is named by its start time.
+func TestRunThroughTheBalancerIgnoresAHostileIDHash(t *testing.T) {
+	t.Parallel()
+	servers, _, cfg := haBehindBalancer(t, 2, fakeapiserver.RoundRobin(2))
+	for _, s := range servers {
+		line := `apiserver_encryption_config_controller_automatic_reloads_total{apiserver_id_hash="sha256:` + strings.Repeat("ab", 16) + "\x1b]0;x\x07\u202e" + `",status="success"} 1` + "\n"
+		s.Captures = []string{fakeapiserver.EditCapture(t, golden.Fixture("t2"), func(name string, b []byte) []byte {
+			if name == "metrics.txt" {
+				return append(b, line...)
+			}
+			return b
+		})}
+	}
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Instances) != 2 {
+		t.Fatalf("%d instances, want 2", len(res.Instances))
+	}
+	for _, ir := range res.Instances {
+		if name := ir.Instance.Name; !strings.Contains(name, "#started-") || strings.ContainsAny(name, "\x1b\x07\u202e") {
+			t.Errorf("instance named %q, want its start time and nothing of the label", name)
+		}
 	}
 }
