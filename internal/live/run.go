@@ -121,6 +121,7 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 	for i := range results {
 		checkSameProcess(&results[i])
 	}
+	spreadMixed(results)
 	for _, c := range clients {
 		if c != nil && c.conn != nil {
 			c.conn.close()
