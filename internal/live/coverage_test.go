@@ -2,6 +2,7 @@ package live
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,6 +24,15 @@ func TestCoverage(t *testing.T) {
 		return r
 	}
 	leases := liveInstances{Count: 3, Source: api.LiveFromLeases, Names: []string{"cp-a", "cp-b", "cp-c"}}
+	// 5,000 identity leases (issue 35: the line listed them all, 115 KB).
+	many := liveInstances{Count: 5000, Source: api.LiveFromLeases}
+	for i := range 5000 {
+		many.Names = append(many.Names, fmt.Sprintf("cp-%04d", i))
+	}
+	var reached []InstanceResult
+	for i := range 64 {
+		reached = append(reached, read(fmt.Sprintf("lb#%d", i), false))
+	}
 	for _, tc := range []struct {
 		name    string
 		results []InstanceResult
@@ -43,6 +53,9 @@ func TestCoverage(t *testing.T) {
 		{"an L7 balancer", []InstanceResult{mixed("lb"), mixed("lb#2"), read("lb#3", false)}, leases, &balancerRun{Connections: 3},
 			api.InstanceCoverage{Read: 1, Live: 3, Source: api.LiveFromLeases, LiveNames: leases.Names, ThroughBalancer: true, Connections: 3,
 				NotReached: []string{"2 read through the load balancer whose samples reached several processes (an HTTP balancer spreading one connection's requests): of no one instance"}}},
+		{"5000 leases, 64 reached", reached, many, &balancerRun{Connections: 64},
+			api.InstanceCoverage{Read: 64, Live: 5000, Source: api.LiveFromLeases, LiveNames: many.Names, ThroughBalancer: true, Connections: 64,
+				NotReached: []string{"4936 of the 5000 live (the first 10: cp-0000, cp-0001, cp-0002, cp-0003, cp-0004, cp-0005, cp-0006, cp-0007, cp-0008, cp-0009)"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, coverage(tc.results, tc.live, tc.bal)); diff != "" {
