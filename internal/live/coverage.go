@@ -53,6 +53,11 @@ func coverage(results []InstanceResult, live liveInstances, bal *balancerRun) ap
 	if bal != nil && bal.TimedOut {
 		why = ": the time bound of the search through the load balancer was reached"
 	}
+	if bal != nil && c.Live > 2*bal.Connections {
+		// Each process takes a connection: this many leases cannot all be
+		// reached, and may not all be API server processes.
+		why += fmt.Sprintf("; the %d identity leases far outnumber the %d processes reached after %d connection(s): they may not all be live API server processes", c.Live, c.Read+mixed, bal.Connections)
+	}
 	c.NotReached = append(c.NotReached, fmt.Sprintf("%d of the %d live (%s)%s", missing, c.Live, listed(live.Names), why))
 	return c
 }
