@@ -155,15 +155,18 @@ func TestDiagnoseDetectsMixedProcessesThroughLoadBalancer(t *testing.T) {
 	// Each /metrics answer comes from another process.
 	lb.ProcessStart = []float64{1.7e9, 1.8e9, 1.9e9}
 	kc := fakeapiserver.Kubeconfig(t, lb, fakeapiserver.TokenAdmin)
-	_, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1", "-o", "json")
+	code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1", "-o", "json")
 	if !strings.Contains(out, "reached different API server processes (process_start_time_seconds 1700000000, then 1800000000)") {
 		t.Errorf("report does not flag the mixed sample:\n%s\nstderr:\n%s", out, errOut)
 	}
-	// The dumps may come from different processes: no match better than
-	// ambiguous.
+	if code != ExitError {
+		t.Errorf("exit %d, want %d: nothing is decided from a mixed sample", code, ExitError)
+	}
+	// The dumps may come from different processes: no client, no seats,
+	// no verdict (issue 35).
 	for _, f := range decodeReport(t, out).Findings {
-		if f.Client == nil || f.Client.Match != "ambiguous" {
-			t.Errorf("finding %s on %v: client %+v, want an ambiguous match", f.Type, f.GoroutineIDs, f.Client)
+		if f.Client != nil || f.Type != "UndecidedInitialEvents" {
+			t.Errorf("finding %s on %v: client %+v, want undecided with no client", f.Type, f.GoroutineIDs, f.Client)
 		}
 	}
 }

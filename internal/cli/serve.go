@@ -223,7 +223,6 @@ func (o *ServeOptions) Run() error {
 	if err != nil {
 		return fmt.Errorf("invalid --listen-address %q: %w", addr, err)
 	}
-	l = exporter.BoundedListener(l, exporter.MaxConnections)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return e.Serve(ctx, l)

@@ -113,6 +113,9 @@ func serverSteps(s watches.Server, opts Options) (api.APIServer, added) {
 func serverRoute(s watches.Server, opts Options) (api.APIServer, added) {
 	info := api.APIServer{Name: s.Name, Version: s.Version, Samples: len(s.Samples), Notes: append([]string(nil), s.Notes...)}
 	last, prev := pickSamples(s.Samples)
+	if why := mixedSamples(s.Samples, last, prev); why != "" && last >= 0 {
+		return decideMixed(info, s, s.Samples[last], why)
+	}
 	useTrace, note := traceChoice(s, last)
 	if useTrace {
 		return diagnoseTrace(info, s, note)

@@ -26,7 +26,7 @@ var lookedAt = time.Date(2026, 11, 29, 10, 23, 10, 0, time.UTC)
 
 // newTest starts a fake API server serving captures, listed by its own
 // EndpointSlices, and an exporter reading it with token.
-func newTest(t *testing.T, token string, captures ...string) (*Exporter, *fakeapiserver.Server, *testingclock.FakeClock, *bytes.Buffer) {
+func newTest(t testing.TB, token string, captures ...string) (*Exporter, *fakeapiserver.Server, *testingclock.FakeClock, *bytes.Buffer) {
 	t.Helper()
 	s := fakeapiserver.Start(t, captures...)
 	s.Endpoints = []string{s.Address()}

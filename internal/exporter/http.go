@@ -39,20 +39,45 @@ func (e *Exporter) Handler() http.Handler {
 // ctx ended.
 const ShutdownTimeout = 10 * time.Second
 
-// Serve runs the looks and serves Handler on l until ctx ends (SIGTERM in
-// the CLI), then stops the looks and shuts the server down gracefully.
-func (e *Exporter) Serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{
+// The server's timeouts for a connection without a request in flight:
+// short, since a scrape sends its header at once and comes back within
+// its interval, or opens a new connection (each is also closed earlier,
+// when the connection cap is reached: connLimiter).
+const (
+	ReadHeaderTimeout = 5 * time.Second
+	IdleTimeout       = 15 * time.Second
+)
+
+// server returns the http.Server of Serve, without a listener.
+func (e *Exporter) server() *http.Server {
+	return &http.Server{
 		Handler:           e.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: ReadHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(e.cfg.Logger.Handler(), slog.LevelWarn),
 	}
+}
+
+// serveLimited serves srv on l holding at most MaxConnections open, where
+// idle and slow connections give way to the ones serving a request
+// (connLimiter).
+func serveLimited(srv *http.Server, l net.Listener, max int) (*connLimiter, chan error) {
+	cl := limitConns(l, max)
+	srv.ConnState = cl.ConnState
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
+	go func() { served <- srv.Serve(cl) }()
+	return cl, served
+}
+
+// Serve runs the looks and serves Handler on l (at most MaxConnections at
+// once) until ctx ends (SIGTERM in the CLI), then stops the looks and
+// shuts the server down gracefully.
+func (e *Exporter) Serve(ctx context.Context, l net.Listener) error {
+	srv := e.server()
+	_, served := serveLimited(srv, l, MaxConnections)
 	e.cfg.Logger.Info("serving", "address", l.Addr().String(), "interval", e.cfg.Interval.String())
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()

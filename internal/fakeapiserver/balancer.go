@@ -3,6 +3,9 @@ package fakeapiserver
 import (
 	"io"
 	"net"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"sync"
 	"testing"
 )
@@ -102,4 +105,44 @@ func (b *Balancer) close() {
 	for _, c := range b.conns {
 		c.Close()
 	}
+}
+
+// L7Balancer is an HTTP (L7) load balancer on loopback: it answers each
+// request, not each connection, from the next backend in turn, so one
+// connection's requests reach different processes. Safe for concurrent
+// use.
+type L7Balancer struct {
+	*httptest.Server
+	mu sync.Mutex
+	n  int
+}
+
+// StartL7Balancer serves TLS on 127.0.0.1 (the certificate every fake
+// server has) and proxies the n-th request (from 0) to backends[n %
+// len(backends)]. It is closed when the test ends.
+func StartL7Balancer(t testing.TB, backends ...*Server) *L7Balancer {
+	t.Helper()
+	b := &L7Balancer{}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			b.mu.Lock()
+			s := backends[b.n%len(backends)]
+			b.n++
+			b.mu.Unlock()
+			u, _ := url.Parse(s.URL)
+			r.SetURL(u)
+		},
+		Transport: backends[0].Client().Transport,
+	}
+	b.Server = httptest.NewUnstartedServer(proxy)
+	b.StartTLS()
+	t.Cleanup(b.Close)
+	return b
+}
+
+// Requests is how many requests the balancer proxied.
+func (b *L7Balancer) Requests() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
 }

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
@@ -33,5 +34,34 @@ func TestRunThroughTheBalancerNamesTheLeaseNotReached(t *testing.T) {
 	}
 	if got, want := res.Coverage.Text(), "1 of 2 instances read (identity leases) through the load balancer after 3 connection(s); not reached: cp-b"; got != want {
 		t.Errorf("coverage %q, want %q", got, want)
+	}
+}
+
+// A process whose apiserver_id_hash holds ESC and U+202E (issue 35: they
+// became part of its instance name, and -o jsonpath printed both raw)
+// has no hash: it is named by its start time.
+func TestRunThroughTheBalancerIgnoresAHostileIDHash(t *testing.T) {
+	t.Parallel()
+	servers, _, cfg := haBehindBalancer(t, 2, fakeapiserver.RoundRobin(2))
+	for _, s := range servers {
+		line := `apiserver_encryption_config_controller_automatic_reloads_total{apiserver_id_hash="sha256:` + strings.Repeat("ab", 16) + "\x1b]0;x\x07\u202e" + `",status="success"} 1` + "\n"
+		s.Captures = []string{fakeapiserver.EditCapture(t, golden.Fixture("t2"), func(name string, b []byte) []byte {
+			if name == "metrics.txt" {
+				return append(b, line...)
+			}
+			return b
+		})}
+	}
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Instances) != 2 {
+		t.Fatalf("%d instances, want 2", len(res.Instances))
+	}
+	for _, ir := range res.Instances {
+		if name := ir.Instance.Name; !strings.Contains(name, "#started-") || strings.ContainsAny(name, "\x1b\x07\u202e") {
+			t.Errorf("instance named %q, want its start time and nothing of the label", name)
+		}
 	}
 }

@@ -97,6 +97,7 @@ func Run(ctx context.Context, cfg model.Config, target model.Target) (*Result, e
 	for i := range results {
 		checkSameProcess(&results[i])
 	}
+	spreadMixed(results)
 	for _, c := range clients {
 		if c != nil && c.Conn != nil {
 			c.Conn.Close()

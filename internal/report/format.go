@@ -14,8 +14,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 // Format selects how a report is written.
@@ -68,7 +66,7 @@ func ParseFormat(s string) (Format, error) {
 func (f Format) Structured() bool { return f == FormatJSON || f == FormatYAML }
 
 // writeStructured encodes v as indented JSON or as YAML. YAML goes through
-// JSON first (sigs.k8s.io/yaml), so both forms use the same field names.
+// JSON first (writeYAML), so both forms use the same field names and values.
 func writeStructured(w io.Writer, v any, f Format) error {
 	switch f {
 	case FormatJSON:
@@ -80,16 +78,10 @@ func writeStructured(w io.Writer, v any, f Format) error {
 		}
 		return js.flush()
 	case FormatYAML:
-		safe, err := yamlSafe(v)
-		if err != nil {
+		if err := writeYAML(w, v); err != nil {
 			return fmt.Errorf("encoding yaml: %w", err)
 		}
-		b, err := yaml.Marshal(safe)
-		if err != nil {
-			return fmt.Errorf("encoding yaml: %w", err)
-		}
-		_, err = w.Write(b)
-		return err
+		return nil
 	default:
 		return fmt.Errorf("format %q is not a structured format", f)
 	}

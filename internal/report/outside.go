@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"unicode"
@@ -18,10 +16,9 @@ import (
 //     escapes C0 controls; jsonSafe adds DEL, the C1 controls and the
 //     bidirectional formatting characters. A JSON decoder reads the
 //     server's very string back.
-//   - yaml: escaped (Escape, keeping newline and tab, which YAML quotes):
-//     YAML cannot carry C0 or C1 controls at all (the encoder refuses
-//     them, which would lose the whole report), so they and the
-//     bidirectional characters become visible escapes (\x1b, \u202e).
+//   - yaml: escaped without loss, as YAML escapes (writeYAML): a string
+//     holding such a character is double-quoted, where ESC is \e and
+//     U+202E \u202e. A YAML decoder reads the value JSON holds.
 //   - jsonpath, go-template: raw into a pipe or a file, as kubectl
 //     prints them (a script gets the server's bytes); escaped
 //     (EscapeCell) when the output is a terminal (Options.Terminal).
@@ -119,21 +116,4 @@ func (j *jsonSafe) flush() error {
 	_, j.err = j.w.Write(j.held)
 	j.held = nil
 	return j.err
-}
-
-// yamlSafe returns v as a value whose strings YAML can carry and a
-// terminal shows as they are: the document through JSON, each string
-// escaped (Escape: newline and tab kept).
-func yamlSafe(v any) (any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var g any
-	if err := d.Decode(&g); err != nil {
-		return nil, err
-	}
-	return EscapeValues(g, Escape), nil
 }

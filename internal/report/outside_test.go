@@ -27,9 +27,8 @@ func hostileReport() *api.Report {
 }
 
 // TestEveryOutputFormEscapesWhatCameFromOutside: no output form lets a
-// character a terminal acts on through raw. JSON escapes them without
-// loss (a decoder reads the server's string back); YAML, which cannot
-// carry controls at all, shows them as visible escapes.
+// character a terminal acts on through raw. JSON and YAML escape them
+// without loss (TestYAMLKeepsTheValuesJSONKeeps).
 func TestEveryOutputFormEscapesWhatCameFromOutside(t *testing.T) {
 	for _, f := range Formats() {
 		t.Run(string(f), func(t *testing.T) {

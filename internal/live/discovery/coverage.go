@@ -43,15 +43,36 @@ func Coverage(results []model.InstanceResult, live liveInstances, bal *BalancerR
 	}
 	if unread := unreadLeases(results, live); len(unread) == missing {
 		// Each process read named its lease: the others are named too.
-		c.NotReached = append(c.NotReached, unread...)
+		if len(unread) <= maxListed {
+			c.NotReached = append(c.NotReached, unread...)
+		} else {
+			c.NotReached = append(c.NotReached, fmt.Sprintf("%d of the %d live (%s)", missing, c.Live, listed(unread)))
+		}
 		return c
 	}
 	why := ""
 	if bal != nil && bal.TimedOut {
 		why = ": the time bound of the search through the load balancer was reached"
 	}
-	c.NotReached = append(c.NotReached, fmt.Sprintf("%d of the %d live (%s)%s", missing, c.Live, strings.Join(live.Names, ", "), why))
+	if bal != nil && c.Live > 2*bal.Connections {
+		// Each process takes a connection: this many leases cannot all be
+		// reached, and may not all be API server processes.
+		why += fmt.Sprintf("; the %d identity leases far outnumber the %d processes reached after %d connection(s): they may not all be live API server processes", c.Live, c.Read+mixed, bal.Connections)
+	}
+	c.NotReached = append(c.NotReached, fmt.Sprintf("%d of the %d live (%s)%s", missing, c.Live, listed(live.Names), why))
 	return c
+}
+
+// maxListed bounds the names a coverage line lists (issue 35: with 5,000
+// identity leases the line was 115 KB).
+const maxListed = 10
+
+// listed joins names, the first maxListed of them when there are more.
+func listed(names []string) string {
+	if len(names) <= maxListed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("the first %d: %s", maxListed, strings.Join(names[:maxListed], ", "))
 }
 
 // unreadLeases are the live leases no instance read holds, when every

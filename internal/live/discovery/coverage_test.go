@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,6 +25,15 @@ func TestCoverage(t *testing.T) {
 		return r
 	}
 	leases := liveInstances{Count: 3, Source: api.LiveFromLeases, Names: []string{"cp-a", "cp-b", "cp-c"}}
+	// 5,000 identity leases (issue 35: the line listed them all, 115 KB).
+	many := liveInstances{Count: 5000, Source: api.LiveFromLeases}
+	for i := range 5000 {
+		many.Names = append(many.Names, fmt.Sprintf("cp-%04d", i))
+	}
+	var reached []model.InstanceResult
+	for i := range 64 {
+		reached = append(reached, read(fmt.Sprintf("lb#%d", i), false))
+	}
 	for _, tc := range []struct {
 		name    string
 		results []model.InstanceResult
@@ -44,6 +54,9 @@ func TestCoverage(t *testing.T) {
 		{"an L7 balancer", []model.InstanceResult{mixed("lb"), mixed("lb#2"), read("lb#3", false)}, leases, &BalancerRun{Connections: 3},
 			api.InstanceCoverage{Read: 1, Live: 3, Source: api.LiveFromLeases, LiveNames: leases.Names, ThroughBalancer: true, Connections: 3,
 				NotReached: []string{"2 read through the load balancer whose samples reached several processes (an HTTP balancer spreading one connection's requests): of no one instance"}}},
+		{"5000 leases, 64 reached", reached, many, &BalancerRun{Connections: 64},
+			api.InstanceCoverage{Read: 64, Live: 5000, Source: api.LiveFromLeases, LiveNames: many.Names, ThroughBalancer: true, Connections: 64,
+				NotReached: []string{"4936 of the 5000 live (the first 10: cp-0000, cp-0001, cp-0002, cp-0003, cp-0004, cp-0005, cp-0006, cp-0007, cp-0008, cp-0009); the 5000 identity leases far outnumber the 64 processes reached after 64 connection(s): they may not all be live API server processes"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Coverage(tc.results, tc.live, tc.bal)); diff != "" {

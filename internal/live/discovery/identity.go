@@ -23,22 +23,30 @@ import (
 // idHashLabel opens the label's value in a /metrics line.
 var idHashLabel = []byte(`apiserver_id_hash="`)
 
-// maxIDHash bounds the label's value: "sha256:" and 64 hex digits.
-const maxIDHash = 7 + 64
+// idHashLen is the length of the label's value: "sha256:" and 64 hex
+// digits.
+const idHashLen = 7 + 64
 
 // idHashOf is the first apiserver_id_hash value of a /metrics text, ""
-// when none.
+// when none, or when it is not "sha256:" and 64 lowercase hex digits as
+// kube-apiserver writes it (getHash, %x): anything else counts as no
+// hash (issue 35: a value holding ESC and U+202E became part of an
+// instance name).
 func idHashOf(text []byte) string {
 	i := bytes.Index(text, idHashLabel)
 	if i < 0 {
 		return ""
 	}
 	rest := text[i+len(idHashLabel):]
-	end := bytes.IndexByte(rest, '"')
-	if end <= 0 || end > maxIDHash {
+	if len(rest) <= idHashLen || rest[idHashLen] != '"' || !bytes.HasPrefix(rest, []byte("sha256:")) {
 		return ""
 	}
-	return string(rest[:end])
+	for _, c := range rest[7:idHashLen] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return ""
+		}
+	}
+	return string(rest[:idHashLen])
 }
 
 // LeaseHash is the apiserver_id_hash of the instance holding the lease

@@ -1,21 +1,33 @@
 package discovery
 
 import (
+	"strings"
 	"testing"
 )
 
+// TestIDHashOf: only "sha256:" and 64 lowercase hex digits is a hash;
+// anything else (issue 35: ESC and U+202E in the value) counts as none.
 func TestIDHashOf(t *testing.T) {
 	t.Parallel()
-	long := `x{apiserver_id_hash="sha256:` + string(make([]byte, 65)) + `"} 1`
-	for _, tc := range []struct{ text, want string }{
-		{"go_goroutines 3\n", ""},
-		{`apiserver_authentication_config_controller_automatic_reloads_total{apiserver_id_hash="sha256:abc",status="success"} 1` + "\n", "sha256:abc"},
-		{`a{apiserver_id_hash=""} 1`, ""},
-		{`a{apiserver_id_hash="unterminated`, ""},
-		{long, ""},
+	hash := LeaseHash("apiserver-a")
+	line := func(v string) string {
+		return `apiserver_authentication_config_controller_automatic_reloads_total{apiserver_id_hash="` + v + `",status="success"} 1` + "\n"
+	}
+	for _, tc := range []struct{ name, text, want string }{
+		{"none", "go_goroutines 3\n", ""},
+		{"kube-apiserver's", line(hash), hash},
+		{"empty", line(""), ""},
+		{"unterminated", `a{apiserver_id_hash="` + hash, ""},
+		{"short", line("sha256:abc"), ""},
+		{"63 digits", line(hash[:len(hash)-1]), ""},
+		{"65 digits", line(hash + "0"), ""},
+		{"uppercase", line("sha256:" + strings.ToUpper(hash[7:])), ""},
+		{"other algorithm", line("sha512:" + hash[7:]), ""},
+		{"no prefix", line(hash[7:] + "1234567"), ""},
+		{"ESC and U+202E", line("sha256:" + hash[7:40] + "\x1b[31m\u202e" + hash[48:]), ""},
 	} {
 		if got := idHashOf([]byte(tc.text)); got != tc.want {
-			t.Errorf("idHashOf(%q) = %q, want %q", tc.text, got, tc.want)
+			t.Errorf("%s: idHashOf(%q) = %q, want %q", tc.name, tc.text, got, tc.want)
 		}
 	}
 }

@@ -35,6 +35,11 @@ const (
 	// initial-phase watcher that explains it: the server's watcher loop
 	// may have a shape this build does not recognise (a newer release).
 	UndecidedNoRecognisedWatcher UndecidedReason = "NoRecognisedWatcher"
+	// UndecidedMixedProcesses: the sample's fetches reached different API
+	// server processes (an HTTP, L7, load balancer), so its goroutine
+	// dump, APF dumps and /metrics may each be another process's: no
+	// client, seats or verdict is taken from them.
+	UndecidedMixedProcesses UndecidedReason = "MixedProcesses"
 )
 
 // DumpFormatAPF is APIServer.DumpFormat for a server decided from its APF
