@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -126,8 +125,11 @@ func (o *AnalyzeOptions) Validate() error {
 	return validateAuditLogs(o.AuditLogs, o.Paths)
 }
 
-// Run loads the inputs, diagnoses them and writes the report.
+// Run loads the inputs, diagnoses them and writes the report. Ctrl-C or
+// SIGTERM from the start stops the diagnosis wherever it is (exit 130).
 func (o *AnalyzeOptions) Run() error {
+	ctx, stop := interruptContext()
+	defer stop()
 	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, CapturedAtSource: "--captured-at", Now: time.Now(), MaxDumpBytes: o.maxDumpBytes, MaxDumpSource: "--max-dump-size"})
 	if err != nil {
 		return err
@@ -138,7 +140,7 @@ func (o *AnalyzeOptions) Run() error {
 	}
 	opts := diagnoseOptions(0)
 	opts.Audit = events
-	res, err := engine.Run(context.Background(), engine.Config{Loaded: loaded, Diagnosis: opts, Notes: auditWarnings})
+	res, err := engine.Run(ctx, engine.Config{Loaded: loaded, Diagnosis: opts, Notes: auditWarnings})
 	if err != nil {
 		return err
 	}
