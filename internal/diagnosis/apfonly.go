@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -81,6 +82,14 @@ func diagnoseAPF(ctx context.Context, info api.APIServer, s watches.Server) (api
 	if stopped > 0 {
 		info.Notes = append(info.Notes, fmt.Sprintf("%d watch requests executing in the first sample had ended by the last: not stuck", stopped))
 	}
+	for _, sm := range s.Samples {
+		if w := skippedRows(s.Name, sm); w != "" {
+			// A row that could not be read may be a stuck watch: no
+			// all-clear from the rows that could.
+			out.warnings = append(out.warnings, w)
+			out.incomplete = append(out.incomplete, w+": a watch they list is in no finding")
+		}
+	}
 	if b.Requests != nil && !b.Requests.HasDetails {
 		out.warnings = append(out.warnings, fmt.Sprintf("%s: the APF dump was taken without includeRequestDetails=1: it names no verbs or paths, so every executing request outside the exempt level counts as a watch", s.Name))
 	}
@@ -144,6 +153,31 @@ func (t interner) shared(f *api.Finding) *api.Finding {
 		f.Evidence[i] = t.intern(f.Evidence[i])
 	}
 	return f
+}
+
+// skippedLinesSaid is how many of the lines of skipped APF rows a
+// warning names.
+const skippedLinesSaid = 3
+
+// skippedRows says how many rows of sm's APF dump_requests could not be
+// read, where it came from, and the first lines and why; "" when none.
+func skippedRows(server string, sm watches.Sample) string {
+	rs := sm.Requests
+	if rs == nil || rs.SkippedCount() == 0 {
+		return ""
+	}
+	of := "the APF dump_requests"
+	if sm.Source != "" {
+		of += " of " + sm.Source
+	}
+	var lines []string
+	for _, sk := range rs.Skipped[:min(len(rs.Skipped), skippedLinesSaid)] {
+		lines = append(lines, fmt.Sprintf("line %d: %s", sk.Line, sk.Reason))
+	}
+	if more := rs.SkippedCount() - len(lines); more > 0 {
+		lines = append(lines, fmt.Sprintf("%d more", more))
+	}
+	return fmt.Sprintf("%s: %s could not be read in %s (%s)", server, english.Count(rs.SkippedCount(), "row", "rows"), of, strings.Join(lines, "; "))
 }
 
 // sampleAge is a row's age at one sample; present is false when that

@@ -76,7 +76,7 @@ func (c dumpCase) apfWarnings(findings int) []string {
 	}
 	if rs != nil && len(rs.Skipped) > 0 {
 		sk := rs.Skipped
-		out = append(out, fmt.Sprintf("%s: %d APF rows skipped (first at line %d: %s)", c.server, len(sk), sk[0].Line, sk[0].Reason))
+		out = append(out, fmt.Sprintf("%s: %d APF rows skipped (first at line %d: %s)", c.server, rs.SkippedCount(), sk[0].Line, sk[0].Reason))
 	}
 	return out
 }
@@ -85,8 +85,8 @@ func (c dumpCase) apfWarnings(findings int) []string {
 // (matchInput.incomplete), "" when nothing says so.
 func (c dumpCase) matchGaps(reqs []apf.Request, toMatch []api.Watcher) string {
 	incomplete := ""
-	if rs := c.cur.Requests; rs != nil && len(rs.Skipped) > 0 {
-		incomplete = fmt.Sprintf("%d APF rows were skipped", len(rs.Skipped))
+	if rs := c.cur.Requests; rs != nil && rs.SkippedCount() > 0 {
+		incomplete = fmt.Sprintf("%d APF rows were skipped", rs.SkippedCount())
 	}
 	if c.cur.Requests != nil && len(reqs) < len(toMatch) {
 		incomplete = fmt.Sprintf("the APF dump lists %d executing watch requests for %d initial-phase watchers (it was taken after the goroutine dump)", len(reqs), len(toMatch))
