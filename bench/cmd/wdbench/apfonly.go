@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -78,12 +77,9 @@ func apfOnlyBench(args []string, out io.Writer) error {
 // checkAPFOnly checks that every row was found stuck, from the APF dumps
 // alone.
 func checkAPFOnly(m measurement, n int) error {
-	if m.exit != 1 {
-		return fmt.Errorf("analyze exited %d, want 1 (findings): %s", m.exit, firstLine(m.stderr))
-	}
-	var r api.Report
-	if err := json.Unmarshal(m.stdout, &r); err != nil {
-		return fmt.Errorf("reading analyze's JSON: %w", err)
+	r, err := findingsReport(m)
+	if err != nil {
+		return err
 	}
 	if r.Summary.StuckWatches != n || len(r.APIServers) != 1 || r.APIServers[0].DumpFormat != api.DumpFormatAPF {
 		return fmt.Errorf("analyze found %d stuck watches on %d servers, want the %d rows on one server read from APF alone", r.Summary.StuckWatches, len(r.APIServers), n)
