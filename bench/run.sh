@@ -7,7 +7,8 @@
 #   bench/run.sh clean    remove bench/out (binaries, generated dumps, logs)
 #
 # Environment: SIZES (default 10k,100k,1M), RUNS (default 3), FLOOR_N
-# (default 300k), MATCH_N (default 50000), AUDIT_EVENTS (default 1000000,
+# (default 300k), MATCH_N (default 50000), APFONLY_N (default 50000),
+# AUDIT_EVENTS (default 1000000,
 # the audit log of BenchmarkAuditScan, about 1 GB, kept in bench/out/dumps),
 # BENCHTIME (go test -benchtime of the stage benchmarks, default 1s),
 # PANICPARSE_TIMEOUT (default 60s), KEEP_DUMPS=0 to delete the generated
@@ -64,6 +65,9 @@ for shape in spread one-connection same-instant; do
   step "matching ($shape storm): analyze -o json on 50,000 initial-phase watchers with 50,000 executing watch requests (targets < 2 s, < 256 MiB peak RSS), then the storm's table (targets <= 36 lines, < 3 s)"
   "$out/bin/wdbench" match -wd "$out/bin/kubectl-watch_doctor" -dir "$out/dumps" -n "${MATCH_N:-50000}" -runs "$RUNS" -shape "$shape"
 done
+
+step "APF-only: analyze -o json on two captures without a goroutine dump, ${APFONLY_N:-50000} executing watch rows in each APF dump_requests (targets < 3 s, < 256 MiB peak RSS)"
+"$out/bin/wdbench" apfonly -wd "$out/bin/kubectl-watch_doctor" -dir "$out/dumps" -n "${APFONLY_N:-50000}" -runs "$RUNS"
 
 if [[ "$KEEP_DUMPS" == "0" ]]; then
   rm -rf "$out/dumps"

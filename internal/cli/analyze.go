@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -126,8 +125,11 @@ func (o *AnalyzeOptions) Validate() error {
 	return validateAuditLogs(o.AuditLogs, o.Paths)
 }
 
-// Run loads the inputs, diagnoses them and writes the report.
+// Run loads the inputs, diagnoses them and writes the report. Ctrl-C or
+// SIGTERM from the start stops the diagnosis wherever it is (exit 130).
 func (o *AnalyzeOptions) Run() error {
+	ctx, stop := interruptContext()
+	defer stop()
 	logs, err := auditSources(o.AuditLogs, o.In)
 	if err != nil {
 		return err
@@ -136,10 +138,13 @@ func (o *AnalyzeOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	res, err := engine.Run(context.Background(), engine.Config{Loaded: loaded, Diagnosis: diagnoseOptions(0), AuditLogs: logs})
+	res, err := engine.Run(ctx, engine.Config{Loaded: loaded, Diagnosis: diagnoseOptions(0), AuditLogs: logs})
 	if err != nil {
 		return err
 	}
+	// Decided before writing: the loaded captures (50,000 APF rows are
+	// 40 MB) are then no longer referenced while the report is written.
+	foreign := errForeign(loaded)
 	r := res.Report
 	if err := writeReport(o.Out, r, o.printer, o.failOn); err != nil {
 		return err
@@ -147,7 +152,7 @@ func (o *AnalyzeOptions) Run() error {
 	if err := errNothingDiagnosed(r); err != nil {
 		return err
 	}
-	return errForeign(loaded)
+	return foreign
 }
 
 // errForeign fails a run whose every goroutine dump holds no

@@ -23,6 +23,9 @@ import (
 const fakeUpstreamEnv = "WATCH_DOCTOR_TEST_FAKE_UPSTREAM"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(signalledMainEnv) != "" {
+		os.Exit(signalledMain(os.Args[1:]))
+	}
 	if os.Getenv(fakeUpstreamEnv) != "" {
 		if err := fakeUpstream(len(os.Args) > 1 && os.Args[1] == "-timeline"); err != nil {
 			fmt.Fprintf(os.Stderr, "error: %v\n", err)

@@ -1,12 +1,14 @@
 package diagnosis
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -50,7 +52,9 @@ func noDumpReason(s watches.Server) (api.UndecidedReason, string) {
 //   - every other row initializing for longer than StallBound at the last
 //     sample is UndecidedInitialEvents, saying why (noDumpReason), and
 //     the report is incomplete.
-func diagnoseAPF(info api.APIServer, s watches.Server) (api.APIServer, added) {
+//
+// It stops early once ctx is done (DiagnoseContext then returns ctx.Err()).
+func diagnoseAPF(ctx context.Context, info api.APIServer, s watches.Server) (api.APIServer, added) {
 	var out added
 	reason, why := noDumpReason(s)
 	a, b := traceSamples(s.Samples)
@@ -78,12 +82,23 @@ func diagnoseAPF(info api.APIServer, s watches.Server) (api.APIServer, added) {
 	if stopped > 0 {
 		info.Notes = append(info.Notes, fmt.Sprintf("%d watch requests executing in the first sample had ended by the last: not stuck", stopped))
 	}
+	for _, sm := range s.Samples {
+		if w := skippedRows(s.Name, sm); w != "" {
+			// A row that could not be read may be a stuck watch: no
+			// all-clear from the rows that could.
+			out.warnings = append(out.warnings, w)
+			out.incomplete = append(out.incomplete, w+": a watch they list is in no finding")
+		}
+	}
 	if b.Requests != nil && !b.Requests.HasDetails {
 		out.warnings = append(out.warnings, fmt.Sprintf("%s: the APF dump was taken without includeRequestDetails=1: it names no verbs or paths, so every executing request outside the exempt level counts as a watch", s.Name))
 	}
 	if b.CapturedAt.IsZero() && len(rows) > 0 {
 		// Not aged, so none can be cleared: each is named.
 		for _, rw := range rows {
+			if done(ctx) {
+				break
+			}
 			f := undecidedFinding(s.Name, rw.req, time.Time{}, "")
 			f.UndecidedReason = reason
 			f.Message = fmt.Sprintf("initializing (age unknown: no capture time), holding %d APF seat(s): stuck or slow: not decidable on this server: %s", f.Client.Seats, why)
@@ -94,15 +109,20 @@ func diagnoseAPF(info api.APIServer, s watches.Server) (api.APIServer, added) {
 		return info, out
 	}
 	young, undecided := 0, 0
+	listed := listedRows(s.Samples, a, b)
+	texts := interner{}
 	for _, rw := range rows {
+		if done(ctx) {
+			break
+		}
 		if b.CapturedAt.Sub(rw.req.StartTime) <= StallBound {
 			young++
 			continue
 		}
-		ages := rowAges(s.Samples, rw.req)
+		ages := rowAges(listed, rw)
 		key := resourceKey(rw.req)
 		if rw.inA && a != nil && interval >= StallBound && zero[key] {
-			out.findings = append(out.findings, apfStuckFinding(s.Name, rw.req, b, interval, ages))
+			out.findings = append(out.findings, texts.shared(apfStuckFinding(s.Name, rw.req, b, interval, ages)))
 			continue
 		}
 		f := undecidedFinding(s.Name, rw.req, b.CapturedAt, "stuck or slow: not decidable on this server: "+why)
@@ -110,7 +130,7 @@ func diagnoseAPF(info api.APIServer, s watches.Server) (api.APIServer, added) {
 		f.Evidence = append(f.Evidence, agesEvidence(ages))
 		f.Evidence = append(f.Evidence, growthEvidence(a, b, key, rw.inA)...)
 		f.Evidence = append(f.Evidence, seatsEvidence(rw.req.PriorityLevel, b.Metrics)...)
-		out.findings = append(out.findings, f)
+		out.findings = append(out.findings, texts.shared(f))
 		undecided++
 	}
 	if young > 0 {
@@ -123,6 +143,43 @@ func diagnoseAPF(info api.APIServer, s watches.Server) (api.APIServer, added) {
 	return info, out
 }
 
+// shared keeps one copy of f's message and of its evidence after the
+// first line (which names the row's own request) among the findings
+// sharing them word for word: tens of thousands of rows of one resource
+// share them (ages are rounded to the second). It returns f.
+func (t interner) shared(f *api.Finding) *api.Finding {
+	f.Message = t.intern(f.Message)
+	for i := 1; i < len(f.Evidence); i++ {
+		f.Evidence[i] = t.intern(f.Evidence[i])
+	}
+	return f
+}
+
+// skippedLinesSaid is how many of the lines of skipped APF rows a
+// warning names.
+const skippedLinesSaid = 3
+
+// skippedRows says how many rows of sm's APF dump_requests could not be
+// read, where it came from, and the first lines and why; "" when none.
+func skippedRows(server string, sm watches.Sample) string {
+	rs := sm.Requests
+	if rs == nil || rs.SkippedCount() == 0 {
+		return ""
+	}
+	of := "the APF dump_requests"
+	if sm.Source != "" {
+		of += " of " + sm.Source
+	}
+	var lines []string
+	for _, sk := range rs.Skipped[:min(len(rs.Skipped), skippedLinesSaid)] {
+		lines = append(lines, fmt.Sprintf("line %d: %s", sk.Line, sk.Reason))
+	}
+	if more := rs.SkippedCount() - len(lines); more > 0 {
+		lines = append(lines, fmt.Sprintf("%d more", more))
+	}
+	return fmt.Sprintf("%s: %s could not be read in %s (%s)", server, english.Count(rs.SkippedCount(), "row", "rows"), of, strings.Join(lines, "; "))
+}
+
 // sampleAge is a row's age at one sample; present is false when that
 // sample's APF dump did not list it.
 type sampleAge struct {
@@ -131,23 +188,53 @@ type sampleAge struct {
 	present bool
 }
 
-// rowAges are rq's ages at each sample with an APF dump and a capture
-// time, oldest first.
-func rowAges(ss []watches.Sample, rq apf.Request) []sampleAge {
-	key := rowKey(rq)
-	var out []sampleAge
-	for _, sm := range ss {
+// sampleRows are the executing watch rows of one sample with an APF dump
+// and a capture time, by rowKey; keys is nil for samples A and B of
+// traceRows, whose rows traceRow marks already.
+type sampleRows struct {
+	at       time.Time
+	keys     map[requestKey]bool
+	isA, isB bool
+}
+
+// listedRows are the sampleRows of each sample of ss with an APF dump and
+// a capture time, oldest first, a and b those of traceSamples: built once
+// per sample, so that a row's ages (rowAges) cost a lookup per sample,
+// not a pass over every row of it (which made the APF-only diagnosis
+// quadratic in the rows: 50,000 took hours).
+func listedRows(ss []watches.Sample, a, b *watches.Sample) []sampleRows {
+	var out []sampleRows
+	for i := range ss {
+		sm := &ss[i]
 		if sm.Requests == nil || sm.CapturedAt.IsZero() {
 			continue
 		}
-		sa := sampleAge{at: sm.CapturedAt, age: sm.CapturedAt.Sub(rq.StartTime)}
-		for _, r := range executingWatches(sm.Requests) {
-			if rowKey(r) == key {
-				sa.present = true
-				break
+		sr := sampleRows{at: sm.CapturedAt, isA: sm == a, isB: sm == b}
+		if !sr.isA && !sr.isB {
+			ws := executingWatches(sm.Requests)
+			sr.keys = make(map[requestKey]bool, len(ws))
+			for _, r := range ws {
+				sr.keys[rowKey(r)] = true
 			}
 		}
-		out = append(out, sa)
+		out = append(out, sr)
+	}
+	return out
+}
+
+// rowAges are rw's ages at each of listed, oldest first.
+func rowAges(listed []sampleRows, rw traceRow) []sampleAge {
+	var key requestKey
+	out := make([]sampleAge, 0, len(listed))
+	for _, sr := range listed {
+		present := sr.isB || (sr.isA && rw.inA)
+		if sr.keys != nil {
+			if key == (requestKey{}) {
+				key = rowKey(rw.req)
+			}
+			present = sr.keys[key]
+		}
+		out = append(out, sampleAge{at: sr.at, age: sr.at.Sub(rw.req.StartTime), present: present})
 	}
 	return out
 }

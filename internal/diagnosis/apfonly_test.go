@@ -116,3 +116,44 @@ func TestDiagnoseAPFEvidence(t *testing.T) {
 		t.Errorf("message %q, want %q", f.Message, wantMsg)
 	}
 }
+
+// Rows of an APF dump that could not be read are never an all-clear:
+// without a goroutine dump, each sample's unreadable rows are a warning
+// naming the source, the count and the first lines, and the report is
+// incomplete, whether or not a row could be read.
+func TestDiagnoseAPFSkippedRows(t *testing.T) {
+	a, b := t0.Add(5*time.Minute), t0.Add(6*time.Minute+10*time.Second)
+	skipped := func(sm watches.Sample, n int) watches.Sample {
+		sm.Source = "t2"
+		sm.Requests.SkippedRows = n
+		for i := range min(n, apf.MaxSkippedKept) {
+			sm.Requests.Skipped = append(sm.Requests.Skipped, apf.Skipped{Line: i + 2, Reason: `field InitialSeats: "NaN" is not an integer`})
+		}
+		return sm
+	}
+	const first = `s: %s could not be read in the APF dump_requests of t2 (line 2: field InitialSeats: "NaN" is not an integer`
+	tests := []struct {
+		name    string
+		samples []watches.Sample
+		warning string
+	}{
+		{"every row unreadable", []watches.Sample{apfSample(a, 404, 10), skipped(apfSample(b, 404, 10), 1)},
+			`s: 1 row could not be read in the APF dump_requests of t2 (line 2: field InitialSeats: "NaN" is not an integer)`},
+		{"25 unreadable beside a young row", []watches.Sample{apfSample(a, 404, 10), skipped(apfSample(b, 404, 10, watchRequest("young", b.Add(-time.Second))), 25)},
+			strings.Replace(first, "%s", "25 rows", 1) + `; line 3: field InitialSeats: "NaN" is not an integer; line 4: field InitialSeats: "NaN" is not an integer; 22 more)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Diagnose([]watches.Server{{Name: "s", Samples: tt.samples}}, Options{})
+			if len(r.Findings) != 0 {
+				t.Errorf("findings %v, want none", verdicts(r))
+			}
+			if diff := cmp.Diff([]string{tt.warning}, r.Warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{tt.warning + ": a watch they list is in no finding"}, r.Incomplete); diff != "" {
+				t.Errorf("incomplete (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -45,6 +45,9 @@ func (m *matcher) run(res *matchResult) {
 		cp.rs = append(cp.rs, j)
 	}
 	for _, root := range roots {
+		if done(m.in.ctx) {
+			return
+		}
 		cp := comps[root]
 		if len(cp.ws) == 0 || len(cp.rs) == 0 {
 			continue
@@ -98,6 +101,9 @@ func (m *matcher) nested(res *matchResult, cp *component) {
 	start := 0 // first watcher (in ws order) of the current block
 	k0 := 0    // requests taken by the blocks before
 	for k := range ws {
+		if done(m.in.ctx) {
+			return
+		}
 		maxP = max(maxP, p[ws[k]])
 		tight := feasible && p[ws[k]] == k+1 && (k+1 == len(ws) || p[ws[k+1]] > k+1)
 		if !tight && k+1 < len(ws) {
@@ -191,6 +197,9 @@ func (m *matcher) general(res *matchResult, cp *component) {
 		p.index(taken)
 	}
 	for _, i := range rest {
+		if done(m.in.ctx) {
+			return
+		}
 		p := pools[m.wclass[i]]
 		if p == nil {
 			m.ambiguousN(res, i, nil, 0, true, len(cp.ws), len(cp.rs), false)

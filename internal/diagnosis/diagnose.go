@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"time"
@@ -41,12 +42,26 @@ const DefaultCaptureSlack = 30 * time.Second
 
 // Diagnose turns the samples of each API server into an api.Report.
 func Diagnose(servers []watches.Server, opts Options) *api.Report {
+	r, _ := DiagnoseContext(context.Background(), servers, opts) // never done: no error
+	return r
+}
+
+// DiagnoseContext is Diagnose, stopped once ctx is done (Ctrl-C): then
+// it returns ctx.Err() and no report, whatever the size of the input
+// (halt.go).
+func DiagnoseContext(ctx context.Context, servers []watches.Server, opts Options) (*api.Report, error) {
 	if opts.CaptureSlack <= 0 {
 		opts.CaptureSlack = DefaultCaptureSlack
 	}
 	r := &api.Report{APIVersion: api.GroupVersion, Kind: api.KindReport, Findings: []api.Finding{}}
 	for _, s := range servers {
-		diagnoseServer(r, s, opts)
+		if done(ctx) {
+			break
+		}
+		diagnoseServer(ctx, r, s, opts)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	sortFindings(r.Findings)
 	joined, _ := joinAudit(r.Findings, opts.Audit)
@@ -54,7 +69,10 @@ func Diagnose(servers []watches.Server, opts Options) *api.Report {
 	r.Groups = groupFindings(r.Findings)
 	r.Summary = summarize(r)
 	r.Advice = advice(r, opts.Words)
-	return r
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // summarize totals the report: each finding counted in its type's Summary
@@ -81,8 +99,8 @@ func summarize(r *api.Report) api.Summary {
 	return s
 }
 
-func diagnoseServer(r *api.Report, s watches.Server, opts Options) {
-	info, out := serverSteps(s, opts)
+func diagnoseServer(ctx context.Context, r *api.Report, s watches.Server, opts Options) {
+	info, out := serverSteps(ctx, s, opts)
 	out.add(releaseStep(info))
 	out.merge(r, info)
 }
@@ -95,12 +113,12 @@ func diagnoseServer(r *api.Report, s watches.Server, opts Options) {
 // can be (decideAggregated), a debug=2 one judged, attributed and
 // annotated (dumpCase). Whatever the route, no count exceeds what APF
 // lists (clampToAPF).
-func serverSteps(s watches.Server, opts Options) (api.APIServer, added) {
+func serverSteps(ctx context.Context, s watches.Server, opts Options) (api.APIServer, added) {
 	aside := traceAside(s)
 	if aside != "" {
 		s.Trace = nil
 	}
-	info, out := serverRoute(s, opts)
+	info, out := serverRoute(ctx, s, opts)
 	clampToAPF(s, &info, &out)
 	if aside != "" {
 		out.warnings = append(out.warnings, aside)
@@ -110,11 +128,11 @@ func serverSteps(s watches.Server, opts Options) (api.APIServer, added) {
 
 // serverRoute is serverSteps once the trace is checked against the
 // samples (traceaside.go).
-func serverRoute(s watches.Server, opts Options) (api.APIServer, added) {
+func serverRoute(ctx context.Context, s watches.Server, opts Options) (api.APIServer, added) {
 	info := api.APIServer{Name: s.Name, Version: s.Version, Samples: len(s.Samples), Notes: append([]string(nil), s.Notes...)}
 	last, prev := pickSamples(s.Samples)
 	if why := mixedSamples(s.Samples, last, prev); why != "" && last >= 0 {
-		return decideMixed(info, s, s.Samples[last], why)
+		return decideMixed(ctx, info, s, s.Samples[last], why)
 	}
 	useTrace, note := traceChoice(s, last)
 	if useTrace {
@@ -124,7 +142,7 @@ func serverRoute(s watches.Server, opts Options) (api.APIServer, added) {
 		info.Notes = append(info.Notes, note)
 	}
 	if last < 0 && hasRequests(s) {
-		return diagnoseAPF(info, s)
+		return diagnoseAPF(ctx, info, s)
 	}
 	if last < 0 {
 		return noDump(info, s)
@@ -135,7 +153,7 @@ func serverRoute(s watches.Server, opts Options) (api.APIServer, added) {
 		out.add(decideAggregated(s.Name, s.Version, cur))
 		return info, out
 	}
-	c := dumpCase{server: s.Name, version: s.Version, cur: cur, opts: opts, partial: info.Coverage != nil, trace: s.Trace}
+	c := dumpCase{ctx: ctx, server: s.Name, version: s.Version, cur: cur, opts: opts, partial: info.Coverage != nil, trace: s.Trace}
 	if prev >= 0 {
 		c.prev = &s.Samples[prev]
 	}

@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/watch-doctor/watch-doctor/internal/watches"
@@ -15,6 +16,8 @@ import (
 // (apfWarnings), attribute clients (attribute, partialSuspects), and
 // annotate what was found (annotate).
 type dumpCase struct {
+	// ctx stops the steps early (halt.go); nil never does.
+	ctx     context.Context
 	server  string
 	version string
 	cur     watches.Sample
@@ -49,7 +52,7 @@ func (c dumpCase) diagnose() added {
 // cache waits, and the watchers that hold an executing APF request (to
 // match with one).
 func (c dumpCase) judgeAll() ([]*api.Finding, []api.Watcher) {
-	findings, toMatch := judge(c.server, c.cur, c.prev, c.opts.CaptureSlack)
+	findings, toMatch := judge(c.ctx, c.server, c.cur, c.prev, c.opts.CaptureSlack)
 	findings, toMatch = judgeHeld(c.server, c.cur.Dump, findings, toMatch)
 	return judgeCacheWaits(c.server, c.cur.Dump, findings, toMatch)
 }
@@ -73,7 +76,7 @@ func (c dumpCase) apfWarnings(findings int) []string {
 	}
 	if rs != nil && len(rs.Skipped) > 0 {
 		sk := rs.Skipped
-		out = append(out, fmt.Sprintf("%s: %d APF rows skipped (first at line %d: %s)", c.server, len(sk), sk[0].Line, sk[0].Reason))
+		out = append(out, fmt.Sprintf("%s: %d APF rows skipped (first at line %d: %s)", c.server, rs.SkippedCount(), sk[0].Line, sk[0].Reason))
 	}
 	return out
 }
@@ -82,8 +85,8 @@ func (c dumpCase) apfWarnings(findings int) []string {
 // (matchInput.incomplete), "" when nothing says so.
 func (c dumpCase) matchGaps(reqs []apf.Request, toMatch []api.Watcher) string {
 	incomplete := ""
-	if rs := c.cur.Requests; rs != nil && len(rs.Skipped) > 0 {
-		incomplete = fmt.Sprintf("%d APF rows were skipped", len(rs.Skipped))
+	if rs := c.cur.Requests; rs != nil && rs.SkippedCount() > 0 {
+		incomplete = fmt.Sprintf("%d APF rows were skipped", rs.SkippedCount())
 	}
 	if c.cur.Requests != nil && len(reqs) < len(toMatch) {
 		incomplete = fmt.Sprintf("the APF dump lists %d executing watch requests for %d initial-phase watchers (it was taken after the goroutine dump)", len(reqs), len(toMatch))
@@ -102,7 +105,7 @@ func (c dumpCase) matchGaps(reqs []apf.Request, toMatch []api.Watcher) string {
 // (partialSuspects).
 func (c dumpCase) attribute(findings []*api.Finding, toMatch []api.Watcher, reqs []apf.Request) (added, []*api.Finding) {
 	cur := c.cur
-	in := matchInput{watchers: toMatch, reqs: reqs, at: cur.CapturedAt, slack: c.opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: c.matchGaps(reqs, toMatch), mixed: cur.Mixed, seenAt: seenAt(cur, c.prev)}
+	in := matchInput{ctx: c.ctx, watchers: toMatch, reqs: reqs, at: cur.CapturedAt, slack: c.opts.CaptureSlack, details: cur.Requests.HasDetails, incomplete: c.matchGaps(reqs, toMatch), mixed: cur.Mixed, seenAt: seenAt(cur, c.prev)}
 	if cur.Metrics != nil {
 		in.watchRequests = cur.Metrics.WatchRequests
 		in.metricsAt = cur.MetricsAt

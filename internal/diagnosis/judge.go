@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 // watcher that made progress from one that did not. It returns the
 // findings and the initial-phase watchers, which all hold an executing
 // APF request and so take part in client matching.
-func judge(server string, cur watches.Sample, prev *watches.Sample, slack time.Duration) ([]*api.Finding, []api.Watcher) {
+func judge(ctx context.Context, server string, cur watches.Sample, prev *watches.Sample, slack time.Duration) ([]*api.Finding, []api.Watcher) {
 	var before map[int64]api.Watcher
 	var interval time.Duration
 	if prev != nil {
@@ -30,6 +31,9 @@ func judge(server string, cur watches.Sample, prev *watches.Sample, slack time.D
 	var initial []api.Watcher
 	msgs := interner{}
 	for _, w := range cur.Dump.Watchers {
+		if done(ctx) {
+			break
+		}
 		if w.Phase == api.PhaseInitial {
 			initial = append(initial, w)
 		}

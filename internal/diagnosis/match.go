@@ -12,6 +12,7 @@ package diagnosis
 // against /metrics).
 
 import (
+	"context"
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
@@ -24,6 +25,8 @@ const maxCandidatesListed = 10
 
 // matchInput is what client matching needs of one dump and APF dump.
 type matchInput struct {
+	// ctx stops the matching early (halt.go); nil never does.
+	ctx      context.Context
 	watchers []api.Watcher
 	reqs     []apf.Request
 	at       time.Time

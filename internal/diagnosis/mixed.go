@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/watch-doctor/watch-doctor/internal/watches"
@@ -29,9 +30,9 @@ func mixedSamples(samples []watches.Sample, last, prev int) string {
 // UndecidedInitialEvents (MixedProcesses) with its goroutines alone; a
 // watcher blocked streaming keeps what that one dump shows, with no
 // client; and the server is incomplete whatever the dump holds.
-func decideMixed(info api.APIServer, s watches.Server, cur watches.Sample, why string) (api.APIServer, added) {
+func decideMixed(ctx context.Context, info api.APIServer, s watches.Server, cur watches.Sample, why string) (api.APIServer, added) {
 	info, out := describeDump(info, s.Name, cur)
-	findings, _ := judge(s.Name, cur, nil, 0)
+	findings, _ := judge(ctx, s.Name, cur, nil, 0)
 	for _, f := range findings {
 		f.Evidence = append(f.Evidence, why)
 		if f.Phase != api.PhaseInitial {

@@ -14,21 +14,41 @@ import (
 // executing watches, or, when the dump names no verbs (no
 // includeRequestDetails), every executing request outside the exempt
 // level (exempt requests hold no seats).
+//
+// When every row is one (a relist storm), it is rs.Requests itself,
+// capped so that an append copies: not a copy of 50,000 rows per call.
+// Callers do not change the rows.
 func executingWatches(rs *apf.Requests) []apf.Request {
 	if rs == nil {
 		return nil
 	}
-	out := make([]apf.Request, 0, len(rs.Requests))
-	for _, r := range rs.Requests {
-		switch {
-		case !r.Executing():
-		case rs.HasDetails && strings.EqualFold(r.Verb, "watch"):
-			out = append(out, r)
-		case !rs.HasDetails && r.PriorityLevel != "exempt":
-			out = append(out, r)
+	all := rs.Requests[:len(rs.Requests):len(rs.Requests)]
+	for i := range all {
+		if !holdsSeats(rs, &all[i]) {
+			out := make([]apf.Request, i, len(all))
+			copy(out, all[:i])
+			for j := i + 1; j < len(all); j++ {
+				if holdsSeats(rs, &all[j]) {
+					out = append(out, all[j])
+				}
+			}
+			return out
 		}
 	}
-	return out
+	return all
+}
+
+// holdsSeats reports whether r, a row of rs, is one executingWatches
+// keeps.
+func holdsSeats(rs *apf.Requests, r *apf.Request) bool {
+	switch {
+	case !r.Executing():
+		return false
+	case rs.HasDetails:
+		return strings.EqualFold(r.Verb, "watch")
+	default:
+		return r.PriorityLevel != "exempt"
+	}
 }
 
 func toRequest(server string, r apf.Request, at time.Time) api.Request {

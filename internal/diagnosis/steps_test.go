@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func TestAddedMerge(t *testing.T) {
 func TestNoDump(t *testing.T) {
 	rss := 3e9
 	s := watches.Server{Name: "s", Samples: []watches.Sample{{Metrics: &watches.MetricsContext{ResidentMemoryBytes: &rss}}}}
-	info, out := serverSteps(s, Options{})
+	info, out := serverSteps(context.Background(), s, Options{})
 	want := api.APIServer{Name: "s", Samples: 1, Notes: []string{"no goroutine dump: watchers cannot be examined"}, ResidentMemoryBytes: rss}
 	if diff := cmp.Diff(want, info); diff != "" {
 		t.Errorf("info (-want +got):\n%s", diff)

@@ -71,20 +71,32 @@ type traceRow struct {
 	why     string // what decided it, for its finding's evidence
 }
 
-// rowKey identifies one request across two APF dumps.
-func rowKey(r apf.Request) string {
-	return strings.Join([]string{r.PriorityLevel, r.FlowSchema, r.User, r.Verb, r.Path, r.StartTime.UTC().Format(time.RFC3339Nano)}, "\x00")
+// requestKey identifies one request across two APF dumps (rowKey).
+type requestKey struct {
+	level, schema, user, verb, path string
+	sec                             int64 // StartTime: Unix seconds (exact for any year) and nanoseconds
+	nsec                            int
+}
+
+// rowKey is the requestKey of r: a comparable value, built without
+// formatting or allocating.
+func rowKey(r apf.Request) requestKey {
+	return requestKey{level: r.PriorityLevel, schema: r.FlowSchema, user: r.User, verb: r.Verb, path: r.Path, sec: r.StartTime.Unix(), nsec: r.StartTime.Nanosecond()}
 }
 
 // traceRows is step 2: the rows of B, marked when A had them, and how many
 // rows of A stopped executing before B (those are not stuck).
 func traceRows(a, b *apf.Requests) (rows []traceRow, stopped int) {
-	inA := map[string]bool{}
+	inA := map[requestKey]bool{}
 	for _, r := range executingWatches(a) {
 		inA[rowKey(r)] = true
 	}
-	inB := map[string]bool{}
-	for _, r := range executingWatches(b) {
+	wb := executingWatches(b)
+	inB := make(map[requestKey]bool, len(wb))
+	if len(wb) > 0 {
+		rows = make([]traceRow, 0, len(wb))
+	}
+	for _, r := range wb {
 		k := rowKey(r)
 		inB[k] = true
 		rows = append(rows, traceRow{req: r, inA: a == nil || inA[k]})

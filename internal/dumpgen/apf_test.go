@@ -3,8 +3,13 @@ package dumpgen_test
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
@@ -44,5 +49,42 @@ func writeAPFRequests(t *testing.T, step time.Duration) {
 		if got != want {
 			t.Errorf("request %d: %s\nwant %s", i, got, want)
 		}
+	}
+}
+
+// TestWriteAPFOnlyCaptures: two captures of one process, each an APF
+// dump of the same n executing watches, /metrics and a capture time 90 s
+// apart.
+func TestWriteAPFOnlyCaptures(t *testing.T) {
+	dirs, err := dumpgen.WriteAPFOnlyCaptures(t.TempDir(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ats []string
+	for _, d := range dirs {
+		f, err := os.Open(filepath.Join(d, "apf-requests.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rq, err := apf.ParseRequests(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rq.Requests) != 3 || !rq.HasDetails {
+			t.Errorf("%s: %d requests (details %v), want 3 with details", d, len(rq.Requests), rq.HasDetails)
+		}
+		at, err := os.ReadFile(filepath.Join(d, "captured-at.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ats = append(ats, strings.TrimSpace(string(at)))
+		m, err := os.ReadFile(filepath.Join(d, "metrics.txt"))
+		if err != nil || !strings.Contains(string(m), "process_start_time_seconds ") {
+			t.Errorf("%s: metrics %q (%v), want process_start_time_seconds", d, m, err)
+		}
+	}
+	if diff := cmp.Diff([]string{"2026-11-29T10:30:00Z", "2026-11-29T10:31:30Z"}, ats); diff != "" {
+		t.Errorf("capture times (-want +got):\n%s", diff)
 	}
 }

@@ -126,8 +126,9 @@ var ErrNoInstance = errors.New("no API server instance could be read")
 
 // Run reads the cluster (or takes Config.Loaded), diagnoses it and returns
 // the finished report. An error of the run itself (discovery failed, ctx
-// ended) comes back with what was read (Result.Run) and no report;
-// ErrNoInstance comes back with the report of nothing.
+// ended, in the fetches or in the diagnosis) comes back with what was read
+// (Result.Run) and no report; ErrNoInstance comes back with the report of
+// nothing.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Loaded != nil {
 		res := &Result{Loaded: cfg.Loaded, Notes: Summarize(cfg.Notes)}
@@ -135,7 +136,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if err := res.readAudit(ctx, &cfg); err != nil {
 			return res, err
 		}
-		res.diagnose(cfg, cfg.Loaded.Instances, nil)
+		if err := res.diagnose(ctx, cfg, cfg.Loaded.Instances, nil); err != nil {
+			return res, err
+		}
 		for _, c := range cfg.Loaded.Coverage {
 			res.cover(c)
 		}
@@ -164,7 +167,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := res.readAudit(ctx, &cfg); err != nil {
 		return res, err
 	}
-	res.diagnose(cfg, run.Manifest(api.Manifest{}).Instances, run.Instances)
+	if err := res.diagnose(ctx, cfg, run.Manifest(api.Manifest{}).Instances, run.Instances); err != nil {
+		return res, err
+	}
 	res.attachPods(ctx, cfg)
 	res.cover(run.Coverage)
 	if len(res.Loaded.Captures) == 0 {

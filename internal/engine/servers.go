@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"regexp"
 
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
@@ -22,7 +23,10 @@ const leaseNote = "holds the identity lease (apiserver_id_hash) of "
 // gives each of the report's servers what was recorded of its instance
 // (recorded: its cost and evidence), matched by the instance's name as a
 // field, never by the display name.
-func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []model.InstanceResult) {
+//
+// It stops once ctx is done (diagnosis.DiagnoseContext), returning its
+// error and leaving r.Report nil.
+func (r *Result) diagnose(ctx context.Context, cfg Config, recorded []api.Instance, runs []model.InstanceResult) error {
 	procs := r.Loaded.Processes()
 	inputs := make([]watches.Server, len(procs))
 	r.Processes = make([]Process, len(procs))
@@ -51,7 +55,10 @@ func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []model.Inst
 		inputs[i] = s
 		r.Processes[i] = p
 	}
-	rep := diagnosis.Diagnose(inputs, cfg.Diagnosis)
+	rep, err := diagnosis.DiagnoseContext(ctx, inputs, cfg.Diagnosis)
+	if err != nil {
+		return err
+	}
 	// Diagnose appends one APIServer per input, in order.
 	for i := range rep.APIServers {
 		if i < len(procs) {
@@ -74,6 +81,7 @@ func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []model.Inst
 	}
 	rep.Errors = r.Errors
 	r.Report = rep
+	return nil
 }
 
 // find is the last of insts named name (a later bundle's record of an

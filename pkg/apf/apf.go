@@ -68,8 +68,21 @@ type Requests struct {
 	// includeRequestDetails=1 and so names users, verbs and paths.
 	HasDetails bool      `json:"hasDetails"`
 	Requests   []Request `json:"requests"`
-	Skipped    []Skipped `json:"skipped,omitempty"`
+	// SkippedRows counts the rows that could not be read (a cell that is
+	// not a number, a negative count, a bad time, the wrong number of
+	// cells); Skipped keeps the first MaxSkippedKept of them, with their
+	// lines.
+	SkippedRows int       `json:"skippedRows,omitempty"`
+	Skipped     []Skipped `json:"skipped,omitempty"`
 }
+
+// MaxSkippedKept is how many skipped rows Requests.Skipped keeps: enough
+// to show what went wrong, bounded whatever the dump holds.
+const MaxSkippedKept = 20
+
+// SkippedCount is how many rows were skipped: SkippedRows, or the rows
+// Skipped lists when the Requests were built without counting them.
+func (r *Requests) SkippedCount() int { return max(r.SkippedRows, len(r.Skipped)) }
 
 // PriorityLevel is one row of dump_priority_levels.
 type PriorityLevel struct {

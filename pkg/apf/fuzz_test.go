@@ -57,12 +57,16 @@ func checkParseErr(t *testing.T, data []byte, err error) {
 }
 
 // checkRows checks that every row after the header was either parsed or
-// skipped, in order, with line numbers inside the input.
-func checkRows(t *testing.T, data []byte, parsed, skipped []int) {
+// skipped (counted: skippedCount), in order, with line numbers inside the
+// input; skipped lists the lines of the first skipped rows.
+func checkRows(t *testing.T, data []byte, parsed, skipped []int, skippedCount int) {
 	t.Helper()
 	lines := bytes.Count(data, []byte("\n")) + 1
-	if len(parsed)+len(skipped) != nonBlankLines(data)-1 {
-		t.Fatalf("%d rows parsed and %d skipped, input has %d non-blank lines after the header", len(parsed), len(skipped), nonBlankLines(data)-1)
+	if len(parsed)+skippedCount != nonBlankLines(data)-1 {
+		t.Fatalf("%d rows parsed and %d skipped, input has %d non-blank lines after the header", len(parsed), skippedCount, nonBlankLines(data)-1)
+	}
+	if len(skipped) > skippedCount {
+		t.Fatalf("%d skipped rows listed, %d counted", len(skipped), skippedCount)
 	}
 	for _, ls := range [][]int{parsed, skipped} {
 		prev := 0
@@ -95,6 +99,23 @@ func FuzzParseRequests(f *testing.F) {
 	r.user, r.fd, r.path = "CN=Jane,O=Example", "CN=Jane,O=Example", "/x,y"
 	f.Add([]byte(dumpRequests(v037, true, r, subresourceRow)))
 	f.Add([]byte(requestsHeader + "global-default, global-default, 111, -1, a,b, yesterday, 1, 0, 0s, 2026-11-29T10:22:03Z, u, watch, /api, , , v1, pods, \n"))
+	// The probe's hostile rows (issue 34): NaN and negative numbers, bad
+	// times, control characters, an executing row never started, more
+	// bad rows than are kept.
+	good := "global-default, global-default, 111, -1, u, 2026-11-29T10:22:03Z, 1, 0, 0s, 2026-11-29T10:22:03Z, u, watch, /api/v1/pods, , , v1, pods, \n"
+	for _, bad := range []string{
+		strings.Replace(good, " 1, 0,", " NaN, 0,", 1),
+		strings.Replace(good, " 1, 0,", " -3, -1,", 1),
+		strings.Replace(good, "111, -1", "-9, -2", 1),
+		strings.Replace(good, "0s", "-1h", 1),
+		strings.Replace(good, "0s, 2026-11-29T10:22:03Z", "0s, 2026-13-45T99:00:00Z", 1),
+		strings.Replace(good, "0s, 2026-11-29T10:22:03Z", "0s, 0001-01-01T00:00:00Z", 1),
+		strings.Replace(good, " u, watch", " \x1b[31mu\x07, watch", 1),
+		strings.Replace(good, " 1, 0,", " \x1b[2J1, 0,", 1),
+	} {
+		f.Add([]byte(requestsHeader + bad + good))
+	}
+	f.Add([]byte(requestsHeader + strings.Repeat(strings.Replace(good, " 1, 0,", " NaN, 0,", 1), MaxSkippedKept+3) + good))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := ParseRequests(bytes.NewReader(data))
 		checkParseErr(t, data, err)
@@ -110,6 +131,9 @@ func FuzzParseRequests(f *testing.F) {
 			if q.PriorityLevel == "" || q.Executing() != (q.IndexInQueue < 0) || q.Seats() != q.InitialSeats {
 				t.Fatalf("request %+v", q)
 			}
+			if q.InitialSeats < 0 || q.FinalSeats < 0 || q.QueueIndex < -1 || q.IndexInQueue < -1 || q.AdditionalLatency < 0 {
+				t.Fatalf("a negative count or latency read: %+v", q)
+			}
 			if !got.HasDetails && (q.User != "" || q.Verb != "" || q.Path != "") {
 				t.Fatalf("details without the detail columns: %+v", q)
 			}
@@ -117,7 +141,10 @@ func FuzzParseRequests(f *testing.F) {
 		for _, s := range got.Skipped {
 			skipped = append(skipped, s.Line)
 		}
-		checkRows(t, data, parsed, skipped)
+		if len(got.Skipped) > MaxSkippedKept || len(got.Skipped) < min(got.SkippedRows, MaxSkippedKept) {
+			t.Fatalf("%d skipped rows kept of %d: want the first %d", len(got.Skipped), got.SkippedRows, MaxSkippedKept)
+		}
+		checkRows(t, data, parsed, skipped, got.SkippedRows)
 
 		// What was read prints back as v0.37 would print it and reads the
 		// same, unless a value holds a separator.
@@ -128,7 +155,8 @@ func FuzzParseRequests(f *testing.F) {
 				group, version = "", q.APIVersion
 			}
 			if !plain(q.PriorityLevel, q.FlowSchema, q.FlowDistinguisher, q.User, q.Verb, q.Path, q.Namespace, q.Name, q.APIVersion, q.Resource, q.Subresource) ||
-				strings.Contains(q.APIVersion, "/") && (group == "" || version == "") {
+				strings.Contains(q.APIVersion, "/") && (group == "" || version == "") ||
+				q.Executing() && q.StartTime.IsZero() { // read from a dump without StartTime: v0.37 prints the zero time
 				return
 			}
 			rows = append(rows, reqRow{pl: q.PriorityLevel, fs: q.FlowSchema, iq: q.QueueIndex, ir: q.IndexInQueue, fd: q.FlowDistinguisher,
@@ -170,7 +198,7 @@ func FuzzParsePriorityLevels(f *testing.F) {
 		for _, s := range skipped {
 			skippedLines = append(skippedLines, s.Line)
 		}
-		checkRows(t, data, parsed, skippedLines)
+		checkRows(t, data, parsed, skippedLines, len(skipped))
 		for _, l := range got {
 			if !plain(l.Name) {
 				return

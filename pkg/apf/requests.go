@@ -59,7 +59,10 @@ func ParseRequests(r io.Reader) (*Requests, error) {
 		}
 		req, reason := parseRequestRow(cells, raw, base, idx, out.HasDetails)
 		if reason != "" {
-			out.Skipped = append(out.Skipped, Skipped{Line: rs.line, Reason: reason})
+			out.SkippedRows++
+			if len(out.Skipped) < MaxSkippedKept {
+				out.Skipped = append(out.Skipped, Skipped{Line: rs.line, Reason: reason})
+			}
 			continue
 		}
 		req.Line = rs.line
@@ -100,13 +103,17 @@ func parseRequestRow(cells, raw, base []string, idx map[string]int, details bool
 	for _, f := range []struct {
 		name string
 		dst  *int
-	}{{"QueueIndex", &req.QueueIndex}, {"RequestIndexInQueue", &req.IndexInQueue}, {"InitialSeats", &req.InitialSeats}, {"FinalSeats", &req.FinalSeats}} {
+		min  int // -1: the indices of a request that never queued or is executing
+	}{{"QueueIndex", &req.QueueIndex, -1}, {"RequestIndexInQueue", &req.IndexInQueue, -1}, {"InitialSeats", &req.InitialSeats, 0}, {"FinalSeats", &req.FinalSeats, 0}} {
 		s := get(f.name)
 		if s == "" {
 			continue
 		}
 		if *f.dst, err = strconv.Atoi(s); err != nil {
 			return Request{}, fmt.Sprintf("field %s: %q is not an integer", f.name, s)
+		}
+		if *f.dst < f.min {
+			return Request{}, fmt.Sprintf("field %s: %d is below %d", f.name, *f.dst, f.min)
 		}
 	}
 	for _, f := range []struct {
@@ -125,6 +132,14 @@ func parseRequestRow(cells, raw, base []string, idx map[string]int, details bool
 		if req.AdditionalLatency, err = time.ParseDuration(s); err != nil {
 			return Request{}, fmt.Sprintf("field AdditionalLatency: %q is not a duration", s)
 		}
+		if req.AdditionalLatency < 0 {
+			return Request{}, fmt.Sprintf("field AdditionalLatency: %q is negative", s)
+		}
+	}
+	if _, ok := idx["StartTime"]; ok && req.Executing() && req.StartTime.IsZero() {
+		// Upstream prints the zero time for a request still waiting; one
+		// executing has started (apf_controller_debug.go:187).
+		return Request{}, "field StartTime: the zero time on an executing request"
 	}
 	if details {
 		d := detailCells

@@ -111,6 +111,19 @@ func TestParseRequestsSkipsBadRows(t *testing.T) {
 		{"bad latency", strings.Replace(good, "0s", "1 fortnight", 1), `field AdditionalLatency: "1 fortnight" is not a duration`},
 		{"empty priority level", strings.Replace(good, "global-default, ", " , ", 1), "field PriorityLevelName is empty"},
 		{"integer overflow", strings.Replace(good, "111", "99999999999999999999", 1), `field QueueIndex: "99999999999999999999" is not an integer`},
+		// The probe's rows (issue 34): each was dropped without a word.
+		{"NaN seats", strings.Replace(good, " 1, 0,", " NaN, 0,", 1), `field InitialSeats: "NaN" is not an integer`},
+		{"infinite seats", strings.Replace(good, " 1, 0,", " +Inf, 0,", 1), `field InitialSeats: "+Inf" is not an integer`},
+		{"negative seats", strings.Replace(good, " 1, 0,", " -3, 0,", 1), "field InitialSeats: -3 is below 0"},
+		{"negative final seats", strings.Replace(good, " 1, 0,", " 1, -1,", 1), "field FinalSeats: -1 is below 0"},
+		{"queue index below -1", strings.Replace(good, "111", "-7", 1), "field QueueIndex: -7 is below -1"},
+		{"index in queue below -1", strings.Replace(good, "111, -1", "111, -2", 1), "field RequestIndexInQueue: -2 is below -1"},
+		{"negative latency", strings.Replace(good, "0s", "-5s", 1), `field AdditionalLatency: "-5s" is negative`},
+		{"month 13", strings.Replace(good, "2026-11-29T10:22:03.339215169Z", "2026-13-45T10:22:03Z", 1), `field StartTime: "2026-13-45T10:22:03Z" is not an RFC 3339 time`},
+		{"NaN time", strings.Replace(good, "2026-11-29T10:22:03.339215169Z", "NaN", 1), `field StartTime: "NaN" is not an RFC 3339 time`},
+		{"executing, never started", strings.Replace(good, "2026-11-29T10:22:03.339215169Z", "0001-01-01T00:00:00Z", 1), "field StartTime: the zero time on an executing request"},
+		{"a control character in a time", strings.Replace(good, "2026-11-29T10:22:03.339215169Z", "2026-11-29T10:22:03\x1b[2JZ", 1), `field StartTime: "2026-11-29T10:22:03\x1b[2JZ" is not an RFC 3339 time`},
+		{"an escape sequence in a number", strings.Replace(good, " 1, 0,", " \x1b[31m1, 0,", 1), `field InitialSeats: "\x1b[31m1" is not an integer`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,5 +235,38 @@ func TestParseRequestsHeaderOnly(t *testing.T) {
 		if diff := cmp.Diff(&Requests{HasDetails: details}, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("details=%v (-want +got):\n%s", details, diff)
 		}
+	}
+}
+
+// A dump with many unreadable rows counts them all and keeps the first
+// MaxSkippedKept, with their lines, never all of them.
+func TestParseRequestsCountsSkippedRows(t *testing.T) {
+	good := "global-default, global-default, 111, -1, u, 2026-11-29T10:22:03.339182246Z, 1, 0, 0s, 2026-11-29T10:22:03.339215169Z, u, watch, /api/v1/pods, , , v1, pods, \n"
+	bad := strings.Replace(good, " 1, 0,", " NaN, 0,", 1)
+	got, err := ParseRequests(strings.NewReader(requestsHeader + strings.Repeat(bad, MaxSkippedKept+5) + good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SkippedRows != MaxSkippedKept+5 || got.SkippedCount() != MaxSkippedKept+5 || len(got.Skipped) != MaxSkippedKept {
+		t.Fatalf("%d rows skipped, %d kept; want %d, %d", got.SkippedRows, len(got.Skipped), MaxSkippedKept+5, MaxSkippedKept)
+	}
+	if first, last := got.Skipped[0], got.Skipped[MaxSkippedKept-1]; first.Line != 2 || last.Line != MaxSkippedKept+1 {
+		t.Errorf("kept lines %d to %d, want 2 to %d", first.Line, last.Line, MaxSkippedKept+1)
+	}
+	if len(got.Requests) != 1 || got.Requests[0].Line != MaxSkippedKept+7 {
+		t.Errorf("the good row after the bad ones: %+v", got.Requests)
+	}
+}
+
+// Control characters in a name are the server's to send: the row is read
+// as it is (the report escapes them before a terminal sees them).
+func TestParseRequestsKeepsControlCharacters(t *testing.T) {
+	row := "global-default, global-default, 111, -1, u, 2026-11-29T10:22:03Z, 1, 0, 0s, 2026-11-29T10:22:03Z, \x1b[31mroot\x07, watch, /api/v1/pods, , , v1, pods, \n"
+	got, err := ParseRequests(strings.NewReader(requestsHeader + row))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SkippedCount() != 0 || len(got.Requests) != 1 || got.Requests[0].User != "\x1b[31mroot\x07" {
+		t.Errorf("requests %+v, skipped %v; want the row with its user as sent", got.Requests, got.Skipped)
 	}
 }

@@ -191,12 +191,9 @@ func writeAPFRows(path string, n int, first time.Time, step time.Duration) error
 // checkMatch checks that every planted watch was found stuck and given
 // candidates (nothing separates same-age watches of one resource).
 func checkMatch(m measurement, planted int) error {
-	if m.exit != 1 {
-		return fmt.Errorf("analyze exited %d, want 1 (findings): %s", m.exit, firstLine(m.stderr))
-	}
-	var r api.Report
-	if err := json.Unmarshal(m.stdout, &r); err != nil {
-		return fmt.Errorf("reading analyze's JSON: %w", err)
+	r, err := findingsReport(m)
+	if err != nil {
+		return err
 	}
 	if r.Summary.StuckWatches != planted {
 		return fmt.Errorf("analyze found %d stuck watches, want the %d planted", r.Summary.StuckWatches, planted)
@@ -207,4 +204,17 @@ func checkMatch(m measurement, planted int) error {
 		}
 	}
 	return nil
+}
+
+// findingsReport is the JSON report of a run of analyze that must exit 1
+// (findings).
+func findingsReport(m measurement) (*api.Report, error) {
+	if m.exit != 1 {
+		return nil, fmt.Errorf("analyze exited %d, want 1 (findings): %s", m.exit, firstLine(m.stderr))
+	}
+	var r api.Report
+	if err := json.Unmarshal(m.stdout, &r); err != nil {
+		return nil, fmt.Errorf("reading analyze's JSON: %w", err)
+	}
+	return &r, nil
 }
