@@ -50,10 +50,43 @@ type pkg struct {
 	Deps       []string
 }
 
+// level is a layer of the drawing: N, or N.M for the sub-level M of layer
+// N (the rooms of internal/live are the sub-levels of layer 4). A package
+// imports only packages of lower levels: a lower layer, or a lower
+// sub-level of its own; a layer N without sub-level is N.0.
+type level struct{ layer, sub int }
+
+func (l level) below(m level) bool {
+	return l.layer < m.layer || l.layer == m.layer && l.sub < m.sub
+}
+
+func (l level) String() string {
+	if l.sub == 0 {
+		return strconv.Itoa(l.layer)
+	}
+	return strconv.Itoa(l.layer) + "." + strconv.Itoa(l.sub)
+}
+
+// parseLevel reads "N" or "N.M", both non-negative.
+func parseLevel(s string) (level, bool) {
+	n, m, sub := strings.Cut(s, ".")
+	var l level
+	var err error
+	if l.layer, err = strconv.Atoi(n); err != nil || l.layer < 0 {
+		return level{}, false
+	}
+	if sub {
+		if l.sub, err = strconv.Atoi(m); err != nil || l.sub < 1 {
+			return level{}, false
+		}
+	}
+	return l, true
+}
+
 // readLayers reads the ```layers block of docs/architecture.md: one line
-// "N path path ..." per layer.
-func readLayers(r io.Reader) (map[string]int, error) {
-	layers := map[string]int{}
+// "N path path ..." (or "N.M path ...", a sub-level) per layer.
+func readLayers(r io.Reader) (map[string]level, error) {
+	layers := map[string]level{}
 	in := false
 	s := bufio.NewScanner(r)
 	for line := 1; s.Scan(); line++ {
@@ -68,9 +101,9 @@ func readLayers(r io.Reader) (map[string]int, error) {
 			return layers, nil
 		case in && text != "":
 			f := strings.Fields(text)
-			n, err := strconv.Atoi(f[0])
-			if err != nil || len(f) < 2 {
-				return nil, errors.New("line " + strconv.Itoa(line) + ": want \"N pkg/a pkg/b ...\", got " + strconv.Quote(text))
+			n, ok := parseLevel(f[0])
+			if !ok || len(f) < 2 {
+				return nil, errors.New("line " + strconv.Itoa(line) + ": want \"N pkg/a pkg/b ...\" or \"N.M pkg/a ...\", got " + strconv.Quote(text))
 			}
 			for _, p := range f[1:] {
 				layers[module+"/"+p] = n
@@ -141,8 +174,8 @@ func TestImportsFollowTheDrawing(t *testing.T) {
 			if isHelper(imp) {
 				t.Errorf("%s imports %s: that package is for tests and benchmarks", p.ImportPath, imp)
 			}
-			if l, ours := layers[imp]; ours && l >= layer {
-				t.Errorf("%s (layer %d) imports %s (layer %d): against the drawn direction", p.ImportPath, layer, imp, l)
+			if l, ours := layers[imp]; ours && !l.below(layer) {
+				t.Errorf("%s (layer %s) imports %s (layer %s): against the drawn direction", p.ImportPath, layer, imp, l)
 			}
 			if p.ImportPath != cli && hasPrefix(imp, cliOnly) {
 				t.Errorf("%s imports %s: only internal/cli may", p.ImportPath, imp)
@@ -182,10 +215,13 @@ func reachedOnlyVia(p pkg, dep string) bool {
 func TestReadLayers(t *testing.T) {
 	for _, tt := range []struct {
 		name, doc string
-		want      map[string]int
+		want      map[string]level
 		wantErr   string
 	}{
-		{"ok", "x\n```layers\n1 pkg/a pkg/b\n0 pkg/c\n```\n", map[string]int{module + "/pkg/a": 1, module + "/pkg/b": 1, module + "/pkg/c": 0}, ""},
+		{"ok", "x\n```layers\n1 pkg/a pkg/b\n0 pkg/c\n```\n", map[string]level{module + "/pkg/a": {1, 0}, module + "/pkg/b": {1, 0}, module + "/pkg/c": {0, 0}}, ""},
+		{"sub-levels", "```layers\n4.2 pkg/top\n4.1 pkg/model\n4 pkg/x\n```\n", map[string]level{module + "/pkg/top": {4, 2}, module + "/pkg/model": {4, 1}, module + "/pkg/x": {4, 0}}, ""},
+		{"sub-level 0", "```layers\n4.0 pkg/a\n```\n", nil, "line 2"},
+		{"negative", "```layers\n-1 pkg/a\n```\n", nil, "line 2"},
 		{"no block", "text\n", nil, "no ```layers block"},
 		{"empty", "```layers\n```\n", nil, "empty"},
 		{"bad line", "```layers\nfour pkg/a\n```\n", nil, "line 2"},
@@ -206,9 +242,28 @@ func TestReadLayers(t *testing.T) {
 			}
 			for k, v := range tt.want {
 				if got[k] != v {
-					t.Errorf("%s: layer %d, want %d", k, got[k], v)
+					t.Errorf("%s: layer %s, want %s", k, got[k], v)
 				}
 			}
 		})
+	}
+}
+
+func TestLevelOrder(t *testing.T) {
+	for _, tt := range []struct {
+		a, b level
+		want bool
+	}{
+		{level{3, 0}, level{4, 0}, true},
+		{level{3, 2}, level{4, 1}, true},
+		{level{4, 0}, level{4, 1}, true},
+		{level{4, 1}, level{4, 2}, true},
+		{level{4, 2}, level{4, 2}, false},
+		{level{4, 2}, level{4, 1}, false},
+		{level{5, 0}, level{4, 3}, false},
+	} {
+		if got := tt.a.below(tt.b); got != tt.want {
+			t.Errorf("%s below %s = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 // diagnoseOptions are the diagnosis options of every command, with the
@@ -62,7 +62,7 @@ func kubeconfigNotes(cf *genericclioptions.ConfigFlags) []string {
 // answered 404 to every request: it is not a Kubernetes API server (a web
 // server, a wrong path prefix), and each 404 read alone would claim
 // profiling or API Priority and Fairness disabled.
-func explainNotFound(ir live.InstanceResult) []error {
+func explainNotFound(ir model.InstanceResult) []error {
 	if len(ir.Errors) == 0 {
 		return nil
 	}
@@ -75,8 +75,8 @@ func explainNotFound(ir live.InstanceResult) []error {
 		}
 	}
 	for _, err := range ir.Errors {
-		var he *live.HTTPError
-		var pe *live.ProfilingDisabledError
+		var he *model.HTTPError
+		var pe *model.ProfilingDisabledError
 		switch {
 		case errors.As(err, &he) && he.Status == http.StatusNotFound, errors.As(err, &pe):
 		case strings.Contains(err.Error(), "go_goroutines could not be read"), strings.Contains(err.Error(), "/metrics failed"):

@@ -15,6 +15,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -151,7 +152,7 @@ func (o *CollectOptions) Run() error {
 	}
 	// Interrupted (or a write failed): what was read still makes a valid
 	// bundle.
-	m := api.Manifest{CreatedAt: cfg.Live.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: live.RedactServer(cfg.Live.REST.Host)}
+	m := api.Manifest{CreatedAt: cfg.Live.Clock.Now().UTC(), Tool: "kubectl-watch_doctor " + versionString(), Server: model.RedactServer(cfg.Live.REST.Host)}
 	if o.ConfigFlags.Context != nil {
 		m.Context = *o.ConfigFlags.Context
 	}
@@ -206,7 +207,7 @@ type failFast struct {
 	err    error
 }
 
-// Store implements live.Target.
+// Store implements model.Target.
 func (f *failFast) Store(instance string, sample int, kind api.FileKind, body io.Reader) error {
 	if err := f.failed(); err != nil {
 		return err
@@ -258,7 +259,7 @@ func (f *failFast) StoreAudit(name string, body io.Reader) (string, error) {
 	return file, f.fail(err, rb)
 }
 
-// StoreTrace implements live.TraceTarget: the instance's trace.out, with
+// StoreTrace implements model.TraceTarget: the instance's trace.out, with
 // the same first-failure rule as Store.
 func (f *failFast) StoreTrace(instance string, body io.Reader) error {
 	if err := f.failed(); err != nil {

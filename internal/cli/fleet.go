@@ -16,7 +16,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/engine"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -122,7 +122,7 @@ func (o *DiagnoseOptions) runFleet() error {
 		if c := raw.Contexts[name]; c != nil {
 			clusters[i].Cluster = c.Cluster
 			if cl := raw.Clusters[c.Cluster]; cl != nil {
-				clusters[i].Server = live.RedactServer(cl.Server)
+				clusters[i].Server = model.RedactServer(cl.Server)
 			}
 		}
 		wg.Add(1)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 )
 
@@ -114,20 +115,20 @@ func (o *LiveOptions) validate() error {
 }
 
 // config resolves the kubeconfig and flags into the engine's Config.
-func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
+func (o *LiveOptions) config(progress io.Writer) (model.Config, error) {
 	if err := checkRequestTimeout(o.ConfigFlags); err != nil {
-		return live.Config{}, err
+		return model.Config{}, err
 	}
 	o.notes = kubeconfigNotes(o.ConfigFlags)
 	rc, err := o.ConfigFlags.ToRESTConfig()
 	if err != nil {
-		return live.Config{}, fmt.Errorf("no cluster to read: %w (set --kubeconfig or --context, or use analyze on saved files)", err)
+		return model.Config{}, fmt.Errorf("no cluster to read: %w (set --kubeconfig or --context, or use analyze on saved files)", err)
 	}
 	servers := make([]string, 0, len(o.APIServers))
 	for _, a := range o.APIServers {
 		addr, err := normalizeAddress(a, rc.Host)
 		if err != nil {
-			return live.Config{}, err
+			return model.Config{}, err
 		}
 		servers = append(servers, addr)
 	}
@@ -139,11 +140,11 @@ func (o *LiveOptions) config(progress io.Writer) (live.Config, error) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return live.Config{
+	return model.Config{
 		REST: rc, APIServers: servers, Samples: o.Samples, Interval: o.Interval,
 		RequestTimeout: timeout, MaxPause: o.MaxPause, MaxGoroutines: o.MaxGoroutines, Force: o.Force,
 		Clock: clk, Progress: escapedProgress(progress),
-		Hints: live.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", MaxPause: "--max-pause", Evidence: "--evidence", TraceBudget: "--trace-budget"},
+		Hints: model.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", MaxPause: "--max-pause", Evidence: "--evidence", TraceBudget: "--trace-budget"},
 		Trace: o.Trace.config(),
 	}, nil
 }
@@ -192,7 +193,7 @@ func instanceErrors(res *live.Result, errOut io.Writer) []string {
 // instanceWords are the errors of one instance in our words, naming the
 // flags; none once interrupted (canceled requests are no failures:
 // execute says so).
-func instanceWords(ir live.InstanceResult) []string {
+func instanceWords(ir model.InstanceResult) []string {
 	if wasInterrupted() != nil {
 		return nil
 	}
@@ -211,7 +212,7 @@ func refused(res *live.Result) bool {
 	}
 	for _, ir := range res.Instances {
 		for _, err := range ir.Errors {
-			if live.IsForbidden(err) {
+			if model.IsForbidden(err) {
 				return true
 			}
 		}
@@ -230,10 +231,10 @@ func printErrors(errOut io.Writer, errs []string, forbidden bool) {
 	}
 	if forbidden {
 		fmt.Fprintf(errOut, "some requests were refused by RBAC. watch-doctor needs read access to:\n")
-		for _, r := range live.Rules() {
+		for _, r := range model.Rules() {
 			fmt.Fprintf(errOut, "  - %s\n", r)
 		}
-		fmt.Fprintf(errOut, "This ClusterRole grants exactly that (deploy/rbac.yaml); bind it to your user:\n\n%s\n", indent(live.ClusterRole, "  "))
+		fmt.Fprintf(errOut, "This ClusterRole grants exactly that (deploy/rbac.yaml); bind it to your user:\n\n%s\n", indent(model.ClusterRole, "  "))
 	}
 }
 
@@ -248,7 +249,7 @@ func (o *LiveOptions) engineConfig(progress io.Writer) (engine.Config, error) {
 	maxPause := o.MaxPause
 	return engine.Config{
 		Live: lc, Diagnosis: diagnoseOptions(captureSlack), Notes: o.notes,
-		Words: engine.Words{Errors: instanceWords, Withheld: func(w *live.PauseBudgetError) string { return withheldWords(w, maxPause) }},
+		Words: engine.Words{Errors: instanceWords, Withheld: func(w *model.PauseBudgetError) string { return withheldWords(w, maxPause) }},
 	}, nil
 }
 
@@ -273,7 +274,7 @@ func escapedProgress(w io.Writer) io.Writer {
 
 // phrase turns an engine's typed error into advice naming the flags.
 func phrase(err error) string {
-	var le *live.GoroutineLimitError
+	var le *model.GoroutineLimitError
 	if errors.As(err, &le) {
 		if math.IsNaN(le.Goroutines) {
 			return fmt.Sprintf("%s: go_goroutines could not be read from /metrics, so the goroutine dump (which stops the world in the API server while it is written) cannot be checked against --max-goroutines %d: pass --force to take it anyway", le.Instance, le.Limit)
@@ -285,7 +286,7 @@ func phrase(err error) string {
 
 // withheldWords says, of a goroutine dump not taken for the pause
 // budget, what it would cost and which flags take it anyway.
-func withheldWords(w *live.PauseBudgetError, maxPause time.Duration) string {
+func withheldWords(w *model.PauseBudgetError, maxPause time.Duration) string {
 	if !w.Estimate.Known() {
 		// Neither /metrics nor the debug=1 profile answered: the server
 		// may be down or sick, no place for a stop-the-world dump. Say

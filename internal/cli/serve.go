@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/watch-doctor/watch-doctor/internal/exporter"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 const serveExample = `  # In a pod, with the ServiceAccount of deploy/ (kubectl apply -k deploy/)
@@ -146,9 +146,9 @@ func (o *ServeOptions) Complete() error {
 		timeout = defaultRequestTimeout
 	}
 	o.cfg = exporter.Config{
-		Live: live.Config{
+		Live: model.Config{
 			REST: rc, APIServers: servers, RequestTimeout: timeout,
-			Hints: live.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", TraceBudget: "--trace-budget"},
+			Hints: model.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", TraceBudget: "--trace-budget"},
 		},
 		Trace:    exporter.TraceConfig{Window: o.TraceWindow, Budget: budget, Every: o.TraceEvery},
 		Interval: o.Interval, Jitter: o.Jitter, MaxBackoff: o.MaxBackoff,

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 // traceFlags are --evidence and --trace-budget of diagnose and collect.
@@ -14,12 +14,12 @@ type traceFlags struct {
 	Evidence string
 	Budget   string
 
-	evidence live.Evidence
+	evidence model.Evidence
 	budget   int64
 }
 
 func newTraceFlags() traceFlags {
-	return traceFlags{Evidence: string(live.EvidenceAuto), Budget: "128Mi"}
+	return traceFlags{Evidence: string(model.EvidenceAuto), Budget: "128Mi"}
 }
 
 func addTraceFlags(cmd *cobra.Command, t *traceFlags) {
@@ -29,8 +29,8 @@ func addTraceFlags(cmd *cobra.Command, t *traceFlags) {
 
 // validate resolves the flags.
 func (t *traceFlags) validate() error {
-	switch e := live.Evidence(t.Evidence); e {
-	case live.EvidenceAuto, live.EvidenceDump, live.EvidenceTrace:
+	switch e := model.Evidence(t.Evidence); e {
+	case model.EvidenceAuto, model.EvidenceDump, model.EvidenceTrace:
 		t.evidence = e
 	default:
 		return fmt.Errorf("unsupported --evidence %q: use one of auto, dump, trace", t.Evidence)
@@ -50,6 +50,6 @@ func parseTraceBudget(s string) (int64, error) {
 }
 
 // config is the engine's TraceConfig.
-func (t *traceFlags) config() live.TraceConfig {
-	return live.TraceConfig{Evidence: t.evidence, Budget: t.budget}
+func (t *traceFlags) config() model.TraceConfig {
+	return model.TraceConfig{Evidence: t.evidence, Budget: t.budget}
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 // TestTraceFlags: --evidence and --trace-budget, bound on a command with
@@ -17,13 +17,13 @@ func TestTraceFlags(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
-		want live.TraceConfig
+		want model.TraceConfig
 		err  string
 	}{
-		{name: "defaults", want: live.TraceConfig{Evidence: live.EvidenceAuto, Budget: 128 << 20}},
-		{name: "trace, 1Gi", args: []string{"--evidence=trace", "--trace-budget=1Gi"}, want: live.TraceConfig{Evidence: live.EvidenceTrace, Budget: 1 << 30}},
-		{name: "dump, decimal", args: []string{"--evidence", "dump", "--trace-budget", "5M"}, want: live.TraceConfig{Evidence: live.EvidenceDump, Budget: 5_000_000}},
-		{name: "the least budget", args: []string{"--trace-budget=1Mi"}, want: live.TraceConfig{Evidence: live.EvidenceAuto, Budget: 1 << 20}},
+		{name: "defaults", want: model.TraceConfig{Evidence: model.EvidenceAuto, Budget: 128 << 20}},
+		{name: "trace, 1Gi", args: []string{"--evidence=trace", "--trace-budget=1Gi"}, want: model.TraceConfig{Evidence: model.EvidenceTrace, Budget: 1 << 30}},
+		{name: "dump, decimal", args: []string{"--evidence", "dump", "--trace-budget", "5M"}, want: model.TraceConfig{Evidence: model.EvidenceDump, Budget: 5_000_000}},
+		{name: "the least budget", args: []string{"--trace-budget=1Mi"}, want: model.TraceConfig{Evidence: model.EvidenceAuto, Budget: 1 << 20}},
 		{name: "unknown evidence", args: []string{"--evidence=pprof"}, err: `unsupported --evidence "pprof": use one of auto, dump, trace`},
 		{name: "evidence is case-sensitive", args: []string{"--evidence=Trace"}, err: `unsupported --evidence "Trace": use one of auto, dump, trace`},
 		{name: "budget too small", args: []string{"--trace-budget=512Ki"}, err: `invalid --trace-budget "512Ki": use a quantity of at least 1Mi, like 128Mi or 1Gi`},

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/audit"
 )
@@ -153,7 +153,7 @@ type AuditTarget interface {
 // storeAudit reads each audit log once, at the end of the run, and
 // streams its watch requests, rewritten as upstream JSON lines
 // (audit.Write), to t: memory stays that of a batch, whatever the log.
-func storeAudit(ctx context.Context, sources []bundle.AuditSource, t live.Target) ([]api.AuditLogCopy, error) {
+func storeAudit(ctx context.Context, sources []bundle.AuditSource, t model.Target) ([]api.AuditLogCopy, error) {
 	if len(sources) == 0 {
 		return nil, nil
 	}

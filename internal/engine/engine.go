@@ -18,6 +18,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -27,14 +28,14 @@ import (
 type Config struct {
 	// Live says what to read from the cluster and how. Ignored when
 	// Loaded is set.
-	Live live.Config
+	Live model.Config
 	// Loaded, when set, is diagnosed instead of reading a cluster: the
 	// captures analyze and replay --from load from files.
 	Loaded *bundle.Loaded
 	// Raw, when set, receives every response as read, unparsed (collect
 	// writes its bundle so), and no report is made: Result.Report stays
 	// nil and Result.Run is the bundle's record.
-	Raw live.Target
+	Raw model.Target
 	// Diagnosis tunes the rules.
 	Diagnosis diagnosis.Options
 	// Notes are the caller's own notes on the run (what it resolved that
@@ -55,10 +56,10 @@ type Config struct {
 type Words struct {
 	// Errors phrases the errors of one instance for the report; nil
 	// gives each error's own text.
-	Errors func(live.InstanceResult) []string
+	Errors func(model.InstanceResult) []string
 	// Withheld phrases a debug=2 dump not taken for its estimated pause;
 	// nil gives the error's own text.
-	Withheld func(*live.PauseBudgetError) string
+	Withheld func(*model.PauseBudgetError) string
 }
 
 // Process is one API server process of the run (a report's server),
@@ -69,7 +70,7 @@ type Process struct {
 	// reached at its own, and Pinned, false when requests went through
 	// the kubeconfig host, where a load balancer may answer each from
 	// another process. Its Name is "" for files read alone.
-	Instance live.Instance
+	Instance model.Instance
 	// ProcessStart is the process' start (process_start_time_seconds);
 	// zero when unknown.
 	ProcessStart time.Time
@@ -101,7 +102,7 @@ type Result struct {
 	// Errors are the instances' errors in the caller's words (Words.Errors).
 	Errors []string
 	// Withheld are the debug=2 dumps not taken for their estimated pause.
-	Withheld []*live.PauseBudgetError
+	Withheld []*model.PauseBudgetError
 	// AuditLogs are the manifest's record of the audit logs kept with
 	// Raw.
 	AuditLogs []api.AuditLogCopy

@@ -14,7 +14,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -37,9 +37,9 @@ func restConfig(t *testing.T, s *fakeapiserver.Server) *rest.Config {
 	return cfg
 }
 
-func liveConfig(t *testing.T, s *fakeapiserver.Server, pinned bool) live.Config {
+func liveConfig(t *testing.T, s *fakeapiserver.Server, pinned bool) model.Config {
 	t.Helper()
-	cfg := live.Config{REST: restConfig(t, s), Samples: 2, Interval: 70 * time.Second, RequestTimeout: 10 * time.Second, Force: true,
+	cfg := model.Config{REST: restConfig(t, s), Samples: 2, Interval: 70 * time.Second, RequestTimeout: 10 * time.Second, Force: true,
 		Clock: autoStepClock{testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 23, 9, 0, time.UTC))}}
 	if pinned {
 		cfg.APIServers = []string{s.Address()}
@@ -63,8 +63,8 @@ func TestRunRestartedInstance(t *testing.T) {
 		got = append(got, Process{Instance: a.Instance, ProcessStart: a.ProcessStart, Restarted: a.Restarted})
 	}
 	want := []Process{
-		{Instance: live.Instance{Name: s.Address(), Address: s.Address(), Pinned: true}, ProcessStart: time.Unix(1.7e9, 0).UTC(), Restarted: true},
-		{Instance: live.Instance{Name: s.Address(), Address: s.Address(), Pinned: true}, ProcessStart: time.Unix(1.8e9, 0).UTC(), Restarted: true},
+		{Instance: model.Instance{Name: s.Address(), Address: s.Address(), Pinned: true}, ProcessStart: time.Unix(1.7e9, 0).UTC(), Restarted: true},
+		{Instance: model.Instance{Name: s.Address(), Address: s.Address(), Pinned: true}, ProcessStart: time.Unix(1.8e9, 0).UTC(), Restarted: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("identities (-want +got):\n%s", diff)
@@ -107,7 +107,7 @@ func TestRunNothingRead(t *testing.T) {
 	s.Fail = true
 	cfg := liveConfig(t, s, true)
 	cfg.Clock = fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
-	words := Words{Errors: func(ir live.InstanceResult) []string { return []string{"in our words: " + ir.Instance.Name} }}
+	words := Words{Errors: func(ir model.InstanceResult) []string { return []string{"in our words: " + ir.Instance.Name} }}
 	res, err := Run(context.Background(), Config{Live: cfg, Words: words})
 	if !errors.Is(err, ErrNoInstance) {
 		t.Fatalf("err = %v, want ErrNoInstance", err)
@@ -151,12 +151,12 @@ func TestRunRaw(t *testing.T) {
 func TestForceAdvised(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		withheld []*live.PauseBudgetError
+		withheld []*model.PauseBudgetError
 		want     bool
 	}{
 		{"none", nil, false},
-		{"estimated", []*live.PauseBudgetError{{Estimate: live.Estimate{Basis: "debug=1 profile"}}}, true},
-		{"not estimated: the server did not answer", []*live.PauseBudgetError{{}}, false},
+		{"estimated", []*model.PauseBudgetError{{Estimate: model.Estimate{Basis: "debug=1 profile"}}}, true},
+		{"not estimated: the server did not answer", []*model.PauseBudgetError{{}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := (&Result{Withheld: tc.withheld}).ForceAdvised(); got != tc.want {

@@ -6,12 +6,12 @@ import (
 	"strings"
 
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/discovery"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-// lookupPods is live.LookupPods; a test may replace it.
-var lookupPods = live.LookupPods
+// lookupPods is discovery.LookupPods; a test may replace it.
+var lookupPods = discovery.LookupPods
 
 // attachPods names, on each finding whose client has source addresses
 // (from its audit event), the pods holding them: a live run alone, as
@@ -53,7 +53,7 @@ func (r *Result) attachPods(ctx context.Context, cfg Config) {
 }
 
 // podsFound is a pods lookup that attaches its pods to a finding.
-type podsFound live.PodLookup
+type podsFound discovery.PodLookup
 
 // attach returns the pods holding ips, saying so in f's evidence (each
 // line prefixed, for a candidate).

@@ -9,7 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/rest"
 
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/discovery"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -44,11 +45,11 @@ func TestPodEvidence(t *testing.T) {
 func TestAttachPods(t *testing.T) {
 	a := api.Pod{Namespace: "team-a", Name: "informer-1", IP: "10.0.0.7", Owner: "ReplicaSet/informer"}
 	var asked []string
-	lookupPods = func(_ context.Context, _ *rest.Config, ips []string) live.PodLookup {
+	lookupPods = func(_ context.Context, _ *rest.Config, ips []string) discovery.PodLookup {
 		asked = append(asked, ips...)
-		return live.PodLookup{Pods: map[string][]api.Pod{"10.0.0.7": {a}, "10.0.0.8": {}}, Notes: []string{"pods of source addresses: a note"}}
+		return discovery.PodLookup{Pods: map[string][]api.Pod{"10.0.0.7": {a}, "10.0.0.8": {}}, Notes: []string{"pods of source addresses: a note"}}
 	}
-	t.Cleanup(func() { lookupPods = live.LookupPods })
+	t.Cleanup(func() { lookupPods = discovery.LookupPods })
 	report := func() *api.Report {
 		return &api.Report{Findings: []api.Finding{
 			{Client: &api.Client{User: "u", SourceIPs: []string{"10.0.0.7"}}},
@@ -59,7 +60,7 @@ func TestAttachPods(t *testing.T) {
 		}}
 	}
 	r := &Result{Report: report()}
-	r.attachPods(context.Background(), Config{Live: live.Config{REST: &rest.Config{}, RequestTimeout: time.Second}})
+	r.attachPods(context.Background(), Config{Live: model.Config{REST: &rest.Config{}, RequestTimeout: time.Second}})
 	if diff := cmp.Diff([]string{"10.0.0.7", "10.0.0.8", "10.0.0.9", "10.0.0.7"}, asked); diff != "" {
 		t.Errorf("addresses looked up (-want +got):\n%s", diff)
 	}
@@ -91,7 +92,7 @@ func TestAttachPods(t *testing.T) {
 
 	asked = nil
 	for _, r := range []*Result{{Report: report()}, {}, {Report: &api.Report{Findings: []api.Finding{{Client: &api.Client{User: "w"}}}}}} {
-		cfg := Config{Live: live.Config{REST: &rest.Config{}}}
+		cfg := Config{Live: model.Config{REST: &rest.Config{}}}
 		if r.Report != nil && len(r.Report.Findings) > 1 {
 			cfg.Live.REST = nil // offline: the pods are those of now
 		}

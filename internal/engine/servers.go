@@ -5,7 +5,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/english"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -22,13 +22,13 @@ const leaseNote = "holds the identity lease (apiserver_id_hash) of "
 // gives each of the report's servers what was recorded of its instance
 // (recorded: its cost and evidence), matched by the instance's name as a
 // field, never by the display name.
-func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []live.InstanceResult) {
+func (r *Result) diagnose(cfg Config, recorded []api.Instance, runs []model.InstanceResult) {
 	procs := r.Loaded.Processes()
 	inputs := make([]watches.Server, len(procs))
 	r.Processes = make([]Process, len(procs))
 	for i, g := range procs {
 		s := g.Server()
-		p := Process{Instance: live.Instance{Name: g.Instance}, ProcessStart: g.ProcessStart, Restarted: g.Restarted, Name: g.Name}
+		p := Process{Instance: model.Instance{Name: g.Instance}, ProcessStart: g.ProcessStart, Restarted: g.Restarted, Name: g.Name}
 		for _, ir := range runs {
 			if g.Instance == "" || g.Instance != ir.Instance.Name {
 				continue

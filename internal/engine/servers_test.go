@@ -8,7 +8,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -46,7 +46,7 @@ func TestRunLoadedGivesRecordedCostByField(t *testing.T) {
 			t.Errorf("%s: evidence %q, cost (-want +got):\n%s", a.Name, a.Evidence, diff)
 		}
 		id := res.Processes[i]
-		if diff := cmp.Diff(live.Instance{Name: "10.0.0.1:6443", Address: "10.0.0.1:6443", Pinned: true}, id.Instance); diff != "" {
+		if diff := cmp.Diff(model.Instance{Name: "10.0.0.1:6443", Address: "10.0.0.1:6443", Pinned: true}, id.Instance); diff != "" {
 			t.Errorf("%s: instance (-want +got):\n%s", a.Name, diff)
 		}
 	}

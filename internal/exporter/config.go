@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 // Defaults of Config.
@@ -28,7 +28,7 @@ type Config struct {
 	// instances, request timeout, hints. Samples, Interval, Only, Force,
 	// MaxPause and Progress are set by the exporter (one cheap look, never
 	// a debug=2 dump).
-	Live live.Config
+	Live model.Config
 	// Interval is the time between looks, jittered by Jitter (a fraction:
 	// 0.1 waits 0.9 to 1.1 intervals) so that replicas do not look in step.
 	Interval time.Duration

@@ -16,7 +16,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 // behindBalancer starts three fake instances, each a process of its own,
@@ -37,7 +37,7 @@ func behindBalancer(t *testing.T, pick func(n int) int) (*Exporter, string) {
 	}
 	lb := fakeapiserver.StartBalancer(t, pick, servers...)
 	e, err := New(Config{
-		Live:     live.Config{REST: fakeapiserver.RESTConfigAt(t, servers[0], lb.URL(), fakeapiserver.TokenAdmin), RequestTimeout: 10 * time.Second},
+		Live:     model.Config{REST: fakeapiserver.RESTConfigAt(t, servers[0], lb.URL(), fakeapiserver.TokenAdmin), RequestTimeout: 10 * time.Second},
 		Interval: 30 * time.Second, Clock: testingclock.NewFakeClock(lookedAt),
 		Logger: slog.New(slog.DiscardHandler), Rand: func() float64 { return 0.5 },
 	})

@@ -16,7 +16,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 var seedRepro = filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "seed-repro")
@@ -33,7 +33,7 @@ func newTest(t *testing.T, token string, captures ...string) (*Exporter, *fakeap
 	clk := testingclock.NewFakeClock(lookedAt)
 	logs := &bytes.Buffer{}
 	e, err := New(Config{
-		Live:     live.Config{REST: fakeapiserver.RESTConfig(t, s, token), RequestTimeout: 10 * time.Second},
+		Live:     model.Config{REST: fakeapiserver.RESTConfig(t, s, token), RequestTimeout: 10 * time.Second},
 		Interval: 30 * time.Second, Jitter: 0.1, Clock: clk,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 		Rand:   func() float64 { return 0.5 },

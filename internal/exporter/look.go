@@ -10,6 +10,8 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/discovery"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -47,11 +49,11 @@ const (
 
 // errorKind sorts an error of a look into one of the kinds.
 func errorKind(err error) string {
-	var fe *live.ForbiddenError
-	var pe *live.ProfilingDisabledError
-	var te *live.TimeoutError
-	var he *live.HTTPError
-	var ue *live.UnreachableError
+	var fe *model.ForbiddenError
+	var pe *model.ProfilingDisabledError
+	var te *model.TimeoutError
+	var he *model.HTTPError
+	var ue *discovery.UnreachableError
 	var ne net.Error
 	switch {
 	case errors.As(err, &fe):
@@ -136,7 +138,7 @@ func (e *pauseError) Error() string { return "reading the server's pauses: " + e
 func (e *pauseError) Unwrap() error { return e.err }
 
 // lookDuration is from the first fetch of the instance's look to end.
-func lookDuration(ir live.InstanceResult, end time.Time) time.Duration {
+func lookDuration(ir model.InstanceResult, end time.Time) time.Duration {
 	for _, s := range ir.Samples {
 		for _, f := range s.Fetches {
 			if !f.StartedAt.IsZero() {
@@ -149,7 +151,7 @@ func lookDuration(ir live.InstanceResult, end time.Time) time.Duration {
 
 // pausesAfter reads /metrics of the instances again, right after the
 // look, and returns each one's pause histogram by instance name.
-func (e *Exporter) pausesAfter(ctx context.Context, cfg live.Config, res *live.Result) map[string]*metrics.Sample {
+func (e *Exporter) pausesAfter(ctx context.Context, cfg model.Config, res *live.Result) map[string]*metrics.Sample {
 	cfg.Only = []api.FileKind{api.FileMetrics}
 	cfg.APIServers = nil
 	for _, ir := range res.Instances {
@@ -211,7 +213,7 @@ func pauseDelta(before, after *metrics.Sample) (*metrics.PauseDelta, error) {
 // diagnose is serve's one call of the engine, for the look and the
 // traced look alike: the report, and what it was made of. That nothing
 // could be read is no error here: each instance's errors say why.
-func diagnose(ctx context.Context, cfg live.Config) (*engine.Result, error) {
+func diagnose(ctx context.Context, cfg model.Config) (*engine.Result, error) {
 	res, err := engine.Run(ctx, engine.Config{Live: cfg, Diagnosis: diagnosis.Options{CaptureSlack: 5 * time.Second}})
 	if errors.Is(err, engine.ErrNoInstance) {
 		err = nil

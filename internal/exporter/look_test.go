@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -61,12 +61,12 @@ func TestKindOf(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"forbidden", &live.ForbiddenError{Instance: "a"}, KindForbidden},
-		{"profiling disabled", &live.ProfilingDisabledError{Instance: "a"}, KindProfilingDisabled},
+		{"forbidden", &model.ForbiddenError{Instance: "a"}, KindForbidden},
+		{"profiling disabled", &model.ProfilingDisabledError{Instance: "a"}, KindProfilingDisabled},
 		{"timeout", context.DeadlineExceeded, KindTimeout},
-		{"http", &live.HTTPError{Instance: "a", Status: 500}, KindHTTP},
+		{"http", &model.HTTPError{Instance: "a", Status: 500}, KindHTTP},
 		{"pause", &pauseError{errors.New("bad histogram")}, KindPause},
-		{"trace", &traceError{kind: KindTraceBusy, err: &live.TraceBusyError{Instance: "a"}}, KindTraceBusy},
+		{"trace", &traceError{kind: KindTraceBusy, err: &model.TraceBusyError{Instance: "a"}}, KindTraceBusy},
 		{"wrapped trace", fmt.Errorf("x: %w", &traceError{kind: KindTraceCut, err: errors.New("eof")}), KindTraceCut},
 		{"other", errors.New("?"), KindOther},
 	} {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -36,7 +36,7 @@ type TraceConfig struct {
 	// Window is the trace's length; 0 never traces.
 	Window time.Duration
 	// Budget bounds the bytes of one instance's trace, probe included;
-	// 0 means live.DefaultTraceBudget.
+	// 0 means model.DefaultTraceBudget.
 	Budget int64
 	// Every is the least time between the starts of two traces of one
 	// instance, failed ones included; 0 means DefaultTraceEvery.
@@ -164,7 +164,7 @@ func (e *Exporter) traceLook(ctx context.Context, names []string) []traced {
 	// /version too: a Go older than 1.22 writes traces the parser
 	// cannot read.
 	cfg.Only = append(slices.Clone(lookKinds), api.FileVersion, api.FileTrace)
-	cfg.Trace = live.TraceConfig{Evidence: live.EvidenceTrace, Budget: e.cfg.Trace.Budget, Probe: traceProbe}
+	cfg.Trace = model.TraceConfig{Evidence: model.EvidenceTrace, Budget: e.cfg.Trace.Budget, Probe: traceProbe}
 	cfg.APIServers = names
 	cfg.Hints.Interval = ""
 	tctx, cancel := context.WithTimeout(ctx, e.traceDeadline())
@@ -222,9 +222,9 @@ func (e *traceError) Unwrap() error { return e.err }
 // traceKind sorts a trace's failure; partial is set when part of the
 // trace was read (and counts).
 func traceKind(ctx context.Context, err error, partial bool) string {
-	var be *live.TraceBusyError
-	var ue *live.TraceUnsupportedError
-	var ge *live.TraceBudgetError
+	var be *model.TraceBusyError
+	var ue *model.TraceUnsupportedError
+	var ge *model.TraceBudgetError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return KindTraceTimeout

@@ -18,7 +18,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
-	"github.com/watch-doctor/watch-doctor/internal/live"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 )
@@ -95,7 +95,7 @@ func newTraceTest(t *testing.T, tc TraceConfig) (*Exporter, *fakeapiserver.Serve
 		// The traced look's deadline counts twice the request timeout in
 		// real time: the trace's parse under -race on a loaded machine must
 		// not reach it (no test here waits for it).
-		Live:     live.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), RequestTimeout: 5 * time.Minute},
+		Live:     model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), RequestTimeout: 5 * time.Minute},
 		Interval: 30 * time.Second, Clock: clk, Trace: tc,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 		Rand:   func() float64 { return 0.5 },
@@ -348,7 +348,7 @@ func TestTraceKindTimeout(t *testing.T) {
 	if got := traceKind(ctx, context.DeadlineExceeded, false); got != KindTraceTimeout {
 		t.Errorf("kind %q, want %q", got, KindTraceTimeout)
 	}
-	if got := traceKind(context.Background(), &live.TimeoutError{}, false); got != KindTraceFailed {
+	if got := traceKind(context.Background(), &model.TimeoutError{}, false); got != KindTraceFailed {
 		t.Errorf("kind %q, want %q", got, KindTraceFailed)
 	}
 }

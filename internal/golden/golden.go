@@ -66,7 +66,21 @@ func AssertFile(t testing.TB, path string, got []byte) {
 func Updating() bool { return *update }
 
 // Fixture returns the path of a real capture file shipped in the
-// repository's testdata, from a package two levels below the root.
+// repository's testdata, from the package the test runs in, at any depth
+// below the root (internal/live/harm is three levels down).
 func Fixture(parts ...string) string {
-	return filepath.Join(append([]string{"..", "..", "testdata", "kube-apiserver-v1.37.2", "seed-repro"}, parts...)...)
+	return filepath.Join(append([]string{Root(), "testdata", "kube-apiserver-v1.37.2", "seed-repro"}, parts...)...)
+}
+
+// Root is the relative path from the test's directory to the module's
+// root, the nearest parent holding go.mod; ".." twice when none is found.
+func Root() string {
+	up := "."
+	for range 8 {
+		if _, err := os.Stat(filepath.Join(up, "go.mod")); err == nil {
+			return up
+		}
+		up = filepath.Join(up, "..")
+	}
+	return filepath.Join("..", "..")
 }

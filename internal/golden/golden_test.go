@@ -56,3 +56,12 @@ func TestAssertTakesAName(t *testing.T) {
 		}
 	}
 }
+
+func TestRootAndFixture(t *testing.T) {
+	if got, want := Root(), filepath.Join("..", ".."); got != want {
+		t.Errorf("Root() = %q, want %q from internal/golden", got, want)
+	}
+	if _, err := os.Stat(Fixture("t2", "goroutine-debug1.txt")); err != nil {
+		t.Errorf("Fixture: %v", err)
+	}
+}

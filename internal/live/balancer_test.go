@@ -11,6 +11,8 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
+	"github.com/watch-doctor/watch-doctor/internal/live/tracefetch"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -18,7 +20,7 @@ import (
 // (its process_start_time_seconds), behind an L4 balancer choosing with
 // pick. The first instance also answers the lists: the EndpointSlices
 // name addresses nothing listens on, and n identity leases are live.
-func haBehindBalancer(t *testing.T, n int, pick func(int) int) ([]*fakeapiserver.Server, *fakeapiserver.Balancer, Config) {
+func haBehindBalancer(t *testing.T, n int, pick func(int) int) ([]*fakeapiserver.Server, *fakeapiserver.Balancer, model.Config) {
 	t.Helper()
 	now := time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
 	var servers []*fakeapiserver.Server
@@ -36,7 +38,7 @@ func haBehindBalancer(t *testing.T, n int, pick func(int) int) ([]*fakeapiserver
 		s.Endpoints, s.Leases = servers[0].Endpoints, servers[0].Leases
 	}
 	lb := fakeapiserver.StartBalancer(t, pick, servers...)
-	cfg := Config{REST: fakeapiserver.RESTConfigAt(t, servers[0], lb.URL(), fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(now), Force: true}
+	cfg := model.Config{REST: fakeapiserver.RESTConfigAt(t, servers[0], lb.URL(), fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(now), Force: true}
 	return servers, lb, cfg
 }
 
@@ -72,7 +74,7 @@ func TestRunReachesEveryInstanceThroughTheBalancer(t *testing.T) {
 		if ir.Samples[0].Mixed != "" {
 			t.Errorf("%s: sample mixed processes: %s", ir.Instance.Name, ir.Samples[0].Mixed)
 		}
-		starts[sampleStart(&ir)] = ir.Instance.Name
+		starts[tracefetch.SampleStart(&ir)] = ir.Instance.Name
 		// Over its own connection both /metrics reads of the cost are of
 		// its process; the search's read is in the bytes.
 		fetched := int64(0)
@@ -183,26 +185,6 @@ func TestRunFindsTheSameProcessAgain(t *testing.T) {
 	}
 }
 
-func TestStartOf(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		text string
-		want float64
-		ok   bool
-	}{
-		{"# HELP process_start_time_seconds x\nprocess_start_time_seconds 1.76441e+09\n", 1.76441e+09, true},
-		{"process_start_time_seconds_other 3\nprocess_start_time_seconds 1764410000.25", 1764410000.25, true},
-		{"go_goroutines 12\n", 0, false},
-		{"process_start_time_seconds NaN\n", 0, false},
-		{"process_start_time_seconds +Inf\n", 0, false},
-	} {
-		got, ok := startOf([]byte(tc.text))
-		if ok != tc.ok || ok && got != tc.want {
-			t.Errorf("startOf(%q) = %v, %v; want %v, %v", tc.text, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 // A balancer that answers one connection's requests from different
 // processes (L7) is said on the sample: it may mix instances.
 func TestRunThroughAnL7BalancerSaysSo(t *testing.T) {
@@ -214,7 +196,7 @@ func TestRunThroughAnL7BalancerSaysSo(t *testing.T) {
 	// The search's two connections read A then B; the first instance's
 	// sample, over the connection kept for A, reads B.
 	s.ProcessStart = []float64{1764410000, 1764420000, 1764420000}
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 1, Parallel: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(now), Force: true, Hints: Hints{APIServers: "--apiserver"}}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 1, Parallel: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(now), Force: true, Hints: model.Hints{APIServers: "--apiserver"}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -28,7 +29,7 @@ func TestNoRedirectIsFollowed(t *testing.T) {
 		if key == fakeapiserver.DiscoveryPath {
 			cfg.APIServers = nil
 			_, err := Run(context.Background(), cfg, NewCaptures())
-			var re *RedirectError
+			var re *model.RedirectError
 			if !errors.As(err, &re) {
 				t.Errorf("%s: Run = %v, want a *RedirectError", key, err)
 				continue
@@ -65,11 +66,11 @@ func TestGoroutineDumpIsBoundedNearTheRuntimeCut(t *testing.T) {
 	}
 	fi := fetchOf(t, res, api.FileGoroutineDebug2)
 	want := s.Address() + ": GET /debug/pprof/goroutine: the answer is larger than 64 MiB after decompression"
-	if !strings.Contains(fi.Error, want) || fi.Bytes > maxDumpBytes {
-		t.Errorf("debug=2 fetch: error %q, %d bytes read; want %q within %d bytes", fi.Error, fi.Bytes, want, maxDumpBytes)
+	if !strings.Contains(fi.Error, want) || fi.Bytes > model.MaxDumpBytes {
+		t.Errorf("debug=2 fetch: error %q, %d bytes read; want %q within %d bytes", fi.Error, fi.Bytes, want, model.MaxDumpBytes)
 	}
-	if h.Sent() > maxDumpBytes+flowSlack {
-		t.Errorf("the server wrote %d bytes, want at most %d", h.Sent(), maxDumpBytes+flowSlack)
+	if h.Sent() > model.MaxDumpBytes+flowSlack {
+		t.Errorf("the server wrote %d bytes, want at most %d", h.Sent(), model.MaxDumpBytes+flowSlack)
 	}
 	p := filepath.Join(dir, bundle.SampleDir(s.Address(), 1), bundle.FileName(api.FileGoroutineDebug2))
 	if st, err := os.Stat(p); err == nil {
@@ -84,7 +85,7 @@ func TestMetricsBodyBoundedAfterDecompression(t *testing.T) {
 	t.Parallel()
 	var raw bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&raw, gzip.BestSpeed)
-	zw.Write(bytes.Repeat([]byte("apiserver_request_total 1\n"), (maxMetricsBytes/26)+1000))
+	zw.Write(bytes.Repeat([]byte("apiserver_request_total 1\n"), (model.MaxMetricsBytes/26)+1000))
 	zw.Close()
 	for name, h := range map[string]*fakeapiserver.Hostility{
 		"endless":       {Kind: fakeapiserver.Endless},
@@ -100,8 +101,8 @@ func TestMetricsBodyBoundedAfterDecompression(t *testing.T) {
 		if !strings.Contains(fi.Error, s.Address()+": GET /metrics") || !strings.Contains(fi.Error, "larger than 32 MiB after decompression") {
 			t.Errorf("%s: /metrics fetch error %q, want it refused past 32 MiB", name, fi.Error)
 		}
-		if h.Kind == fakeapiserver.Endless && h.Sent() > maxMetricsBytes+flowSlack {
-			t.Errorf("%s: the server wrote %d bytes, want at most %d", name, h.Sent(), maxMetricsBytes+flowSlack)
+		if h.Kind == fakeapiserver.Endless && h.Sent() > model.MaxMetricsBytes+flowSlack {
+			t.Errorf("%s: the server wrote %d bytes, want at most %d", name, h.Sent(), model.MaxMetricsBytes+flowSlack)
 		}
 	}
 }

@@ -3,16 +3,15 @@ package live
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
-	"github.com/watch-doctor/watch-doctor/pkg/apf"
-	"github.com/watch-doctor/watch-doctor/pkg/stacks"
-	testingclock "k8s.io/utils/clock/testing"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 // TestCheapLookFirst: the debug=2 dump is taken only when the cheap look
@@ -42,7 +41,7 @@ func TestCheapLookFirst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := fakeapiserver.Start(t, tc.capture)
 			clk := testingclock.NewFakeClock(time.Now())
-			cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxPause: tc.maxPause, Force: tc.force}
+			cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxPause: tc.maxPause, Force: tc.force}
 			res, err := Run(context.Background(), cfg, NewCaptures())
 			if err != nil {
 				t.Fatal(err)
@@ -68,25 +67,12 @@ func TestCheapLookFirst(t *testing.T) {
 	}
 }
 
-func TestEstimateCut(t *testing.T) {
-	t.Parallel()
-	// 100k goroutines of the fixture's size: over 64 MiB and seconds.
-	e := estimateFromGoroutines(100000)
-	if !e.Cut() || e.Pause < time.Second {
-		t.Errorf("estimate %+v: want cut at 64 MiB and over a second", e)
-	}
-	err := &PauseBudgetError{Instance: "a", Estimate: e, Budget: 250 * time.Millisecond}
-	if want := "a dump would stop this server for about 9.8s and be cut at 64 MiB (about 95 MiB whole)"; err.Cost() != want {
-		t.Errorf("Cost() = %q, want %q", err.Cost(), want)
-	}
-}
-
 func TestMaxGoroutinesHoldsWhenMetricsCannotBeRead(t *testing.T) {
 	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.FailMetrics = true
 	clk := testingclock.NewFakeClock(time.Now())
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
 	res, err := Run(context.Background(), cfg, &recorder{})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +82,7 @@ func TestMaxGoroutinesHoldsWhenMetricsCannotBeRead(t *testing.T) {
 			t.Errorf("the dump was taken although go_goroutines is unknown: %s", p)
 		}
 	}
-	var le *GoroutineLimitError
+	var le *model.GoroutineLimitError
 	if errs := res.Instances[0].Errors; len(errs) < 2 || !errors.As(errs[1], &le) {
 		t.Errorf("errors = %v, want a *GoroutineLimitError second", errs)
 	}
@@ -110,51 +96,5 @@ func TestMaxGoroutinesHoldsWhenMetricsCannotBeRead(t *testing.T) {
 	}
 	if !found {
 		t.Error("--force did not take the dump")
-	}
-}
-
-// TestCheapAnswerLooksAheadToTheLastSample: t2's two initial-phase watches
-// started at 10:22:03. At a look 20 s later they are young, so a single
-// sample needs no evidence; but at the first of two samples 70 s apart
-// they will be 90 s into their replay at the second, and only evidence
-// gathered at the first (a dump to compare, or a trace of the interval)
-// decides them then.
-func TestCheapAnswerLooksAheadToTheLastSample(t *testing.T) {
-	t.Parallel()
-	f, err := os.Open(golden.Fixture("t2", "goroutine-debug1.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	profile, err := stacks.ParseDebug1(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rf, err := os.Open(golden.Fixture("t2", "apf-requests.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rf.Close()
-	requests, err := apf.ParseRequests(rf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := time.Date(2026, 11, 29, 10, 22, 23, 0, time.UTC)
-	tests := []struct {
-		name    string
-		horizon time.Duration
-		want    string
-	}{
-		{"one sample, or the last of two", 0, "2 watch requests initializing (APF dump_requests), none for longer than 30s"},
-		{"the first of two, 5 s apart", 5 * time.Second, "2 watch requests initializing (APF dump_requests), none for longer than 30s by the last sample"},
-		{"the first of two, 70 s apart", 70 * time.Second, ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			look := cheapLook{requests: requests, profile: profile, at: at, horizon: tc.horizon}
-			if got := cheapAnswer(look); got != tc.want {
-				t.Errorf("cheapAnswer = %q, want %q", got, tc.want)
-			}
-		})
 	}
 }

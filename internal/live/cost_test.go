@@ -14,6 +14,8 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/harm"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
@@ -79,16 +81,16 @@ func TestRunCost(t *testing.T) {
 		// when the first read gave no histogram to compare with.
 		finalRead bool
 	}{
-		{"no pause", []string{t1, t1}, api.ServerCost{PausesMeasured: true, StoppingSeconds: new(float64), Note: wholeProcessNote}, "", true},
+		{"no pause", []string{t1, t1}, api.ServerCost{PausesMeasured: true, StoppingSeconds: new(float64), Note: harm.WholeProcessNote}, "", true},
 		// The real capture's own stopping part: 0.017 of its 31 ms.
-		{"the fixture's dump", []string{t1, t2}, api.ServerCost{PausesMeasured: true, Pauses: d.Count, PauseSeconds: d.Sum, LargestPauseAtMostSeconds: d.LargestAtMost, StoppingSeconds: &d.Stopping, Note: wholeProcessNote}, "", true},
+		{"the fixture's dump", []string{t1, t2}, api.ServerCost{PausesMeasured: true, Pauses: d.Count, PauseSeconds: d.Sum, LargestPauseAtMostSeconds: d.LargestAtMost, StoppingSeconds: &d.Stopping, Note: harm.WholeProcessNote}, "", true},
 		{"restarted", []string{t2, t1}, api.ServerCost{}, "count went down", true},
 		{"no histogram", []string{noHist, noHist}, api.ServerCost{}, "exports no go_sched_pauses_total_other_seconds", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := fakeapiserver.Start(t, tt.captures...)
-			cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+			cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 			res, err := Run(context.Background(), cfg, NewCaptures())
 			if err != nil {
 				t.Fatal(err)
@@ -131,7 +133,7 @@ func TestRunCost(t *testing.T) {
 func TestRunCostNotMeasuredForOnly(t *testing.T) {
 	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t1"))
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Only: []api.FileKind{api.FileMetrics}}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Only: []api.FileKind{api.FileMetrics}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)

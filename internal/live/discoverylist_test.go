@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
-	"github.com/watch-doctor/watch-doctor/internal/golden"
-	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"k8s.io/client-go/rest"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/discovery"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // TestEndpointSlicesListIsBoundedAfterDecompression: an endless or
@@ -25,12 +28,12 @@ func TestEndpointSlicesListIsBoundedAfterDecompression(t *testing.T) {
 		cfg := hostileConfig(t, s)
 		cfg.APIServers = nil
 		_, err := Run(context.Background(), cfg, NewCaptures())
-		var tl *TooLargeError
-		if !errors.As(err, &tl) || tl.Limit != maxListBytes || !strings.Contains(err.Error(), s.Address()+": GET "+fakeapiserver.DiscoveryPath+": the answer is larger than 4 MiB after decompression") {
+		var tl *model.TooLargeError
+		if !errors.As(err, &tl) || tl.Limit != model.MaxListBytes || !strings.Contains(err.Error(), s.Address()+": GET "+fakeapiserver.DiscoveryPath+": the answer is larger than 4 MiB after decompression") {
 			t.Errorf("kind %d: Run = %v, want a *TooLargeError naming the server and the list", kind, err)
 		}
-		if kind == fakeapiserver.Endless && h.Sent() > maxListBytes+flowSlack {
-			t.Errorf("the server wrote %d bytes before the client stopped, want at most %d", h.Sent(), maxListBytes+flowSlack)
+		if kind == fakeapiserver.Endless && h.Sent() > model.MaxListBytes+flowSlack {
+			t.Errorf("the server wrote %d bytes before the client stopped, want at most %d", h.Sent(), model.MaxListBytes+flowSlack)
 		}
 	}
 }
@@ -87,9 +90,9 @@ func TestHangingDiscoveryFailsWithinTheRequestTimeout(t *testing.T) {
 	// second, which the other reads must not reach on a loaded machine.
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.BlockDiscovery = true
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}}
 	_, err := Run(context.Background(), cfg, NewCaptures())
-	var ue *UnreachableError
+	var ue *discovery.UnreachableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no answer within the request timeout") {
 		t.Errorf("Run = %v, want an *UnreachableError naming the timeout", err)
 	}

@@ -5,63 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
-
-func TestStatusErrors(t *testing.T) {
-	t.Parallel()
-	forbidden := `{"kind":"Status","message":"forbidden: User \"x\" cannot get path \"/debug/pprof/goroutine\""}`
-	for _, tc := range []struct {
-		status int
-		path   string
-		body   string
-		want   string
-	}{
-		{403, "/debug/pprof/goroutine", forbidden, `GET /debug/pprof/goroutine forbidden: missing RBAC rule nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"] (forbidden: User "x"`},
-		{403, "/metrics", "", `missing RBAC rule nonResourceURLs: ["/metrics"], verbs: ["get"]`},
-		{404, "/debug/pprof/goroutine", "404 page not found", "profiling is disabled on this API server (--profiling=false)"},
-		{404, "/debug/api_priority_and_fairness/dump_requests", "", "API Priority and Fairness is disabled"},
-		{401, "/metrics", "", "the credentials of the kubeconfig were rejected"},
-		{503, "/metrics", "<html>\nbusy", "HTTP 503: an HTML page, not a Kubernetes API answer"},
-		{429, "/debug/pprof/goroutine", "Too many requests, please try again later.\n", "HTTP 429: API Priority and Fairness is rejecting requests at this priority level"},
-	} {
-		err := statusError("inst", tc.path, tc.status, []byte(tc.body))
-		if !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%d %s: %v, want %q", tc.status, tc.path, err, tc.want)
-		}
-		if IsForbidden(err) != (tc.status == 403) {
-			t.Errorf("%d: IsForbidden = %v", tc.status, IsForbidden(err))
-		}
-	}
-}
-
-// ProfileRefusal tells a /debug/pprof refused (404: profiling off; 403:
-// RBAC) from every other failure, and the evidence says what was read
-// instead, naming the missing rule.
-func TestProfileRefusal(t *testing.T) {
-	for _, tc := range []struct {
-		status int
-		path   string
-		want   int
-	}{
-		{404, "/debug/pprof/goroutine?debug=1", 404},
-		{403, "/debug/pprof/goroutine?debug=2", 403},
-		{403, "/debug/pprof/trace?seconds=5", 403},
-		{403, "/metrics", 0},
-		{404, "/debug/api_priority_and_fairness/dump_requests", 0},
-		{500, "/debug/pprof/goroutine?debug=1", 0},
-	} {
-		if got := ProfileRefusal(statusError("inst", tc.path, tc.status, nil)); got != tc.want {
-			t.Errorf("%d %s: %d, want %d", tc.status, tc.path, got, tc.want)
-		}
-	}
-	ir := InstanceResult{Samples: []api.Sample{{}, {ProfileStatus: 403}}}
-	if got, want := ir.evidenceText(), `APF dump_requests and /metrics only, no goroutine dump or execution trace: /debug/pprof answered 403: missing RBAC rule nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`; got != want {
-		t.Errorf("evidence %q, want %q", got, want)
-	}
-}
 
 // TestErrorBodiesAreEscaped: the error body of a failed debug GET reaches
 // the error text with its control characters (C0, C1, TAB) escaped.
@@ -82,50 +28,5 @@ func TestErrorBodiesAreEscaped(t *testing.T) {
 		if r < 0x20 || r >= 0x7f && r < 0xa0 {
 			t.Errorf("error %q holds the control character %U", got, r)
 		}
-	}
-}
-
-func TestRuleFor(t *testing.T) {
-	t.Parallel()
-	for path, want := range map[string]string{
-		"/debug/pprof/goroutine?debug=2":                 `nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
-		"/debug/pprof/trace?seconds=5":                   `nonResourceURLs: ["/debug/pprof/*"], verbs: ["get"]`,
-		"/debug/api_priority_and_fairness/dump_requests": `nonResourceURLs: ["/debug/api_priority_and_fairness/*"], verbs: ["get"]`,
-		"/metrics":      `nonResourceURLs: ["/metrics"], verbs: ["get"]`,
-		"/version":      `nonResourceURLs: ["/version"], verbs: ["get"]`,
-		"/metrics/slis": `nonResourceURLs: ["/metrics/slis"], verbs: ["get"]`,
-		"/debug/pprofx": `nonResourceURLs: ["/debug/pprofx"], verbs: ["get"]`,
-	} {
-		if got := ruleFor(path).String(); got != want {
-			t.Errorf("ruleFor(%q) = %s, want %s", path, got, want)
-		}
-	}
-}
-
-// TestClusterRoleGrantsExactlyTheRules: the ClusterRole printed on a
-// refusal holds every rule and nothing else.
-func TestClusterRoleGrantsExactlyTheRules(t *testing.T) {
-	t.Parallel()
-	var got []string
-	var cur []string
-	for _, l := range strings.Split(strings.SplitN(ClusterRole, "rules:\n", 2)[1], "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "#") {
-			continue // a comment saying what a rule is for
-		}
-		if strings.HasPrefix(l, "- ") && cur != nil {
-			got = append(got, strings.Join(cur, ", "))
-			cur = nil
-		}
-		if l = strings.TrimPrefix(strings.TrimSpace(l), "- "); l != "" {
-			cur = append(cur, l)
-		}
-	}
-	got = append(got, strings.Join(cur, ", "))
-	var want []string
-	for _, r := range Rules() {
-		want = append(want, r.String())
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("ClusterRole rules (-want +got):\n%s", diff)
 	}
 }

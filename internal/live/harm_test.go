@@ -11,6 +11,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -20,23 +21,23 @@ import (
 // estimated pause fits the budget, lets one through. The fake server
 // fails the test on any debug=2 request of a refused case.
 func TestDoNoHarmTheClientRefusesDumpsThePolicyForbids(t *testing.T) {
-	cheap := Estimate{Bytes: 1 << 20, Pause: 10 * time.Millisecond, Basis: "test"}
-	dear := Estimate{Bytes: 64 << 20, Pause: time.Second, Basis: "test"}
+	cheap := model.Estimate{Bytes: 1 << 20, Pause: 10 * time.Millisecond, Basis: "test"}
+	dear := model.Estimate{Bytes: 64 << 20, Pause: time.Second, Basis: "test"}
 	for _, tc := range []struct {
 		name    string
-		cfg     Config
-		permit  *Estimate
+		cfg     model.Config
+		permit  *model.Estimate
 		refused string // "" when the dump is allowed
 	}{
 		{name: "no permit", refused: "no decision of this run allowed it"},
 		{name: "a permit, no budget", permit: &dear},
-		{name: "a permit within the budget", cfg: Config{MaxPause: 250 * time.Millisecond}, permit: &cheap},
-		{name: "a permit over the budget", cfg: Config{MaxPause: 250 * time.Millisecond}, permit: &dear, refused: "its estimated pause of 1s is over the pause budget of 250ms"},
-		{name: "a permit without an estimate", cfg: Config{MaxPause: 250 * time.Millisecond}, permit: &Estimate{}, refused: "its pause cannot be estimated, and the pause budget is 250ms"},
-		{name: "evidence trace", cfg: Config{Trace: TraceConfig{Evidence: EvidenceTrace}, Hints: Hints{Evidence: "--evidence"}}, permit: &cheap, refused: "the evidence chosen is an execution trace (--evidence trace)"},
-		{name: "serve's fetches", cfg: Config{Only: []api.FileKind{api.FileMetrics, api.FileGoroutineDebug1, api.FileTrace}}, permit: &cheap, refused: "this run's fetches do not include the goroutine dump"},
-		{name: "force over evidence trace", cfg: Config{Force: true, Trace: TraceConfig{Evidence: EvidenceTrace}}},
-		{name: "force over the budget", cfg: Config{Force: true, MaxPause: time.Millisecond}, permit: &dear},
+		{name: "a permit within the budget", cfg: model.Config{MaxPause: 250 * time.Millisecond}, permit: &cheap},
+		{name: "a permit over the budget", cfg: model.Config{MaxPause: 250 * time.Millisecond}, permit: &dear, refused: "its estimated pause of 1s is over the pause budget of 250ms"},
+		{name: "a permit without an estimate", cfg: model.Config{MaxPause: 250 * time.Millisecond}, permit: &model.Estimate{}, refused: "its pause cannot be estimated, and the pause budget is 250ms"},
+		{name: "evidence trace", cfg: model.Config{Trace: model.TraceConfig{Evidence: model.EvidenceTrace}, Hints: model.Hints{Evidence: "--evidence"}}, permit: &cheap, refused: "the evidence chosen is an execution trace (--evidence trace)"},
+		{name: "serve's fetches", cfg: model.Config{Only: []api.FileKind{api.FileMetrics, api.FileGoroutineDebug1, api.FileTrace}}, permit: &cheap, refused: "this run's fetches do not include the goroutine dump"},
+		{name: "force over evidence trace", cfg: model.Config{Force: true, Trace: model.TraceConfig{Evidence: model.EvidenceTrace}}},
+		{name: "force over the budget", cfg: model.Config{Force: true, MaxPause: time.Millisecond}, permit: &dear},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := fakeapiserver.Start(t, golden.Fixture("t2"))
@@ -45,24 +46,24 @@ func TestDoNoHarmTheClientRefusesDumpsThePolicyForbids(t *testing.T) {
 			}
 			cfg := tc.cfg
 			cfg.REST, cfg.RequestTimeout, cfg.Samples = fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), 10*time.Second, 1
-			cfg, err := cfg.withDefaults()
+			cfg, err := withDefaults(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := cfg.clientFor(Instance{Name: "api", Address: s.Address(), Pinned: true})
+			c, err := cfg.ClientFor(model.Instance{Name: "api", Address: s.Address(), Pinned: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
 			if tc.permit != nil {
-				ctx = withDumpPermit(ctx, *tc.permit)
+				ctx = model.WithDumpPermit(ctx, *tc.permit)
 			}
-			resp, err := c.Get(ctx, pathOf(api.FileGoroutineDebug2))
+			resp, err := c.Get(ctx, model.PathOf(api.FileGoroutineDebug2))
 			if resp != nil {
 				resp.Close()
 			}
 			got := ""
-			var re *DumpRefusedError
+			var re *model.DumpRefusedError
 			if errors.As(err, &re) {
 				got = re.Why
 			} else if err != nil {
@@ -89,7 +90,7 @@ func TestDoNoHarmATraceRunNeverDumps(t *testing.T) {
 	// The instance tracing goes from sample 1 to sample 2 through its
 	// trace, without waiting on the clock.
 	cfg.Clock = fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
-	cfg.Trace = TraceConfig{Evidence: EvidenceTrace}
+	cfg.Trace = model.TraceConfig{Evidence: model.EvidenceTrace}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)

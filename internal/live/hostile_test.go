@@ -8,6 +8,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -17,9 +18,9 @@ import (
 const flowSlack = 16 << 20
 
 // hostileConfig is a Config reading s as its one pinned instance.
-func hostileConfig(t *testing.T, s *fakeapiserver.Server) Config {
+func hostileConfig(t *testing.T, s *fakeapiserver.Server) model.Config {
 	t.Helper()
-	return Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	return model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 }
 
 // fetchOf returns the record of kind's fetch in the only sample of res.

@@ -6,30 +6,12 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
-	"k8s.io/client-go/rest"
-	testingclock "k8s.io/utils/clock/testing"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
-
-func TestPinnedConfigVerifiesTheKubeconfigHostName(t *testing.T) {
-	t.Parallel()
-	base := &rest.Config{Host: "https://api.example.com:6443", BearerToken: "t"}
-	c, err := pinnedConfig(base, Instance{Name: "10.0.0.7:6443", Address: "10.0.0.7:6443", Pinned: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Host != "https://10.0.0.7:6443" || c.TLSClientConfig.ServerName != "api.example.com" || c.BearerToken != "t" {
-		t.Errorf("pinned config: host %q, server name %q, token %q", c.Host, c.TLSClientConfig.ServerName, c.BearerToken)
-	}
-	if base.Host != "https://api.example.com:6443" || base.TLSClientConfig.ServerName != "" {
-		t.Error("pinnedConfig changed the base config")
-	}
-	un, _ := pinnedConfig(base, Instance{Name: "api.example.com:6443"})
-	if un.Host != base.Host {
-		t.Errorf("an unpinned instance must keep the kubeconfig host, got %q", un.Host)
-	}
-}
 
 // When the one listed instance does not answer on its own address (behind
 // a load balancer, the addresses are often private), Run reads through
@@ -45,8 +27,8 @@ func TestRunFallsBackThroughTheBalancer(t *testing.T) {
 	// two different processes.
 	lb.ProcessStart = []float64{1764410000, 1764420000}
 	var progress strings.Builder
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true,
-		Progress: &progress, Hints: Hints{APIServers: "--apiserver"}}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true,
+		Progress: &progress, Hints: model.Hints{APIServers: "--apiserver"}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +57,7 @@ func TestRunFallsBackThroughTheBalancer(t *testing.T) {
 	// Without a hint, the note ends with what was seen. The first run
 	// read /metrics three times: the sample's, the check's, and the cost
 	// read after the last fetch.
-	cfg.Hints, cfg.Progress = Hints{}, nil
+	cfg.Hints, cfg.Progress = model.Hints{}, nil
 	lb.ProcessStart = []float64{1764410000, 1764420000, 1764420000, 1764410000, 1764420000}
 	res, err = Run(context.Background(), cfg, NewCaptures())
 	if err != nil {

@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
-	testingclock "k8s.io/utils/clock/testing"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 // TestInterruptedSampleSaysSo: the progress line of a sample cut short by
@@ -18,7 +20,7 @@ func TestInterruptedSampleSaysSo(t *testing.T) {
 	s.Block = true
 	s.Started = make(chan string)
 	lines := make(chan string, 100)
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true, Progress: lineWriter{lines}}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true, Progress: lineWriter{lines}}
 	stop := runInBackground(cfg)
 	for p := range s.Started {
 		if p == "/debug/pprof/goroutine?debug=2" {

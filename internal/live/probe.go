@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 // probeParallel bounds the reachability probes in flight at once. A probe
@@ -25,18 +27,18 @@ const maxNamed = 3
 // at most probeParallel at once; clients[i] stays nil for an instance that
 // cannot be read. While probes wait, a progress line every
 // Config.ProgressEvery says how many answered and names the slowest.
-func (c Config) probeAll(ctx context.Context, insts []Instance, results []InstanceResult, clients []*client) {
+func probeAll(ctx context.Context, c model.Config, insts []model.Instance, results []model.InstanceResult, clients []*model.Client) {
 	w := &probeWatch{waiting: map[string]time.Time{}, total: len(insts)}
-	stop := c.every(func() {
-		if line := w.line(c.Clock.Now(), c.probeTimeout()); line != "" {
-			c.progress("%s", line)
+	stop := every(c, func() {
+		if line := w.line(c.Clock.Now(), probeWait(c)); line != "" {
+			c.Progressf("%s", line)
 		}
 	})
 	defer stop()
-	parallel(ctx, max(c.Parallel, probeParallel), len(insts), func(i int) {
+	model.Parallel(ctx, max(c.Parallel, probeParallel), len(insts), func(i int) {
 		inst := insts[i]
 		results[i].Instance = inst
-		cl, err := c.clientFor(inst)
+		cl, err := c.ClientFor(inst)
 		if err != nil {
 			results[i].Errors = append(results[i].Errors, err)
 			return
@@ -54,8 +56,8 @@ func (c Config) probeAll(ctx context.Context, insts []Instance, results []Instan
 	})
 }
 
-// probeTimeout is how long one probe waits for an answer.
-func (c Config) probeTimeout() time.Duration {
+// probeWait is how long one probe waits for an answer.
+func probeWait(c model.Config) time.Duration {
 	if c.RequestTimeout > 0 && c.RequestTimeout < probeTimeout {
 		return c.RequestTimeout
 	}
@@ -64,7 +66,7 @@ func (c Config) probeTimeout() time.Duration {
 
 // every calls f every ProgressEvery on the config's clock until the
 // returned stop is called; nothing without a Progress writer.
-func (c Config) every(f func()) (stop func()) {
+func every(c model.Config, f func()) (stop func()) {
 	if c.Progress == nil {
 		return func() {}
 	}
@@ -140,7 +142,7 @@ const probeTimeout = 10 * time.Second
 
 // probe checks that an instance answers on its own address. Any HTTP
 // answer counts, a refusal included: only the connection matters here.
-func probe(ctx context.Context, c *client, requestTimeout time.Duration) error {
+func probe(ctx context.Context, c *model.Client, requestTimeout time.Duration) error {
 	d := probeTimeout
 	if requestTimeout > 0 && requestTimeout < d {
 		d = requestTimeout
@@ -149,9 +151,9 @@ func probe(ctx context.Context, c *client, requestTimeout time.Duration) error {
 	defer cancel()
 	r, err := c.Get(pctx, "/version")
 	if err != nil {
-		var he *HTTPError
-		var fe *ForbiddenError
-		var pe *ProfilingDisabledError
+		var he *model.HTTPError
+		var fe *model.ForbiddenError
+		var pe *model.ProfilingDisabledError
 		if errors.As(err, &he) || errors.As(err, &fe) || errors.As(err, &pe) {
 			return nil
 		}
@@ -168,8 +170,8 @@ func probe(ctx context.Context, c *client, requestTimeout time.Duration) error {
 // answer (a connection refused or reset, a timeout), as opposed to an
 // HTTP error status: the other fetches of the sample would fail alike.
 func unreachable(err error) bool {
-	var he *HTTPError
-	var fe *ForbiddenError
-	var pe *ProfilingDisabledError
-	return err != nil && !errors.As(err, &he) && !errors.As(err, &fe) && !errors.As(err, &pe) && !refusedByGuard(err)
+	var he *model.HTTPError
+	var fe *model.ForbiddenError
+	var pe *model.ProfilingDisabledError
+	return err != nil && !errors.As(err, &he) && !errors.As(err, &fe) && !errors.As(err, &pe) && !model.RefusedByGuard(err)
 }

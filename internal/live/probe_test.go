@@ -11,6 +11,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -35,7 +36,7 @@ func TestSilentInstancesAreProbedTogether(t *testing.T) {
 		}
 		addrs = append(addrs, s.Address())
 	}
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, first, fakeapiserver.TokenAdmin), APIServers: addrs, Samples: 1, RequestTimeout: time.Minute, Clock: testingclock.NewFakeClock(time.Now()), Only: []api.FileKind{api.FileMetrics}}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, first, fakeapiserver.TokenAdmin), APIServers: addrs, Samples: 1, RequestTimeout: time.Minute, Clock: testingclock.NewFakeClock(time.Now()), Only: []api.FileKind{api.FileMetrics}}
 	if _, err := Run(context.Background(), cfg, NewCaptures()); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestProbeProgressNamesSilentInstances(t *testing.T) {
 	s.Started = make(chan string)
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	lines := make(chan string, 100)
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: clk, Progress: lineWriter{lines}, ProgressEvery: 5 * time.Second}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: clk, Progress: lineWriter{lines}, ProgressEvery: 5 * time.Second}
 	stop := runInBackground(cfg)
 	<-s.Started // the probe arrived
 	clk.Step(5 * time.Second)
@@ -73,7 +74,7 @@ func TestProbeProgressNamesSilentInstances(t *testing.T) {
 
 // runInBackground starts Run of cfg; stop cancels it and returns what Run
 // returned.
-func runInBackground(cfg Config) (stop func() (*Result, error)) {
+func runInBackground(cfg model.Config) (stop func() (*Result, error)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	type out struct {
 		res *Result

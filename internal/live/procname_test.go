@@ -9,51 +9,8 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/discovery"
 )
-
-func TestNameProcesses(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("h", 80)
-	type proc struct {
-		fp    fingerprint
-		lease string
-	}
-	for _, tc := range []struct {
-		name  string
-		procs []proc
-		want  []string
-	}{
-		{"by lease, sorted", []proc{{fingerprint{Start: 2}, "cp-b"}, {fingerprint{Start: 1}, "cp-a"}}, []string{"lb:443#cp-a", "lb:443#cp-b"}},
-		{"by id hash without a lease", []proc{{fingerprint{Start: 1, IDHash: "sha256:0123456789abcdef"}, ""}}, []string{"lb:443#id-0123456789ab"}},
-		{"by start time", []proc{{fingerprint{Start: 1764410000.471}, ""}, {fingerprint{Start: 1764410001}, ""}}, []string{"lb:443#started-1764410000.47", "lb:443#started-1764410001.00"}},
-		{"a lease shared: its start time added", []proc{{fingerprint{Start: 2}, "cp"}, {fingerprint{Start: 1}, "cp"}}, []string{"lb:443#cp-started-1.00", "lb:443#cp-started-2.00"}},
-		{"the same start to 10 ms: numbered", []proc{{fingerprint{Start: 1.001, IDHash: "b"}, "cp"}, {fingerprint{Start: 1.002, IDHash: "a"}, "cp"}}, []string{"lb:443#cp-started-1.00", "lb:443#cp-started-1.00-2"}},
-		{"a long lease cut, kept distinct", []proc{{fingerprint{Start: 1}, long}}, []string{"lb:443#" + boundKey(long)}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var clients []*client
-			var out []InstanceResult
-			for _, p := range tc.procs {
-				clients = append(clients, &client{conn: &ownConn{process: p.fp}})
-				out = append(out, InstanceResult{Instance: Instance{Name: "lb:443", Lease: p.lease}})
-			}
-			nameProcesses("lb:443", clients, out)
-			var got []string
-			for i, r := range out {
-				got = append(got, r.Instance.Name)
-				if clients[i].inst.Name != r.Instance.Name {
-					t.Errorf("client %d is named %q, its result %q", i, clients[i].inst.Name, r.Instance.Name)
-				}
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("names (-want +got):\n%s", diff)
-			}
-		})
-	}
-	if k := boundKey(long); len(k) != maxProcessKey || k == boundKey(long+"x") {
-		t.Errorf("boundKey(80 bytes) = %q: want %d bytes, distinct from another long key", k, maxProcessKey)
-	}
-}
 
 // namesReached runs one read through a balancer of three instances
 // choosing with pick and returns the names of the instances read, each
@@ -63,7 +20,7 @@ func namesReached(t *testing.T, pick func(int) int, idHash bool) []string {
 	servers, _, cfg := haBehindBalancer(t, 3, pick)
 	if idHash {
 		for i, s := range servers {
-			line := `apiserver_encryption_config_controller_automatic_reloads_total{apiserver_id_hash="` + leaseHash("apiserver-"+string(rune('a'+i))) + `",status="success"} 1` + "\n"
+			line := `apiserver_encryption_config_controller_automatic_reloads_total{apiserver_id_hash="` + discovery.LeaseHash("apiserver-"+string(rune('a'+i))) + `",status="success"} 1` + "\n"
 			s.Captures = []string{fakeapiserver.EditCapture(t, golden.Fixture("t2"), func(name string, b []byte) []byte {
 				if name == "metrics.txt" {
 					return append(b, line...)
@@ -82,9 +39,9 @@ func namesReached(t *testing.T, pick func(int) int, idHash bool) []string {
 		if ir.Failed() {
 			t.Fatalf("%s: %v", ir.Instance.Name, ir.Errors)
 		}
-		key, ok := strings.CutPrefix(ir.Instance.Name, hostOf(cfg.REST.Host))
+		key, ok := strings.CutPrefix(ir.Instance.Name, discovery.HostOf(cfg.REST.Host))
 		if !ok {
-			t.Errorf("%q does not start with the kubeconfig host %s", ir.Instance.Name, hostOf(cfg.REST.Host))
+			t.Errorf("%q does not start with the kubeconfig host %s", ir.Instance.Name, discovery.HostOf(cfg.REST.Host))
 		}
 		names = append(names, key)
 	}

@@ -9,53 +9,18 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/watch-doctor/watch-doctor/internal/live/discovery"
+	"github.com/watch-doctor/watch-doctor/internal/live/harm"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // Result is what Run did, per instance.
 type Result struct {
-	Instances []InstanceResult
+	Instances []model.InstanceResult
 	Notes     []string
 	// Coverage is how many of the live instances were read (coverage.go).
 	Coverage api.InstanceCoverage
-}
-
-// InstanceResult is the record of one instance: its samples (the manifest
-// of a bundle) and its errors.
-type InstanceResult struct {
-	Instance Instance
-	Version  string
-	// GoVersion is /version's goVersion ("go1.26.8"): an execution trace
-	// needs Go 1.22 or later.
-	GoVersion string
-	Samples   []api.Sample
-	Errors    []error
-	Notes     []string
-	// Withheld are the debug=2 dumps not taken because their estimated
-	// pause exceeded Config.MaxPause, one per sample concerned.
-	Withheld []*PauseBudgetError
-	// Cost is what the run cost the instance (see finishCost); nil when
-	// it was not measured (the metrics command, an instance never read).
-	Cost *api.ServerCost
-	// Trace is the execution trace taken between the samples, nil when
-	// none was attempted.
-	Trace *TraceResult
-
-	cost costMeter
-	// dumpEvidence is why the debug=2 dump was chosen over a trace.
-	dumpEvidence string
-}
-
-// Failed reports whether nothing at all could be read.
-func (r InstanceResult) Failed() bool {
-	for _, s := range r.Samples {
-		for _, f := range s.Fetches {
-			if f.Error == "" {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // defaultParallel is Config.Parallel's default: enough for the usual three
@@ -75,36 +40,36 @@ const defaultParallel = 4
 // not asked again, and when every instance failed its first sample the
 // interval is not waited out. When ctx ends after discovery, Run returns
 // what was read so far with ctx's error.
-func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
-	cfg, err := cfg.withDefaults()
+func Run(ctx context.Context, cfg model.Config, target model.Target) (*Result, error) {
+	cfg, err := withDefaults(cfg)
 	if err != nil {
 		return nil, err
 	}
 	raw := target
 	target = &lockedTarget{t: target}
-	disc, err := cfg.discoverInstances(ctx)
+	disc, err := discoverInstances(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Notes: disc.Notes}
 	insts := disc.Instances
-	clients := make([]*client, len(insts))
-	results := make([]InstanceResult, len(insts))
+	clients := make([]*model.Client, len(insts))
+	results := make([]model.InstanceResult, len(insts))
 	// partial is what was read when ctx ended, with ctx's error: a
 	// collect interrupted by Ctrl-C still writes a valid bundle of it.
 	partial := func() (*Result, error) {
 		res.Instances = results
 		return res, ctx.Err()
 	}
-	cfg.probeAll(ctx, insts, results, clients)
+	probeAll(ctx, cfg, insts, results, clients)
 	if ctx.Err() != nil {
 		return partial()
 	}
-	var bal *balancerRun
+	var bal *discovery.BalancerRun
 	if len(cfg.APIServers) == 0 && len(insts) > 0 && (countReachable(clients) == 0 || !insts[0].Pinned && disc.Live.Count > 1) {
 		var notes []string
-		var run balancerRun
-		clients, results, notes, run, err = cfg.throughBalancer(ctx, results, disc.Live)
+		var run discovery.BalancerRun
+		clients, results, notes, run, err = discovery.ThroughBalancer(ctx, cfg, results, disc.Live)
 		if err != nil {
 			return nil, err
 		}
@@ -114,26 +79,26 @@ func Run(ctx context.Context, cfg Config, target Target) (*Result, error) {
 			return partial()
 		}
 	}
-	if !cfg.takeSamples(ctx, clients, results, target, raw) {
+	if !takeSamples(ctx, cfg, clients, results, target, raw) {
 		return partial()
 	}
-	finishCosts(ctx, cfg, clients, results)
+	harm.FinishCosts(ctx, cfg, clients, results)
 	for i := range results {
 		checkSameProcess(&results[i])
 	}
 	for _, c := range clients {
-		if c != nil && c.conn != nil {
-			c.conn.close()
+		if c != nil && c.Conn != nil {
+			c.Conn.Close()
 		}
 	}
 	res.Instances = results
-	res.Coverage = coverage(results, disc.Live, bal)
+	res.Coverage = discovery.Coverage(results, disc.Live, bal)
 	return res, nil
 }
 
 // withDefaults returns cfg with its defaults filled in and its progress
 // writer serialized, or an error for an invalid Samples.
-func (cfg Config) withDefaults() (Config, error) {
+func withDefaults(cfg model.Config) (model.Config, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -153,13 +118,13 @@ func (cfg Config) withDefaults() (Config, error) {
 }
 
 // discoverInstances lists the instances, within the request timeout.
-func (cfg Config) discoverInstances(ctx context.Context) (*discovery, error) {
+func discoverInstances(ctx context.Context, cfg model.Config) (*discovery.Discovery, error) {
 	dctx, dcancel := ctx, context.CancelFunc(func() {})
 	if cfg.RequestTimeout > 0 {
 		dctx, dcancel = context.WithTimeout(ctx, cfg.RequestTimeout)
 	}
 	defer dcancel()
-	d, err := discover(dctx, cfg.REST, cfg.APIServers)
+	d, err := discovery.Discover(dctx, cfg.REST, cfg.APIServers)
 	if err != nil {
 		return nil, err
 	}
@@ -167,18 +132,18 @@ func (cfg Config) discoverInstances(ctx context.Context) (*discovery, error) {
 		// Pinned by the caller: the kubeconfig host is not asked.
 		return d, nil
 	}
-	var endpoints []Instance
+	var endpoints []model.Instance
 	if len(d.Instances) > 0 && d.Instances[0].Pinned {
 		endpoints = d.Instances
 	}
 	var notes []string
-	d.Live, notes = countLive(dctx, cfg.REST, endpoints, cfg.Clock.Now())
+	d.Live, notes = discovery.CountLive(dctx, cfg.REST, endpoints, cfg.Clock.Now())
 	d.Notes = append(d.Notes, notes...)
 	return d, nil
 }
 
 // countReachable counts the instances with a client.
-func countReachable(clients []*client) int {
+func countReachable(clients []*model.Client) int {
 	n := 0
 	for _, c := range clients {
 		if c != nil {
@@ -191,7 +156,7 @@ func countReachable(clients []*client) int {
 // takeSamples takes cfg.Samples samples of every instance with a client,
 // cfg.Interval apart (the second is the execution trace when one is
 // pending), into results. It reports false when ctx ended first.
-func (cfg Config) takeSamples(ctx context.Context, clients []*client, results []InstanceResult, target, raw Target) bool {
+func takeSamples(ctx context.Context, cfg model.Config, clients []*model.Client, results []model.InstanceResult, target, raw model.Target) bool {
 	reachable := countReachable(clients)
 	for s := 1; s <= cfg.Samples && reachable > 0; s++ {
 		if s == 2 && tracePending(results) {
@@ -202,14 +167,14 @@ func (cfg Config) takeSamples(ctx context.Context, clients []*client, results []
 			continue
 		}
 		if s > 1 {
-			cfg.progress("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, paren(cfg.Hints.Interval))
+			cfg.Progressf("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, model.Paren(cfg.Hints.Interval))
 			select {
 			case <-ctx.Done():
 				return false
 			case <-cfg.Clock.After(cfg.Interval):
 			}
 		}
-		parallel(ctx, cfg.Parallel, len(clients), func(i int) {
+		model.Parallel(ctx, cfg.Parallel, len(clients), func(i int) {
 			c := clients[i]
 			if c == nil {
 				return
@@ -222,7 +187,7 @@ func (cfg Config) takeSamples(ctx context.Context, clients []*client, results []
 			return false
 		}
 		if s == 1 {
-			reachable = cfg.dropFailed(clients, results)
+			reachable = dropFailed(cfg, clients, results)
 		}
 	}
 	return true
@@ -231,7 +196,7 @@ func (cfg Config) takeSamples(ctx context.Context, clients []*client, results []
 // dropFailed fails fast: an instance whose first sample failed entirely
 // is not asked again (its client is cleared); with none left, no interval
 // is waited out. It returns how many instances remain.
-func (cfg Config) dropFailed(clients []*client, results []InstanceResult) int {
+func dropFailed(cfg model.Config, clients []*model.Client, results []model.InstanceResult) int {
 	reachable := 0
 	for i, c := range clients {
 		if c == nil {
@@ -249,27 +214,6 @@ func (cfg Config) dropFailed(clients []*client, results []InstanceResult) int {
 	return reachable
 }
 
-// parallel runs f(0..n-1) with at most limit at once and returns when all
-// have returned. Calls not yet started when ctx ends are skipped.
-func parallel(ctx context.Context, limit, n int, f func(i int)) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, limit)
-	for i := 0; i < n; i++ {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return
-		}
-		wg.Add(1)
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			f(i)
-		}(i)
-	}
-	wg.Wait()
-}
-
 // lockedWriter serializes writes of concurrent instances.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -285,7 +229,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // lockedTarget serializes Store calls of concurrent instances.
 type lockedTarget struct {
 	mu sync.Mutex
-	t  Target
+	t  model.Target
 }
 
 func (l *lockedTarget) Store(instance string, sample int, kind api.FileKind, body io.Reader) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -36,7 +37,7 @@ func TestRunPinsEachDiscoveredInstance(t *testing.T) {
 	a := fakeapiserver.Start(t, golden.Fixture("t1"))
 	b := fakeapiserver.Start(t, golden.Fixture("t2"))
 	lb.Endpoints = []string{b.Address(), a.Address()}
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 	c := NewCaptures()
 	res, err := Run(context.Background(), cfg, c)
 	if err != nil {
@@ -95,7 +96,7 @@ func contains(ss []string, s string) bool {
 func TestRunWithoutTheDebugRules(t *testing.T) {
 	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenNoDebug), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenNoDebug), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func TestRunWithoutTheDebugRules(t *testing.T) {
 	ir := res.Instances[0]
 	rules := map[string]bool{}
 	for _, err := range ir.Errors {
-		var fe *ForbiddenError
+		var fe *model.ForbiddenError
 		if !errors.As(err, &fe) {
 			t.Errorf("error %v is not a *ForbiddenError", err)
 			continue
@@ -130,21 +131,21 @@ func TestRunServerErrors(t *testing.T) {
 	t.Run("profiling disabled", func(t *testing.T) {
 		s := fakeapiserver.Start(t, golden.Fixture("t2"))
 		s.NoProfiling = true
-		cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+		cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 		c := NewCaptures()
 		res, err := Run(context.Background(), cfg, c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ir := res.Instances[0]
-		var pe *ProfilingDisabledError
+		var pe *model.ProfilingDisabledError
 		if len(ir.Errors) != 1 || !errors.As(ir.Errors[0], &pe) {
 			t.Errorf("errors %v, want the debug=1 fetch refused as profiling disabled, and no debug=2 fetch after it", ir.Errors)
 		}
 		if got := ir.ProfileStatus(); got != http.StatusNotFound {
 			t.Errorf("profile status %d, want 404", got)
 		}
-		if got, want := ir.evidenceText(), "APF dump_requests and /metrics only, no goroutine dump or execution trace: /debug/pprof answered 404: profiling is disabled on this API server (--profiling=false)"; got != want {
+		if got, want := ir.EvidenceText(), "APF dump_requests and /metrics only, no goroutine dump or execution trace: /debug/pprof answered 404: profiling is disabled on this API server (--profiling=false)"; got != want {
 			t.Errorf("evidence %q, want %q", got, want)
 		}
 		l := c.Loaded(res)
@@ -156,7 +157,7 @@ func TestRunServerErrors(t *testing.T) {
 		s := fakeapiserver.Start(t, golden.Fixture("t2"))
 		s.Fail = true
 		clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
-		cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: 10 * time.Second, Clock: clk}
+		cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: 10 * time.Second, Clock: clk}
 		res, err := Run(context.Background(), cfg, NewCaptures())
 		if err != nil {
 			t.Fatal(err)
@@ -166,7 +167,7 @@ func TestRunServerErrors(t *testing.T) {
 			t.Fatalf("failed %v, %d samples, errors %v; want one failed sample", ir.Failed(), len(ir.Samples), ir.Errors)
 		}
 		for _, err := range ir.Errors {
-			var he *HTTPError
+			var he *model.HTTPError
 			if !errors.As(err, &he) || he.Status != http.StatusInternalServerError {
 				t.Errorf("error %v, want an *HTTPError 500", err)
 			}
@@ -196,7 +197,7 @@ func (f failingTarget) Store(instance string, sample int, kind api.FileKind, bod
 func TestRunStoreFailureIsNotTheServers(t *testing.T) {
 	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 	res, err := Run(context.Background(), cfg, failingTarget{api.FileMetrics})
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +238,7 @@ func TestRunCanceledDuringAFetch(t *testing.T) {
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.Block = true
 	s.Started = make(chan string)
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Hour, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 	stop := runInBackground(cfg)
 	for p := range s.Started {
 		if p == "/debug/pprof/goroutine?debug=2" {
@@ -267,14 +268,14 @@ func TestRunHints(t *testing.T) {
 	s.BlockAll = true
 	var progress strings.Builder
 	clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 100 * time.Millisecond, Clock: clk,
-		Progress: &progress, Hints: Hints{RequestTimeout: "--request-timeout"}}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 100 * time.Millisecond, Clock: clk,
+		Progress: &progress, Hints: model.Hints{RequestTimeout: "--request-timeout"}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)
 	}
 	errs := res.Instances[0].Errors
-	var te *TimeoutError
+	var te *model.TimeoutError
 	if len(errs) != 1 || !errors.As(errs[0], &te) || !strings.HasSuffix(errs[0].Error(), "timed out after 100ms (--request-timeout)") {
 		t.Errorf("errors %v, want a timeout naming --request-timeout", errs)
 	}
@@ -285,10 +286,10 @@ func TestRunHints(t *testing.T) {
 
 func TestConfigWithDefaults(t *testing.T) {
 	t.Parallel()
-	if _, err := (Config{}).withDefaults(); err == nil || err.Error() != "invalid Config.Samples 0: at least 1" {
+	if _, err := withDefaults(model.Config{}); err == nil || err.Error() != "invalid Config.Samples 0: at least 1" {
 		t.Fatalf("withDefaults() of no samples: error %v", err)
 	}
-	cfg, err := Config{Samples: 1, Progress: io.Discard}.withDefaults()
+	cfg, err := withDefaults(model.Config{Samples: 1, Progress: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestConfigWithDefaults(t *testing.T) {
 	if _, ok := cfg.Progress.(*lockedWriter); !ok {
 		t.Errorf("Progress is %T, want it serialized by a *lockedWriter", cfg.Progress)
 	}
-	kept, err := Config{Samples: 2, Parallel: 7, ProgressEvery: time.Second}.withDefaults()
+	kept, err := withDefaults(model.Config{Samples: 2, Parallel: 7, ProgressEvery: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,9 +317,9 @@ func TestDropFailed(t *testing.T) {
 		wantNotes int
 	}{{samples: 1, wantNotes: 0}, {samples: 3, wantNotes: 1}}
 	for _, tt := range tests {
-		clients := []*client{{}, {}, nil}
-		results := []InstanceResult{{Samples: []api.Sample{ok}}, {Samples: []api.Sample{failed}}, {}}
-		got := Config{Samples: tt.samples}.dropFailed(clients, results)
+		clients := []*model.Client{{}, {}, nil}
+		results := []model.InstanceResult{{Samples: []api.Sample{ok}}, {Samples: []api.Sample{failed}}, {}}
+		got := dropFailed(model.Config{Samples: tt.samples}, clients, results)
 		if got != 1 || clients[0] == nil || clients[1] != nil {
 			t.Errorf("samples %d: dropFailed = %d, clients %v; want 1, the failed instance's client cleared", tt.samples, got, clients)
 		}

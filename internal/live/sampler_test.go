@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
@@ -35,7 +35,7 @@ func TestRunFetchOrderAndOnly(t *testing.T) {
 	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: clk, MaxGoroutines: 500000}
 	var rec recorder
 	res, err := Run(context.Background(), cfg, &rec)
 	if err != nil {
@@ -95,7 +95,7 @@ func TestRunCanceledWhileWaitingForTheNextSample(t *testing.T) {
 	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	clk := signalClock{testingclock.NewFakeClock(time.Now()), make(chan struct{})}
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Minute, RequestTimeout: 10 * time.Second, Clock: clk}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: time.Minute, RequestTimeout: 10 * time.Second, Clock: clk}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -119,7 +119,7 @@ func TestServerURLPathPrefixIsKept(t *testing.T) {
 	s.PathPrefix = "/k8s/clusters/c-abc"
 	cfg := fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin)
 	cfg.Host += s.PathPrefix
-	c, err := newClient(cfg, Instance{Name: "proxy"}, 10*time.Second, nil)
+	c, err := model.NewClient(cfg, model.Instance{Name: "proxy"}, 10*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestCheckSameProcess(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ir := &InstanceResult{Samples: tc.samples}
+			ir := &model.InstanceResult{Samples: tc.samples}
 			checkSameProcess(ir)
 			if diff := cmp.Diff(tc.want, ir.Notes); diff != "" {
 				t.Errorf("notes (-want +got):\n%s", diff)
@@ -163,15 +163,6 @@ func TestCheckSameProcess(t *testing.T) {
 }
 
 // TestCountingReader counts every byte read through it.
-func TestCountingReader(t *testing.T) {
-	t.Parallel()
-	c := &countingReader{r: strings.NewReader("0123456789")}
-	b, err := io.ReadAll(c)
-	if err != nil || string(b) != "0123456789" || c.n != 10 {
-		t.Errorf("read %q (%v), counted %d; want all 10 bytes", b, err, c.n)
-	}
-}
-
 // TestLookFamiliesHoldWhatTheLookReads: of the real capture's /metrics,
 // the families the cheap look parses (lookFamilies, startFamily) give
 // the goroutines, the process start time, the build's version and the
@@ -203,7 +194,7 @@ func TestLookFamiliesHoldWhatTheLookReads(t *testing.T) {
 	if diff := cmp.Diff(whole, read(lookFamilies)); diff != "" {
 		t.Errorf("lookFamilies (-whole /metrics +look):\n%s", diff)
 	}
-	if got := read(startFamily).Start; got != whole.Start {
+	if got := read(model.StartFamily).Start; got != whole.Start {
 		t.Errorf("startFamily: process start %v, want %v", got, whole.Start)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
 func tookDump(s *fakeapiserver.Server) bool {
@@ -49,7 +50,7 @@ func TestFailFast(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
-			cfg := Config{REST: tc.rest(t), APIServers: tc.servers, Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: clk}
+			cfg := model.Config{REST: tc.rest(t), APIServers: tc.servers, Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: clk}
 			res, err := Run(context.Background(), cfg, NewCaptures())
 			if err != nil {
 				t.Fatal(err)
@@ -90,7 +91,7 @@ func TestProgressWhileWaiting(t *testing.T) {
 	s.Started = make(chan string)
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	lines := make(chan string, 100)
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: clk, Progress: lineWriter{lines}, ProgressEvery: 5 * time.Second}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: time.Minute, Clock: clk, Progress: lineWriter{lines}, ProgressEvery: 5 * time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -130,7 +131,7 @@ func TestInstancesAreReadConcurrently(t *testing.T) {
 		s.BlockAll = true
 		s.Started = started
 	}
-	cfg := Config{REST: fakeapiserver.RESTConfig(t, a, fakeapiserver.TokenAdmin), APIServers: []string{a.Address(), b.Address()}, Samples: 1, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now())}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, a, fakeapiserver.TokenAdmin), APIServers: []string{a.Address(), b.Address()}, Samples: 1, RequestTimeout: time.Hour, Clock: testingclock.NewFakeClock(time.Now())}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -153,7 +154,7 @@ func TestParallelBound(t *testing.T) {
 	entered := make(chan struct{}, 10)
 	done := make(chan struct{})
 	go func() {
-		parallel(context.Background(), 3, 10, func(int) {
+		model.Parallel(context.Background(), 3, 10, func(int) {
 			mu.Lock()
 			running++
 			most = max(most, running)

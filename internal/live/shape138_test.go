@@ -8,6 +8,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/harm"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 )
 
@@ -31,11 +32,11 @@ func TestCheapLookSeesV138Watchers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			look := cheapLook{profile: profile, at: time.Date(2026, 11, 29, 10, 22, 23, 0, time.UTC)}
+			look := harm.CheapLook{Profile: profile, At: time.Date(2026, 11, 29, 10, 22, 23, 0, time.UTC)}
 			if got := initialInSend(look); got != 2 {
 				t.Errorf("initialInSend = %d, want 2", got)
 			}
-			if got := cheapAnswer(look); got != "" {
+			if got := harm.CheapAnswer(look); got != "" {
 				t.Errorf("cheapAnswer = %q, want no answer (the dump decides)", got)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -37,7 +38,7 @@ func (c *Captures) Store(instance string, sample int, kind api.FileKind, body io
 		_, err := io.Copy(io.Discard, body)
 		return err
 	}
-	return cp.Read(kind, fmt.Sprintf("%s%s (sample %d)", instance, pathOf(kind), sample), body)
+	return cp.Read(kind, fmt.Sprintf("%s%s (sample %d)", instance, model.PathOf(kind), sample), body)
 }
 
 // Loaded turns the captures into the bundle form the diagnosis reads,
@@ -77,7 +78,7 @@ func (c *Captures) Loaded(res *Result) *bundle.Loaded {
 // notes of the run: the manifest of the bundle a bundle.Dir target wrote.
 func (r *Result) Manifest(m api.Manifest) api.Manifest {
 	for _, ir := range r.Instances {
-		inst := api.Instance{Name: ir.Instance.Name, Address: ir.Instance.Address, Pinned: ir.Instance.Pinned, Version: ir.Version, Samples: ir.Samples, Cost: ir.Cost, Evidence: ir.evidenceText()}
+		inst := api.Instance{Name: ir.Instance.Name, Address: ir.Instance.Address, Pinned: ir.Instance.Pinned, Version: ir.Version, Samples: ir.Samples, Cost: ir.Cost, Evidence: ir.EvidenceText()}
 		if ir.Trace != nil {
 			inst.Trace = ir.Trace.Fetch
 		}

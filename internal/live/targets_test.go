@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -36,9 +38,9 @@ func TestCapturesKeepOneCapturePerInstanceAndSample(t *testing.T) {
 	storeFixture(t, c, "a", 2, api.FileAPFRequests, "apf-requests.txt")
 	at := time.Date(2026, 11, 29, 10, 24, 32, 0, time.UTC)
 	date := at
-	res := &Result{Instances: []InstanceResult{
-		{Instance: Instance{Name: "a"}, Version: "v1.37.2", Samples: []api.Sample{{CapturedAt: at}, {CapturedAt: at.Add(time.Minute), Mixed: "through the balancer"}}},
-		{Instance: Instance{Name: "b"}, Version: "v1.36.3", Samples: []api.Sample{{CapturedAt: at, Fetches: []api.FetchInfo{{Kind: api.FileGoroutineDebug2, ServerDate: &date}}}}},
+	res := &Result{Instances: []model.InstanceResult{
+		{Instance: model.Instance{Name: "a"}, Version: "v1.37.2", Samples: []api.Sample{{CapturedAt: at}, {CapturedAt: at.Add(time.Minute), Mixed: "through the balancer"}}},
+		{Instance: model.Instance{Name: "b"}, Version: "v1.36.3", Samples: []api.Sample{{CapturedAt: at, Fetches: []api.FetchInfo{{Kind: api.FileGoroutineDebug2, ServerDate: &date}}}}},
 	}}
 	l := c.Loaded(res)
 	type capture struct {
@@ -64,9 +66,9 @@ func TestResultManifest(t *testing.T) {
 	t.Parallel()
 	res := &Result{
 		Notes: []string{"discovered 2 instances"},
-		Instances: []InstanceResult{
-			{Instance: Instance{Name: "a", Address: "10.0.0.1:6443", Pinned: true}, Version: "v1.37.2", Notes: []string{"no dump needed"}, dumpEvidence: "the goroutine dump"},
-			{Instance: Instance{Name: "b"}, Errors: []error{errors.New("refused"), errors.New("again")}},
+		Instances: []model.InstanceResult{
+			{Instance: model.Instance{Name: "a", Address: "10.0.0.1:6443", Pinned: true}, Version: "v1.37.2", Notes: []string{"no dump needed"}, DumpEvidence: "the goroutine dump"},
+			{Instance: model.Instance{Name: "b"}, Errors: []error{errors.New("refused"), errors.New("again")}},
 		},
 	}
 	got := res.Manifest(api.Manifest{Kind: api.KindManifest, Notes: []string{"first"}})

@@ -17,16 +17,18 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
+	"github.com/watch-doctor/watch-doctor/internal/live/tracefetch"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	pkgtrace "github.com/watch-doctor/watch-doctor/pkg/trace"
 )
 
 // traceConfig reads s twice, 2 s apart, choosing a trace between the
 // samples (the real clock: the server's tracer takes real time).
-func traceConfig(t *testing.T, s *fakeapiserver.Server, evidence Evidence) Config {
+func traceConfig(t *testing.T, s *fakeapiserver.Server, evidence model.Evidence) model.Config {
 	t.Helper()
-	return Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: 2 * time.Second,
-		RequestTimeout: 20 * time.Second, Clock: clock.RealClock{}, MaxPause: time.Nanosecond, Trace: TraceConfig{Evidence: evidence}}
+	return model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 2, Interval: 2 * time.Second,
+		RequestTimeout: 20 * time.Second, Clock: clock.RealClock{}, MaxPause: time.Nanosecond, Trace: model.TraceConfig{Evidence: evidence}}
 }
 
 // Between sample A and sample B the instance is traced: a 1 s probe,
@@ -40,7 +42,7 @@ func TestTraceBetweenTheSamples(t *testing.T) {
 	s := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	s.Trace = true
 	root := t.TempDir()
-	res, err := Run(context.Background(), traceConfig(t, s, EvidenceTrace), &bundle.Dir{Root: root})
+	res, err := Run(context.Background(), traceConfig(t, s, model.EvidenceTrace), &bundle.Dir{Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +74,7 @@ func TestTraceBetweenTheSamples(t *testing.T) {
 	if n := strings.Join(ir.Samples[1].Notes, "; "); !strings.Contains(n, "the execution trace of the interval decides") {
 		t.Errorf("sample B notes %q", n)
 	}
-	if e := ir.evidenceText(); !strings.Contains(e, "an execution trace of the interval (evidence trace)") || !strings.Contains(e, "the trace covers") {
+	if e := ir.EvidenceText(); !strings.Contains(e, "an execution trace of the interval (evidence trace)") || !strings.Contains(e, "the trace covers") {
 		t.Errorf("evidence %q", e)
 	}
 	m := res.Manifest(api.Manifest{})
@@ -109,22 +111,22 @@ func TestTraceFallbacks(t *testing.T) {
 		want    func(error) bool
 		note    string
 	}{
-		{"profiling disabled", golden.Fixture("t1"), func(*testing.T, *fakeapiserver.Server) {}, is[*ProfilingDisabledError], "profiling is disabled"},
+		{"profiling disabled", golden.Fixture("t1"), func(*testing.T, *fakeapiserver.Server) {}, is[*model.ProfilingDisabledError], "profiling is disabled"},
 		{"a trace already running", golden.Fixture("t1"), func(t *testing.T, s *fakeapiserver.Server) {
 			s.Trace = true
 			if err := trace.Start(&bytes.Buffer{}); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(trace.Stop)
-		}, is[*TraceBusyError], "already running"},
-		{"go older than 1.22", oldGo, func(*testing.T, *fakeapiserver.Server) {}, is[*TraceUnsupportedError], "needs Go 1.22 or later"},
+		}, is[*model.TraceBusyError], "already running"},
+		{"go older than 1.22", oldGo, func(*testing.T, *fakeapiserver.Server) {}, is[*model.TraceUnsupportedError], "needs Go 1.22 or later"},
 		{"a stream cut short", golden.Fixture("t1"), func(_ *testing.T, s *fakeapiserver.Server) { s.TraceBody = real.Bytes()[:real.Len()/2] }, is[*pkgtrace.TruncatedError], "cut short"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := fakeapiserver.Start(t, tt.capture)
 			tt.setup(t, s)
-			res, err := Run(context.Background(), traceConfig(t, s, EvidenceAuto), NewCaptures())
+			res, err := Run(context.Background(), traceConfig(t, s, model.EvidenceAuto), NewCaptures())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +156,7 @@ func is[T error](err error) bool {
 func TestGoAtLeast122(t *testing.T) {
 	t.Parallel()
 	for v, want := range map[string]bool{"go1.26.8": true, "go1.22rc1": true, "go1.21.13": false, "go1.9": false, "devel go1.27-abc": true, "": true} {
-		if got := goAtLeast122(v); got != want {
+		if got := tracefetch.GoAtLeast122(v); got != want {
 			t.Errorf("goAtLeast122(%q) = %v, want %v", v, got, want)
 		}
 	}
@@ -181,7 +183,7 @@ func TestTraceStopsAtTheBudget(t *testing.T) {
 	s.Hostile = map[string]*fakeapiserver.Hostility{"/debug/pprof/trace?seconds=1": {Kind: fakeapiserver.ErrorBody, Status: 200, Body: probe.String()}}
 	s.TraceBody = seed
 	const remaining = 1_000_000
-	cfg := traceConfig(t, s, EvidenceTrace)
+	cfg := traceConfig(t, s, model.EvidenceTrace)
 	cfg.Trace.Budget = int64(probe.Len()) + remaining
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
+	"github.com/watch-doctor/watch-doctor/internal/live/tracefetch"
 )
 
 // TestEveryPieceOfEvidenceIsOfTheProcessItClaimsATraceIgnoringSeconds: a
@@ -18,32 +20,16 @@ import (
 func TestEveryPieceOfEvidenceIsOfTheProcessItClaimsATraceIgnoringSeconds(t *testing.T) {
 	s := hostileServer(t, "/debug/pprof/trace", &fakeapiserver.Hostility{Kind: fakeapiserver.Stall, Body: "go 1.26 trace\x00\x00\x00"})
 	cfg := hostileConfig(t, s)
-	cfg.Trace = TraceConfig{Margin: 200 * time.Millisecond}
+	cfg.Trace = model.TraceConfig{Margin: 200 * time.Millisecond}
 	cfg.Clock = testingclock.NewFakeClock(time.Now())
-	c, err := cfg.clientFor(Instance{Name: "api", Address: s.Address(), Pinned: true})
+	c, err := cfg.ClientFor(model.Instance{Name: "api", Address: s.Address(), Pinned: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := traceStream{cfg: cfg, c: c, window: 100 * time.Millisecond, maxBytes: 1 << 20}
-	_, _, err = ts.run(context.Background())
+	ts := tracefetch.TraceStream{Cfg: cfg, C: c, Window: 100 * time.Millisecond, MaxBytes: 1 << 20}
+	_, _, err = ts.Run(context.Background())
 	const want = "timed out after 300ms while reading the response (the trace's window of 100ms plus a margin of 200ms: a server still sending then ignores seconds=, and is cut)"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %v\nwant one containing %q", err, want)
-	}
-}
-
-func TestTraceDeadline(t *testing.T) {
-	for _, tc := range []struct {
-		margin, timeout, want time.Duration
-	}{
-		{0, time.Minute, 70*time.Second + DefaultTraceMargin},
-		{time.Second, time.Minute, 71 * time.Second},
-		{0, 2 * time.Second, 72 * time.Second},
-		{0, 0, 70*time.Second + DefaultTraceMargin},
-	} {
-		got, _ := traceDeadline(Config{Trace: TraceConfig{Margin: tc.margin}}, 70*time.Second, tc.timeout, "")
-		if got != tc.want {
-			t.Errorf("margin %s, timeout %s: %s, want %s", tc.margin, tc.timeout, got, tc.want)
-		}
 	}
 }

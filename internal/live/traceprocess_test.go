@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -41,7 +41,7 @@ func TestEveryPieceOfEvidenceIsOfTheProcessItClaimsATraceOfAnotherBackend(t *tes
 			lb.Trace = true
 			lb.Endpoints = []string{"127.0.0.1:1"} // nothing listens there: read through the host
 			lb.ProcessStart = tc.starts
-			cfg := traceConfig(t, lb, EvidenceTrace)
+			cfg := traceConfig(t, lb, model.EvidenceTrace)
 			cfg.APIServers = nil
 			d := &bundle.Dir{Root: t.TempDir()}
 			res, err := Run(context.Background(), cfg, d)
@@ -76,24 +76,5 @@ func TestEveryPieceOfEvidenceIsOfTheProcessItClaimsATraceOfAnotherBackend(t *tes
 				t.Errorf("the bundle keeps trace.out (%v): analyze would read a trace set aside", statErr)
 			}
 		})
-	}
-}
-
-func TestOtherProcess(t *testing.T) {
-	nan := math.NaN()
-	for _, tc := range []struct {
-		sample, before, after float64
-		aside                 bool
-	}{
-		{1, 1, 1, false},
-		{1, nan, nan, false}, // nothing to compare: kept
-		{nan, 2, 2, false},
-		{1, 2, 2, true},
-		{1, 1, 2, true},
-		{nan, 1, 2, true},
-	} {
-		if got := otherProcess("api", tc.sample, tc.before, tc.after) != nil; got != tc.aside {
-			t.Errorf("otherProcess(%v, %v, %v) set aside %v, want %v", tc.sample, tc.before, tc.after, got, tc.aside)
-		}
 	}
 }
