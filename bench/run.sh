@@ -7,7 +7,8 @@
 #   bench/run.sh clean    remove bench/out (binaries, generated dumps, logs)
 #
 # Environment: SIZES (default 10k,100k,1M), RUNS (default 3), FLOOR_N
-# (default 300k), MATCH_N (default 50000),
+# (default 300k), MATCH_N (default 50000), AUDIT_EVENTS (default 1000000,
+# the audit log of BenchmarkAuditScan, about 1 GB, kept in bench/out/dumps),
 # BENCHTIME (go test -benchtime of the stage benchmarks, default 1s),
 # PANICPARSE_TIMEOUT (default 60s), KEEP_DUMPS=0 to delete the generated
 # dumps (about 1 GB) at the end instead of keeping them for the next run.
@@ -27,6 +28,7 @@ RUNS=${RUNS:-3}
 BENCHTIME=${BENCHTIME:-1s}
 PANICPARSE_TIMEOUT=${PANICPARSE_TIMEOUT:-60s}
 KEEP_DUMPS=${KEEP_DUMPS:-1}
+AUDIT_EVENTS=${AUDIT_EVENTS:-1000000}
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 
 mkdir -p "$out/bin" "$out/dumps"
@@ -48,8 +50,8 @@ go test -run '^$' -bench . -benchmem -benchtime "$BENCHTIME" \
 step "replay: one virtual hour of issue-137631 at 1000 clients and 20000 objects (internal/cacher, unpatched and pr141899)"
 go test -run '^$' -bench '^BenchmarkIssue137631Hour$' -benchtime 1x -benchmem ./internal/replay
 
-step "whole command in-process: analyze FILE -o json on generated dumps ($SIZES)"
-WATCH_DOCTOR_BENCH_SIZES="$SIZES" go test -run '^$' -bench . -benchmem ./bench
+step "whole command in-process: analyze FILE -o json on generated dumps ($SIZES); the audit log parse ($AUDIT_EVENTS events)"
+WATCH_DOCTOR_BENCH_SIZES="$SIZES" WATCH_DOCTOR_BENCH_AUDIT_EVENTS="$AUDIT_EVENTS" go test -run '^$' -bench . -benchmem ./bench
 
 step "whole command as a process, against gostackparse and panicparse on the same files"
 "$out/bin/wdbench" -wd "$out/bin/kubectl-watch_doctor" -peers "$out/bin/peers" \

@@ -1,18 +1,28 @@
 // Package audit reads kube-apiserver audit logs in the forms a user can
-// download them, each recognised by its content, never by its name:
+// download them, each recognised by its content, never by its name
+// (providers.go lists them; testdata/README.md the provider documents
+// each was learned from):
 //   - the server's own JSON lines of audit.k8s.io/v1 Event, as the log
 //     backend writes them with --audit-log-path and the default
 //     --audit-log-format=json (k8s.io/apiserver v0.37.2
 //     plugin/pkg/audit/log/backend.go:70-90, one encoded event per line;
-//     the legacy text format is not read), plain or gzipped, also as
-//     OpenShift's `oc adm node-logs` prints them;
+//     the legacy text format is not read), also as OpenShift's
+//     `oc adm node-logs` and CloudWatch's bare messages give them;
+//   - GKE's Cloud Audit Logs LogEntry, as gcloud logging read prints them
+//     (one JSON array) or a log sink writes them (JSON lines);
+//   - EKS's CloudWatch Logs: filter-log-events and get-log-events JSON,
+//     aws logs tail lines, Logs Insights results;
+//   - AKS's diagnostic setting records (storage account, event hub) and
+//     Log Analytics rows of AKSAudit and AKSAuditAdmin;
 //
-// It keeps the watch requests only, one per auditID (a request logs one
-// event per stage, merged here), with what names their client: user,
-// request URI, source addresses, user agent, when the server received the
-// request and when it ended. Reads are bounded and a record that is not an
-// event is counted (the first few listed), never guessed at; a file in no
-// known format is an *UnknownFormatError.
+// each plain or gzipped. A JSON document is read element by element,
+// never whole. It keeps the watch requests only, one per auditID (a
+// request logs one record per stage, merged here), with what names their
+// client: user, request URI, source addresses, user agent, when the
+// server received the request and when it ended. Reads are bounded and a
+// record that is not an event is counted (the first MaxSkippedKept
+// listed), never guessed at; a file in no known form is an
+// *UnknownFormatError; what a form lacks is in Summary.Lacks.
 package audit
 
 import (

@@ -159,19 +159,29 @@ func members(b []byte, fn func(key, val []byte) bool) error {
 		if !fn(key, b[i:vend]) {
 			return nil
 		}
-		i = skipSpace(b, vend)
-		if i >= len(b) {
-			return errors.New("an object does not end")
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return trailing(b, i+1)
-		default:
-			return errors.New("object members are not separated by ','")
+		var closed bool
+		if i, closed, err = after(b, vend, '}', "object"); err != nil || closed {
+			if err == nil {
+				err = trailing(b, i)
+			}
+			return err
 		}
 	}
+}
+
+// after reads what follows a member or an element at b[i]: a ',' (i is
+// then the next one's start) or close (closed, i past it).
+func after(b []byte, i int, close byte, what string) (_ int, closed bool, err error) {
+	i = skipSpace(b, i)
+	switch {
+	case i >= len(b):
+		return 0, false, fmt.Errorf("an %s does not end", what)
+	case b[i] == ',':
+		return skipSpace(b, i+1), false, nil
+	case b[i] == close:
+		return i + 1, true, nil
+	}
+	return 0, false, fmt.Errorf("%s members are not separated by ','", what)
 }
 
 func trailing(b []byte, i int) error {
@@ -200,17 +210,9 @@ func elements(b []byte, fn func(val []byte)) error {
 			return err
 		}
 		fn(b[i:end])
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return errors.New("an array does not end")
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case ']':
-			return nil
-		default:
-			return errors.New("array elements are not separated by ','")
+		var closed bool
+		if i, closed, err = after(b, end, ']', "array"); err != nil || closed {
+			return err
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 // The forms read, as Summary.Format and UnknownFormatError name them.
 const (
 	formatUpstream   = "kube-apiserver JSON lines (audit.k8s.io/v1 Event; also OpenShift's oc adm node-logs, CloudWatch messages one per line)"
-	formatGKEArray   = "GKE Cloud Logging LogEntry array (gcloud logging read --format=json)"
+	formatGKEArray   = "GKE Cloud Logging LogEntry array (gcloud logging read, JSON format)"
 	formatGKELines   = "GKE Cloud Logging LogEntry JSON lines (a log sink's files)"
 	formatCloudWatch = "EKS CloudWatch Logs events (aws logs filter-log-events or get-log-events JSON, Logs Insights @message)"
 	formatTail       = "EKS CloudWatch Logs lines (aws logs tail: time, stream, event)"

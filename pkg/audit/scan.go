@@ -112,7 +112,10 @@ var wrapperKeys = map[string]bool{"events": true, "records": true, "searchedLogS
 func (s *scanner) sniff() byte {
 	peek, _ := s.in.Peek(4096)
 	s.first = append([]byte(nil), peek[:min(firstBytes, len(peek))]...)
-	peek = bytes.TrimPrefix(peek, []byte("\xef\xbb\xbf")) // a byte order mark
+	if bom := []byte("\xef\xbb\xbf"); bytes.HasPrefix(peek, bom) { // as Windows tools save JSON
+		_, _ = s.in.Discard(len(bom))
+		peek, _ = s.in.Peek(4096)
+	}
 	i := skipSpace(peek, 0)
 	if i >= len(peek) {
 		return 0

@@ -99,20 +99,27 @@ func (s *scanner) array(in where) error {
 		} else if err := s.element(val, line, in, ""); err != nil {
 			return fmt.Errorf("%s: line %d: %w", s.sum.Name, line, err)
 		}
-		if c, err = s.nextByte(); err != nil {
-			return truncated(err)
-		}
-		switch c {
-		case ']':
-			return nil
-		case ',':
-			if c, err = s.nextByte(); err != nil {
-				return truncated(err)
-			}
-		default:
-			return fmt.Errorf("%s: line %d: %q between the elements of an array, not ',' or ']'", s.sum.Name, s.sum.Lines+1, c)
+		var closed bool
+		if c, closed, err = s.after(']', "array"); err != nil || closed {
+			return err
 		}
 	}
+}
+
+// after reads what follows a member or an element: a ',' (c is then the
+// next one's first byte) or close (closed).
+func (s *scanner) after(close byte, what string) (c byte, closed bool, err error) {
+	if c, err = s.nextByte(); err != nil {
+		return 0, false, truncated(err)
+	}
+	switch c {
+	case close:
+		return 0, true, nil
+	case ',':
+		c, err = s.nextByte()
+		return c, false, truncated(err)
+	}
+	return 0, false, fmt.Errorf("%s: line %d: %q between the members of an %s, not ',' or %q", s.sum.Name, s.sum.Lines+1, c, what, close)
 }
 
 // wrapper reads an object whose '{' was read: the records of its events
@@ -147,18 +154,9 @@ func (s *scanner) wrapper() error {
 		if err != nil {
 			return truncated(err)
 		}
-		if c, err = s.nextByte(); err != nil {
-			return truncated(err)
-		}
-		switch c {
-		case '}':
-			return nil
-		case ',':
-			if c, err = s.nextByte(); err != nil {
-				return truncated(err)
-			}
-		default:
-			return fmt.Errorf("%s: line %d: %q between the members of an object, not ',' or '}'", s.sum.Name, s.sum.Lines+1, c)
+		var closed bool
+		if c, closed, err = s.after('}', "object"); err != nil || closed {
+			return err
 		}
 	}
 }

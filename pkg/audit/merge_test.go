@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -45,3 +46,27 @@ func TestScanIsLinear(t *testing.T) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// A request's stages are merged in either order (gcloud prints the newest
+// first), and a stage after the request was passed on is not a second
+// request; the timeout is read from the query only when it is a count of
+// seconds.
+func TestMergeStages(t *testing.T) {
+	uri := "/api/v1/pods?timeoutSeconds=300&watch=true"
+	started := line("a", "ResponseStarted", "watch", "u", uri, "10.0.0.1", "ua")
+	complete := strings.Replace(line("a", "ResponseComplete", "watch", "u", uri, "10.0.0.1", "ua"), `"stageTimestamp":"2026-11-29T10:22:03.339000Z"`, `"stageTimestamp":"2026-11-29T10:27:03Z"`, 1)
+	for name, in := range map[string]string{"in order": started + complete, "newest first": complete + started, "a stage after": started + complete + started} {
+		got, err := Read(context.Background(), strings.NewReader(in), "m.log", DefaultLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Events) != 1 || got.Events[0].Completed.IsZero() || got.Events[0].TimeoutSeconds != 300 || got.Events[0].RequestReceived.IsZero() {
+			t.Errorf("%s: %+v: want one request, received, completed, timeout 300", name, got.Events)
+		}
+	}
+	for q, want := range map[string]int{"timeoutSeconds=5": 5, "timeoutSeconds=-5": 0, "timeoutSeconds=1.5": 0, "timeoutSeconds=99999999999": 0, "watch=true": 0} {
+		if got := timeoutOf([]byte("/api/v1/pods?" + q)); got != want {
+			t.Errorf("timeoutOf(%s) = %d, want %d", q, got, want)
+		}
+	}
+}
