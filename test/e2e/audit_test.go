@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,6 +124,70 @@ func TestAuditLogNamesTheSourceAndThePod(t *testing.T) {
 		t.Errorf("stuck client's pods %+v, want [%+v]", cl.Pods, want)
 	}
 	t.Logf("the stuck finding's evidence: %q", stuck.Evidence)
+	everyForm(t, c, logPath, want)
+}
+
+// everyForm writes the server's audit log in each provider's form
+// (auditForms) and diagnoses the cluster once per form, as one context
+// each with --audit-log CONTEXT=FILE: every form gives the stuck client's
+// finding its source address, user agent and pod. A file in none of the
+// forms exits 2 with the error naming the forms and its first bytes.
+func everyForm(t *testing.T, c *cluster.Cluster, logPath string, pod api.Pod) {
+	t.Helper()
+	upstream, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forms, err := auditForms(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var names []string
+	var clusters []*cluster.Cluster
+	args := []string{"diagnose", "--apiserver", instanceAddress(t, c), "--interval", pluginInterval, "-o", "json", "--parallel", fmt.Sprint(len(forms))}
+	for file, b := range forms {
+		name := strings.TrimSuffix(file, filepath.Ext(file))
+		p := filepath.Join(dir, file)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		names, clusters = append(names, name), append(clusters, c)
+		args = append(args, "--audit-log", name+"="+p)
+	}
+	kc := mergedKubeconfig(t, names, clusters)
+	args = append(args, "--kubeconfig", kc, "--contexts", strings.Join(names, ","))
+	res := runPlugin(t, c, cluster.UserWatchDoctor, args...)
+	var fr api.FleetReport
+	if err := json.Unmarshal([]byte(res.Stdout), &fr); err != nil {
+		t.Fatalf("exit %d: %v\nstderr:\n%s", res.ExitCode, err, res.Stderr)
+	}
+	for _, cr := range fr.Clusters {
+		if cr.Report == nil {
+			t.Errorf("form %s: no report: %s", cr.Context, cr.Error)
+			continue
+		}
+		var got *api.Client
+		for _, f := range cr.Report.Findings {
+			if f.Type == api.StuckInitialEvents && f.Client != nil && f.Client.User == cluster.UserSlowInformer {
+				got = f.Client
+			}
+		}
+		if got == nil || len(got.SourceIPs) != 1 || got.SourceIPs[0] != "127.0.0.2" || got.UserAgent != "stuck-informer/e2e" || len(got.Pods) != 1 || got.Pods[0] != pod {
+			t.Errorf("form %s: the stuck client is %+v; want source [127.0.0.2], user agent stuck-informer/e2e, pod %+v\nwarnings: %q", cr.Context, got, pod, cr.Report.Warnings)
+		}
+	}
+	t.Logf("%d forms joined in %s", len(fr.Clusters), strings.Join(names, ", "))
+
+	bad := filepath.Join(dir, "not-an-audit-log.txt")
+	if err := os.WriteFile(bad, []byte("PriorityLevelName, FlowSchemaName\x1b[2J\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = runPlugin(t, c, cluster.UserWatchDoctor, "diagnose", "--apiserver", instanceAddress(t, c), "--samples", "1", "-o", "json", "--audit-log", bad)
+	if want := bad + " is in no audit log format read here"; res.ExitCode != 2 || !strings.Contains(res.Stderr, want) || !strings.Contains(res.Stderr, `it starts "PriorityLevelName, FlowSchemaName\x1b[2J`) {
+		t.Errorf("a file in no form: exit %d, stderr:\n%s\nwant exit 2 and %q with its first bytes escaped", res.ExitCode, res.Stderr, want)
+	}
+	t.Logf("a file in no form: exit %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
 }
 
 // notRunningPod creates a pod owned by a ReplicaSet and writes ip into its
