@@ -16,13 +16,11 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	goruntime "runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,16 +45,11 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/cacher"
 	"github.com/watch-doctor/watch-doctor/internal/replay"
-	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
 // SizeAnnotation carries an object's wire size in the upstream column.
 const SizeAnnotation = "watch-doctor.io/bytes"
-
-// settleTimeout bounds one Settle in wall time.
-const settleTimeout = 30 * time.Second
 
 // runs numbers the backends of one process: each labels its metrics with
 // its own group, so counters of two replays never mix.
@@ -321,103 +314,6 @@ func (b *Backend) Inspect(ev watch.Event) replay.EventInfo {
 	return replay.EventInfo{Bytes: n}
 }
 
-// Settle implements replay.Backend by polling goroutine dumps until two in
-// a row, a yield apart, show every relevant goroutine parked on a channel
-// or a lock (parkedStates) and others() holds.
-//
-// This is a poll, not a wait on a signal: k8s.io/apiserver's goroutines
-// publish nothing this package could wait on. It yields between the first
-// dumps and then sleeps up to a millisecond between dumps, so as not to
-// starve the goroutines it waits for on few cores, and gives up after
-// settleTimeout of wall time with the goroutines still busy.
-func (b *Backend) Settle(ctx context.Context, others func() bool) error {
-	self := goroutineID()
-	start := time.Now()
-	quiet := 0
-	var last []string
-	for spins := 0; ; spins++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		view := &replay.DumpView{Watchers: map[int64]replay.WatcherGoroutine{}}
-		last = last[:0]
-		// The same route from a dump to watchers as analyze
-		// (watches.ReadDump, watches.WatcherOf), on this process's own dump.
-		if _, err := watches.ReadDump(bytes.NewReader(b.dumper.Dump()), watches.ReadOptions{Each: func(g *stacks.Goroutine) error {
-			if w, ok := watches.WatcherOf(g); ok {
-				view.Watchers[g.ParentID] = replay.WatcherGoroutine{ID: w.GoroutineID, ParentID: g.ParentID, Phase: string(w.Phase), Blocked: w.Blocked, State: w.State}
-			}
-			if g.ID != self && relevant(g) && busy(g) {
-				last = append(last, fmt.Sprintf("goroutine %d [%s] in %s", g.ID, g.State, stacks.TopFunc(g.Frames)))
-			}
-			return nil
-		}}); err != nil {
-			return fmt.Errorf("reading this process's goroutine dump: %w", err)
-		}
-		b.mu.Lock()
-		b.lastView = view
-		b.mu.Unlock()
-		if len(last) == 0 && others() {
-			quiet++
-			if quiet == 2 {
-				return nil
-			}
-			// Let the scheduler run what a dump cannot show as runnable
-			// yet (a timer that expired during the dump) before the dump
-			// that confirms.
-			goruntime.Gosched()
-			continue
-		}
-		quiet = 0
-		if time.Since(start) > settleTimeout {
-			why := strings.Join(last, "; ")
-			if why == "" {
-				why = "every cacher goroutine is parked, but a client's request handler is not"
-			}
-			return fmt.Errorf("the upstream cacher did not settle within %v: %s", settleTimeout, why)
-		}
-		if spins > 10 {
-			time.Sleep(time.Duration(min(spins, 100)) * 10 * time.Microsecond)
-		} else {
-			goruntime.Gosched()
-		}
-	}
-}
-
-// Alive implements replay.Backend from the last settled dump.
-func (b *Backend) Alive(w watch.Interface) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, ok := b.parents[w]
-	if !ok || b.lastView == nil {
-		return false
-	}
-	_, alive := b.lastView.Watchers[p]
-	return alive
-}
-
-// BlockedNow implements replay.Backend from the last settled dump.
-func (b *Backend) BlockedNow() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.lastView == nil {
-		return 0
-	}
-	n := 0
-	for _, p := range b.parents {
-		if wg, ok := b.lastView.Watchers[p]; ok && wg.Blocked {
-			n++
-		}
-	}
-	return n
-}
-
-// Dump implements replay.Backend.
-func (b *Backend) Dump() ([]byte, func(string) string, error) {
-	d, err := replay.GoroutineDump()
-	return d, nil, err
-}
-
 // Counters implements replay.Backend from the cacher's metrics, read
 // directly from the registered collectors.
 func (b *Backend) Counters() []api.Counters {
@@ -456,6 +352,3 @@ func (b *Backend) Stop() {
 		b.caches[name].cacher.Stop()
 	}
 }
-
-// goroutineID returns the calling goroutine's id.
-func goroutineID() int64 { return replay.GoroutineID() }
