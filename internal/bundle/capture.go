@@ -26,8 +26,10 @@ type Capture struct {
 	// CapturedAtSource says where that came from.
 	CapturedAt       time.Time
 	CapturedAtSource string
-	// Instance is set for captures of a collect bundle (and manifest, the
-	// bundle's manifest.json the capture was listed in).
+	// Instance is the API server instance the capture was taken from: a
+	// collect bundle's instance (and manifest, the path of the bundle's
+	// manifest.json that listed the capture) or a live run's (NewCapture);
+	// empty for files read alone.
 	Instance string
 	// Mixed says why the capture's inputs may come from different API
 	// server processes; empty when they come from one.

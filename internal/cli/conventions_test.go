@@ -7,6 +7,10 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
+// TestOutputForms: analyze's kubectl output forms (-o name, jsonpath,
+// go-template, --no-headers) say who holds each watch as the table does,
+// and a template that does not parse is an error on stderr with nothing on
+// stdout.
 func TestOutputForms(t *testing.T) {
 	t2 := golden.Fixture("t2")
 	tests := []struct {

@@ -99,7 +99,7 @@ func TestMatchClients(t *testing.T) {
 			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchAmbiguous}}, nil,
 		},
 		{
-			"forced but the APF dump is short of requests: likely, not exact, and one watch counted (clampToAPF)",
+			"two watchers both older than the one request the APF dump lists: ambiguous, never exact, and one watch counted (clampToAPF)",
 			sample(at, []api.Watcher{initialWatcher(1000, 8), initialWatcher(2000, 9)}, watchRequest("alice", t0)),
 			[]verdict{{1000, api.StuckInitialEvents, api.SeverityCritical, "alice", api.MatchAmbiguous}}, nil,
 		},

@@ -81,7 +81,11 @@ func RenameOurCacher(fn string) string {
 // function names before classification; keep says which goroutines to keep
 // in full in the view (nil keeps none).
 //
-// This is the one place a replay reads goroutine dumps.
+// The driver reads every column's end-of-replay dump here (observeEnd).
+// The upstream column's Settle reads its own process's dumps on the same
+// route (watches.ReadDump, then watches.WatcherOf per goroutine), each
+// goroutine as it is read, to poll until the cacher is quiet
+// (upstream/goroutines.go).
 func ClassifyDump(dump []byte, rename func(string) string, keep func(*stacks.Goroutine) bool) (*DumpView, error) {
 	parents := map[int64]int64{}
 	view := &DumpView{Watchers: map[int64]WatcherGoroutine{}}
