@@ -54,7 +54,7 @@ func readAuditLogs(paths []string, stdin io.Reader) ([]audit.Event, []string, er
 
 func readAuditLog(p string, stdin io.Reader) (*audit.Log, error) {
 	if p == "-" {
-		return audit.Read(stdin, "<stdin>", audit.DefaultLimits)
+		return audit.Read(stdin, "<stdin>", audit.DefaultLimits())
 	}
 	f, err := os.Open(p)
 	if err != nil {
@@ -64,7 +64,7 @@ func readAuditLog(p string, stdin io.Reader) (*audit.Log, error) {
 	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%q is not a regular file", p)
 	}
-	return audit.Read(f, p, audit.DefaultLimits)
+	return audit.Read(f, p, audit.DefaultLimits())
 }
 
 func displayName(p string) string {

@@ -36,7 +36,7 @@ type Limits struct {
 // DefaultLimits fit a day of a busy server's audit log at Metadata level
 // (an event is about 1 KiB): 1 GiB, lines of 1 MiB (RequestResponse
 // events carry bodies), a million watch requests.
-var DefaultLimits = Limits{Bytes: 1 << 30, Line: 1 << 20, Watches: 1_000_000}
+func DefaultLimits() Limits { return Limits{Bytes: 1 << 30, Line: 1 << 20, Watches: 1_000_000} }
 
 // Event is one watch request of the log.
 type Event struct {

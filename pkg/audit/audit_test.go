@@ -47,7 +47,7 @@ func TestRead(t *testing.T) {
 	zw.Close()
 	for name, in := range map[string][]byte{"plain": []byte(log), "gzipped": gz.Bytes()} {
 		t.Run(name, func(t *testing.T) {
-			got, err := Read(bytes.NewReader(in), "audit.log", DefaultLimits)
+			got, err := Read(bytes.NewReader(in), "audit.log", DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}
