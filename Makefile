@@ -33,12 +33,15 @@ FUZZTIME ?= 100000x
 
 DEMO_DIR := testdata/kube-apiserver-v1.37.2/seed-repro
 
-.PHONY: all build install demo test rules unit cover-floors differential lint reference e2e replay-v1.38 test-replay-v1.38 bench bench-live fuzz dist validate-krew clean
+.PHONY: all build binsize install demo test rules unit cover-floors differential lint reference e2e replay-v1.38 test-replay-v1.38 bench bench-live fuzz dist validate-krew clean
 
 all: build
 
 build: ## Build bin/kubectl-watch_doctor for this machine, as make dist builds the release archives.
 	$(BUILD_ENV) $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o bin/$(BINARY) ./cmd/kubectl-watch_doctor
+
+binsize: build ## The size table of docs/development.md ("The binary"): symbol bytes per module, and make build's binary size.
+	$(BUILD_ENV) $(GO) run ./hack/binsize -bin bin/$(BINARY)
 
 install: ## Install the plugin and its completion script (kubectl_complete-watch_doctor) into GOBIN (kubectl finds both on PATH).
 	$(BUILD_ENV) $(GO) install $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' ./cmd/kubectl-watch_doctor

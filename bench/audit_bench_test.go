@@ -50,7 +50,7 @@ func BenchmarkAuditScan(b *testing.B) {
 			b.Fatal(err)
 		}
 		watches := 0
-		s, err := audit.Scan(context.Background(), f, path, audit.DefaultLimits, func(*audit.Event) error {
+		s, err := audit.Scan(context.Background(), f, path, audit.DefaultLimits(), func(*audit.Event) error {
 			watches++
 			return nil
 		})

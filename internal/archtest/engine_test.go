@@ -19,12 +19,12 @@ import (
 // per command (serve's look and traced look share look.go's). A command
 // that builds its report another way drifts from the others.
 var engineCalls = map[string]int{
-	"internal/cli/analyze.go":   1,
-	"internal/cli/collect.go":   1,
-	"internal/cli/diagnose.go":  1,
-	"internal/cli/fleet.go":     1,
-	"internal/cli/replay.go":    1,
-	"internal/exporter/look.go": 1,
+	"internal/cli/analyze.go":         1,
+	"internal/cli/collect.go":         1,
+	"internal/cli/diagnose.go":        1,
+	"internal/cli/fleet.go":           1,
+	"internal/cli/replay_scenario.go": 1,
+	"internal/exporter/look.go":       1,
 }
 
 // diagnoseCalls are the files that may call diagnosis.Diagnose: the

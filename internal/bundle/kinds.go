@@ -20,9 +20,9 @@ type KindInfo struct {
 	GoroutineRank int
 }
 
-// Kinds is the one table of the input kinds. Every fact about a kind
+// kinds is the one table of the input kinds (Kind reads a row). Every fact about a kind
 // (its file name, its path, its rank) is read from here.
-var Kinds = []KindInfo{
+var kinds = []KindInfo{
 	{api.FileGoroutineDebug2, "goroutine-debug2.txt", "/debug/pprof/goroutine?debug=2", `starts "goroutine " and a digit`, 3},
 	{api.FileGoroutineDebug1, "goroutine-debug1.txt", "/debug/pprof/goroutine?debug=1", `starts "goroutine profile: total "`, 1},
 	{api.FileGoroutineProfile, "goroutine.pb.gz", "/debug/pprof/goroutine", "binary (after gzip): the only binary kind; the profile parser decides", 2},
@@ -38,7 +38,7 @@ var Kinds = []KindInfo{
 
 // Kind returns the table's row of k, and false for a kind it lacks.
 func Kind(k api.FileKind) (KindInfo, bool) {
-	for _, ki := range Kinds {
+	for _, ki := range kinds {
 		if ki.Kind == k {
 			return ki, true
 		}

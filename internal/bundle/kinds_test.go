@@ -23,7 +23,7 @@ func TestKindsTable(t *testing.T) {
 	for _, k := range all {
 		ki, ok := Kind(k)
 		if !ok {
-			t.Errorf("kind %q has no row in Kinds", k)
+			t.Errorf("kind %q has no row in kinds", k)
 			continue
 		}
 		if ki.FileName == "" || names[ki.FileName] != "" {
@@ -31,8 +31,8 @@ func TestKindsTable(t *testing.T) {
 		}
 		names[ki.FileName] = k
 	}
-	if len(Kinds) != len(all) {
-		t.Errorf("Kinds has %d rows, want %d", len(Kinds), len(all))
+	if len(kinds) != len(all) {
+		t.Errorf("kinds has %d rows, want %d", len(kinds), len(all))
 	}
 	for _, capture := range []string{"t1", "t2"} {
 		entries, err := os.ReadDir(golden.Fixture(capture))
@@ -57,7 +57,7 @@ func TestKindsTable(t *testing.T) {
 		}
 	}
 	var ranked []api.FileKind
-	for _, ki := range Kinds {
+	for _, ki := range kinds {
 		if ki.GoroutineRank > 0 {
 			ranked = append(ranked, ki.Kind)
 		}

@@ -49,7 +49,6 @@ func NewCmdCollect(streams genericiooptions.IOStreams) *cobra.Command {
 
 func newCmdCollect(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.Command {
 	o := NewCollectOptions(streams)
-	o.Clock = clk
 	cmd := &cobra.Command{
 		Use:   "collect -d DIR",
 		Short: "Save what diagnose reads, per API server instance and sample, for analyze",
@@ -64,19 +63,8 @@ what the run cost each instance. Nothing else is written.
 ` + exitCodesHelp,
 		Example: collectExample,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			warnDeprecated(cmd, o.ErrOut)
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run()
-		},
 	}
-	o.LiveOptions.addFlags(cmd)
-	addTraceFlags(cmd, &o.Trace)
+	bindLive(cmd, &o.LiveOptions, clk, o.ErrOut, o)
 	cmd.Flags().StringVarP(&o.Dir, "dir", "d", o.Dir, "directory to write the bundle to (created; must be empty if it exists)")
 	cmd.Flags().StringArrayVar(&o.AuditLogs, "audit-log", o.AuditLogs, auditLogHelp+`: its watch requests are kept in DIR/`+bundle.AuditDir+`/ (as upstream JSON lines), where analyze joins them to the findings as --audit-log does`)
 	return cmd

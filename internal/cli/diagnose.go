@@ -51,7 +51,6 @@ func NewCmdDiagnose(streams genericiooptions.IOStreams) *cobra.Command {
 
 func newCmdDiagnose(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.Command {
 	o := NewDiagnoseOptions(streams)
-	o.Clock = clk
 	cmd := &cobra.Command{
 		Use:   "diagnose",
 		Short: "Diagnose the watches of every API server of a cluster, live (the default command)",
@@ -82,30 +81,18 @@ Needs get on /debug/pprof/*, /debug/api_priority_and_fairness/*, /metrics,
 ` + exitCodesHelp,
 		Example: diagnoseExample,
 		Args:    cobra.NoArgs,
-		RunE:    o.runE,
 	}
+	bindLive(cmd, &o.LiveOptions, clk, o.ErrOut, o)
 	o.addFlags(cmd)
 	return cmd
 }
 
+// addFlags binds diagnose's own flags, after bindLive's.
 func (o *DiagnoseOptions) addFlags(cmd *cobra.Command) {
-	o.LiveOptions.addFlags(cmd)
-	addTraceFlags(cmd, &o.Trace)
 	o.Fleet.addFlags(cmd)
 	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
 	addAuditLogFlag(cmd, &o.AuditLogs, true)
-}
-
-func (o *DiagnoseOptions) runE(cmd *cobra.Command, args []string) error {
-	warnDeprecated(cmd, o.ErrOut)
-	if err := o.Complete(); err != nil {
-		return err
-	}
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	return o.Run()
 }
 
 // Complete resolves flags.

@@ -81,6 +81,36 @@ func (o *LiveOptions) addFlags(cmd *cobra.Command) {
 	addVerboseFlag(cmd, &o.Verbose)
 }
 
+// liveRunner is a live command's options: kubectl's Complete, Validate
+// and Run.
+type liveRunner interface {
+	Complete() error
+	Validate() error
+	Run() error
+}
+
+// bindLive is the one construction the live commands share (diagnose, the
+// bare command, collect): clk drives their sampling (nil: the real clock),
+// lo's flags (the live ones, then --evidence and --trace-budget) are bound
+// to cmd, and cmd's RunE writes the deprecation warnings of the flags given
+// to errOut, then runs o's Complete, Validate and Run. The command adds its
+// own flags after.
+func bindLive(cmd *cobra.Command, lo *LiveOptions, clk clock.Clock, errOut io.Writer, o liveRunner) {
+	lo.Clock = clk
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		warnDeprecated(cmd, errOut)
+		if err := o.Complete(); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run()
+	}
+	lo.addFlags(cmd)
+	addTraceFlags(cmd, &lo.Trace)
+}
+
 // warnDeprecated says on w which deprecated flags were given: pflag
 // prints its notice to the flag set's output, which cobra does not show.
 func warnDeprecated(cmd *cobra.Command, w io.Writer) {

@@ -130,7 +130,7 @@ func TestNameOfGroups(t *testing.T) {
 // a finding's: every finding type starts in upper case, the kind group in
 // lower case.
 func TestGroupKindIsNoFindingType(t *testing.T) {
-	for _, row := range api.FindingTypes {
+	for _, row := range api.FindingTypes() {
 		if name := string(row.Type); name == "" || name[0] < 'A' || name[0] > 'Z' {
 			t.Errorf("finding type %q does not start in upper case: its -o name lines could read as %s/", name, groupKind)
 		}

@@ -74,13 +74,11 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 func newCmdRoot(streams genericiooptions.IOStreams, clk clock.Clock) *cobra.Command {
 	// The bare command runs diagnose, with its own copy of diagnose's flags.
 	o := NewDiagnoseOptions(streams)
-	o.Clock = clk
 	cmd := &cobra.Command{
 		Use:     "kubectl-watch_doctor",
 		Args:    rootArgs,
 		Example: rootExample,
 		Version: versionLine(currentVersion()),
-		RunE:    o.runE,
 		Short:   "Find watches stuck inside Kubernetes API servers and the clients that hold them",
 		Long: `watch-doctor finds watches stuck in the initial-events phase of kube-apiserver's
 watch cache (kubernetes issue 131721), names the client holding each one, and
@@ -106,6 +104,7 @@ It only reads from the cluster.
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetIn(streams.In)
 	cmd.CompletionOptions.DisableDefaultCmd = true
+	bindLive(cmd, &o.LiveOptions, clk, streams.ErrOut, o)
 	o.addFlags(cmd)
 	cmd.AddCommand(newCmdDiagnose(streams, clk))
 	cmd.AddCommand(newCmdCollect(streams, clk))

@@ -54,7 +54,7 @@ var typeAdvice = map[api.FindingType]func(r *api.Report, words Words) []string{
 // watcher was tied to.
 func advice(r *api.Report, words Words) []string {
 	var out []string
-	for _, row := range api.FindingTypes {
+	for _, row := range api.FindingTypes() {
 		if a := typeAdvice[row.Type]; a != nil {
 			out = append(out, a(r, words)...)
 		}

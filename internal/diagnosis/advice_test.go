@@ -37,7 +37,7 @@ var adviceElsewhere = map[api.FindingType]string{
 // handlers' line speaks of the whole report), unless the type's advice is
 // said elsewhere.
 func TestEveryFindingTypeHasAdvice(t *testing.T) {
-	for _, row := range api.FindingTypes {
+	for _, row := range api.FindingTypes() {
 		t.Run(string(row.Type), func(t *testing.T) {
 			if _, ok := typeAdvice[row.Type]; !ok {
 				t.Fatalf("typeAdvice has no entry for %s", row.Type)

@@ -212,7 +212,7 @@ func ExampleDiagnose() {
 func TestSummarizeCountsEveryType(t *testing.T) {
 	r := &api.Report{APIServers: []api.APIServer{{Goroutines: 10}, {Goroutines: 5}}}
 	want := api.Summary{Goroutines: 15, StuckGoroutines: 2, StuckSeats: 2, StuckUnattributed: 1}
-	for i, row := range api.FindingTypes {
+	for i, row := range api.FindingTypes() {
 		for range i + 1 {
 			r.Findings = append(r.Findings, api.Finding{Type: row.Type, GoroutineIDs: []int64{1}})
 		}

@@ -101,7 +101,7 @@ func scanSource(ctx context.Context, src bundle.AuditSource, each func(*audit.Ev
 		return nil, &AuditError{fmt.Errorf("%q: %w", src.Name, unwrapPath(err))}
 	}
 	defer rc.Close()
-	sum, err := audit.Scan(ctx, rc, src.Name, audit.DefaultLimits, each)
+	sum, err := audit.Scan(ctx, rc, src.Name, audit.DefaultLimits(), each)
 	if err != nil {
 		// Scan's errors name the log.
 		return nil, &AuditError{err}

@@ -23,8 +23,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files (testdata/golden/, docs/reference/, docs/schemas/) with the current output")
 
-// Dir is the directory of a package's golden files, relative to it.
-var Dir = filepath.Join("testdata", "golden")
+// Dir is the directory of a package's golden files, relative to it
+// (filepath.Join turns its slash into the system's).
+const Dir = "testdata/golden"
 
 // Assert compares got with the golden file testdata/golden/name, or
 // rewrites the file under -update. name is a file name, not a path.

@@ -60,7 +60,7 @@ func summaryLine(r *api.Report) string {
 	}
 	// The stuck watches come first, worded above with their seats; every
 	// other finding type is named by its row, in the table's order.
-	for _, row := range api.FindingTypes {
+	for _, row := range api.FindingTypes() {
 		if n := *row.Count(&s); n > 0 && row.Type != api.StuckInitialEvents {
 			parts = append(parts, english.Count(n, row.One, row.Many))
 		}

@@ -11,7 +11,7 @@ import (
 // TestSummaryLineNamesEveryType: the summary line names the findings of
 // each type of api.FindingTypes by its row's words, one and many.
 func TestSummaryLineNamesEveryType(t *testing.T) {
-	for _, row := range api.FindingTypes {
+	for _, row := range api.FindingTypes() {
 		for _, n := range []int{1, 2} {
 			r := &api.Report{APIServers: []api.APIServer{{Name: "a", DumpFormat: "debug=2"}}}
 			*row.Count(&r.Summary) = n

@@ -48,7 +48,7 @@ func contractEnums() (map[reflect.Type][]any, error) {
 		}
 	}
 	ft := reflect.TypeOf(api.FindingType(""))
-	for _, row := range api.FindingTypes {
+	for _, row := range api.FindingTypes() {
 		enums[ft] = append(enums[ft], string(row.Type))
 	}
 	return enums, nil
@@ -112,7 +112,7 @@ func TestSchemaEnums(t *testing.T) {
 		"Match":       {"exact", "likely", "ambiguous"},
 		"FindingType": nil,
 	}
-	for _, row := range api.FindingTypes {
+	for _, row := range api.FindingTypes() {
 		want["FindingType"] = append(want["FindingType"], string(row.Type))
 	}
 	got := map[string][]any{
@@ -133,7 +133,7 @@ func TestSchemaEnums(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range api.FindingTypes {
+	for _, row := range api.FindingTypes() {
 		if !strings.Contains(string(b), strconv.Quote(string(row.Type))) {
 			t.Errorf("the Report schema does not list the finding type %s", row.Type)
 		}

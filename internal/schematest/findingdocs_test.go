@@ -80,7 +80,7 @@ func TestFindingTypeDocs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := withTable(string(b), d.table(api.FindingTypes))
+			got, err := withTable(string(b), d.table(api.FindingTypes()))
 			if err != nil {
 				t.Fatalf("%s: %v", d.path, err)
 			}
@@ -92,7 +92,7 @@ func TestFindingTypeDocs(t *testing.T) {
 // TestFindingTypeCells holds each row to what a table cell can carry: one
 // sentence, no pipe, no line break.
 func TestFindingTypeCells(t *testing.T) {
-	for _, r := range api.FindingTypes {
+	for _, r := range api.FindingTypes() {
 		for name, cell := range map[string]string{"Rule": r.Rule, "Do": r.Do, "SeverityRule": r.SeverityRule} {
 			if cell == "" || strings.ContainsAny(cell, "|\n") {
 				t.Errorf("%s.%s = %q: want one line of text without a pipe", r.Type, name, cell)

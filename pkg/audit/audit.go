@@ -51,7 +51,9 @@ type Limits struct {
 // DefaultLimits fit a day of a busy server's audit log at Metadata level
 // (an event is about 1 KiB): 1 GiB, lines of 1 MiB (RequestResponse
 // events carry bodies), a million watch requests, 20 million records.
-var DefaultLimits = Limits{Bytes: 1 << 30, Line: 1 << 20, Watches: 1_000_000, Records: 20_000_000}
+func DefaultLimits() Limits {
+	return Limits{Bytes: 1 << 30, Line: 1 << 20, Watches: 1_000_000, Records: 20_000_000}
+}
 
 // MaxSkippedKept is how many skipped records a Summary lists; the rest
 // are counted.

@@ -52,7 +52,7 @@ func TestRead(t *testing.T) {
 	zw.Close()
 	for name, in := range map[string][]byte{"plain": []byte(log), "gzipped": gz.Bytes()} {
 		t.Run(name, func(t *testing.T) {
-			got, err := Read(context.Background(), bytes.NewReader(in), "audit.log", DefaultLimits)
+			got, err := Read(context.Background(), bytes.NewReader(in), "audit.log", DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,7 +31,7 @@ func TestScanIsLinear(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		if _, err := Scan(context.Background(), bytesReader(in), "l", DefaultLimits, func(*Event) error { return nil }); err != nil {
+		if _, err := Scan(context.Background(), bytesReader(in), "l", DefaultLimits(), func(*Event) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 		runtime.ReadMemStats(&after)
@@ -56,7 +56,7 @@ func TestMergeStages(t *testing.T) {
 	started := line("a", "ResponseStarted", "watch", "u", uri, "10.0.0.1", "ua")
 	complete := strings.Replace(line("a", "ResponseComplete", "watch", "u", uri, "10.0.0.1", "ua"), `"stageTimestamp":"2026-11-29T10:22:03.339000Z"`, `"stageTimestamp":"2026-11-29T10:27:03Z"`, 1)
 	for name, in := range map[string]string{"in order": started + complete, "newest first": complete + started, "a stage after": started + complete + started} {
-		got, err := Read(context.Background(), strings.NewReader(in), "m.log", DefaultLimits)
+		got, err := Read(context.Background(), strings.NewReader(in), "m.log", DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -66,7 +66,7 @@ func TestFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			got, err := Read(context.Background(), f, tc.file, DefaultLimits)
+			got, err := Read(context.Background(), f, tc.file, DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,7 @@ func TestHostileValues(t *testing.T) {
 	in := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"h1","stage":"ResponseComplete","verb":"watch","requestURI":"/api/v1/pods?timeoutSeconds=99999999999999999999\u0026watch=true","user":{"username":"evil\u001b[2J\u202e"},"sourceIPs":["999.1.1.1","not-an-ip"],"userAgent":"ua\u0000","responseStatus":{"code":1e400},"deep":` + deep + `,"requestReceivedTimestamp":"2026-02-31T10:00:00Z","stageTimestamp":"NaN"}` + "\n" +
 		`{"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"h2","verb":"watch","requestURI":"/api/v1/pods?timeoutSeconds=-5","responseStatus":{"code":NaN}}` + "\n" +
 		`{"kind":"Event","apiVersion":"audit.k8s.io/v1","auditID":"h3","verb":"watch","requestURI":"/api/v1/pods?timeoutSeconds=1.5","user":{"username":"\ud800"}}` + "\n"
-	got, err := Read(context.Background(), strings.NewReader(in), "h.log", DefaultLimits)
+	got, err := Read(context.Background(), strings.NewReader(in), "h.log", DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

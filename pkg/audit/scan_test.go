@@ -29,7 +29,7 @@ func TestUnknownFormat(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Read(context.Background(), strings.NewReader(tc.in), "x.log", DefaultLimits)
+			_, err := Read(context.Background(), strings.NewReader(tc.in), "x.log", DefaultLimits())
 			var u *UnknownFormatError
 			if !errors.As(err, &u) {
 				t.Fatalf("err %v, want an *UnknownFormatError", err)

@@ -17,7 +17,7 @@ func TestTruncated(t *testing.T) {
 		"lines":   ev + "\n" + ev[:len(ev)/2],
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := Read(context.Background(), strings.NewReader(in), "cut.json", DefaultLimits)
+			got, err := Read(context.Background(), strings.NewReader(in), "cut.json", DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func quote(s string) string {
 func TestByteOrderMark(t *testing.T) {
 	ev := line("a", "ResponseStarted", "watch", "u", "/api/v1/pods?watch=true", "10.0.0.1", "ua")
 	for name, in := range map[string]string{"lines": ev, "array": "[" + strings.TrimSpace(ev) + "]"} {
-		got, err := Read(context.Background(), strings.NewReader("\xef\xbb\xbf"+in), "bom.json", DefaultLimits)
+		got, err := Read(context.Background(), strings.NewReader("\xef\xbb\xbf"+in), "bom.json", DefaultLimits())
 		if err != nil || len(got.Events) != 1 || got.SkippedCount != 0 {
 			t.Errorf("%s: err %v, log %+v: want its one event", name, err, got)
 		}

@@ -17,7 +17,7 @@ func TestWriteReadsBack(t *testing.T) {
 not json
 {"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"a3","stage":"ResponseStarted","requestURI":"/api/v1/namespaces/x/configmaps?watch=1","verb":"watch","user":{"username":"dash"},"requestReceivedTimestamp":"2026-11-29T10:22:05.5Z"}
 `
-	orig, err := Read(context.Background(), strings.NewReader(in), "in", DefaultLimits)
+	orig, err := Read(context.Background(), strings.NewReader(in), "in", DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ not json
 	if err := Write(&buf, orig.Events); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Read(context.Background(), &buf, "out", DefaultLimits)
+	back, err := Read(context.Background(), &buf, "out", DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

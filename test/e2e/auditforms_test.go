@@ -183,7 +183,7 @@ func TestAuditForms(t *testing.T) {
 	formats := map[string]bool{}
 	for name, b := range forms {
 		t.Run(name, func(t *testing.T) {
-			l, err := audit.Read(context.Background(), bytes.NewReader(b), name, audit.DefaultLimits)
+			l, err := audit.Read(context.Background(), bytes.NewReader(b), name, audit.DefaultLimits())
 			if err != nil {
 				t.Fatal(err)
 			}

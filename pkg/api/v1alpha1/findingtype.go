@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "slices"
+
 // FindingType says what a finding is. Each type is one row of
 // FindingTypes; internal/diagnosis keeps its judge and its advice.
 type FindingType string
@@ -69,9 +71,13 @@ type FindingTypeRow struct {
 	One, Many string
 }
 
-// FindingTypes are the finding types, one row each, in the order the
-// summary line names them and the advice speaks of them.
-var FindingTypes = []FindingTypeRow{
+// FindingTypes returns the finding types, one row each, in the order the
+// summary line names them and the advice speaks of them. The slice is the
+// caller's; the table it copies cannot be changed from outside.
+func FindingTypes() []FindingTypeRow { return slices.Clone(findingTypes) }
+
+// findingTypes is the table FindingTypes returns.
+var findingTypes = []FindingTypeRow{
 	{
 		Type:         StuckInitialEvents,
 		Severities:   []Severity{SeverityCritical},
@@ -136,7 +142,7 @@ var FindingTypes = []FindingTypeRow{
 
 // FindingTypeOf is the row of FindingTypes for t; false when t has none.
 func FindingTypeOf(t FindingType) (FindingTypeRow, bool) {
-	for _, r := range FindingTypes {
+	for _, r := range findingTypes {
 		if r.Type == t {
 			return r, true
 		}

@@ -69,7 +69,7 @@ func TestFindingTypesAreTheConstants(t *testing.T) {
 		t.Fatalf("found %d FindingType constants, want every one of the package's", len(consts))
 	}
 	var rows []FindingType
-	for _, r := range FindingTypes {
+	for _, r := range FindingTypes() {
 		rows = append(rows, r.Type)
 	}
 	if diff := cmp.Diff(consts, rows); diff != "" {
@@ -82,7 +82,7 @@ func TestFindingTypesAreTheConstants(t *testing.T) {
 func TestFindingTypeRowsAreComplete(t *testing.T) {
 	var shared Summary
 	counted := map[*int]FindingType{}
-	for _, r := range FindingTypes {
+	for _, r := range FindingTypes() {
 		if len(r.Severities) == 0 || r.SeverityRule == "" || r.Rule == "" || r.Do == "" || r.One == "" || r.Many == "" || r.Count == nil {
 			t.Errorf("%s: a row with a part missing: %+v", r.Type, r)
 			continue
