@@ -80,7 +80,7 @@ cover-floors: ## Run the unit tests and set each package's coverage floor 3 poin
 # The replay's fidelity suite (upstream cacher vs ours, unpatched), run on
 # its own so its summary line is printed.
 differential:
-	@out=$$($(GO) test -race -count=1 -run '^TestDifferential$$' -v ./internal/replay/upstream 2>&1) || { echo "$$out"; exit 1; }; \
+	@out=$$($(GO) test -race -count=1 -timeout 30m -run '^TestDifferential$$' -v ./internal/replay/upstream 2>&1) || { echo "$$out"; exit 1; }; \
 	  echo "$$out" | grep -E 'differential suite:|^ok' | sed -E 's/^ +[a-z_]+\.go:[0-9]+: //'
 
 reference: ## Regenerate the flag reference docs/reference/ from the command tree (make test fails while it is stale).

@@ -150,8 +150,8 @@ func TestRenderReplayLoop(t *testing.T) {
 			ext := map[Format]string{FormatTable: ".txt", FormatWide: ".wide.txt"}[f]
 			replayGolden(t, "replay-slow-client-busy-resource"+ext, b.Bytes())
 			for _, want := range []string{
-				"closed 5 times, back 4 (76 seat-seconds), initial events by t=4m30s; last stopped at t=9m31s",
-				"closed 5 times, back 4 (76 seat-seconds), never had its initial events; last stopped at t=8m21s",
+				"closed 3 times, back 2 (38 seat-seconds), initial events by t=4m5s; last stopped at t=4m13s",
+				"closed 3 times, back 2 (38 seat-seconds), never had its initial events; last stopped at t=4m3s",
 				"CLIENT RETURNS   RETURNS' SEAT-SECONDS",
 			} {
 				if !strings.Contains(b.String(), want) {
