@@ -354,3 +354,16 @@ func byteSize(v float64) string {
 	}
 	return fmt.Sprintf("%.0f B", v)
 }
+
+// ClosedBetween is the WatchClosedByServer findings of server between
+// two samples of one instance taken apart (serve's consecutive looks):
+// what closedWatches finds of the two. None when they are of different
+// processes or either lacks /metrics.
+func ClosedBetween(server string, prev, cur watches.Sample) []api.Finding {
+	out := closedWatches(watches.Server{Name: server, Samples: []watches.Sample{prev, cur}})
+	fs := make([]api.Finding, len(out.findings))
+	for i, f := range out.findings {
+		fs[i] = *f
+	}
+	return fs
+}
