@@ -29,12 +29,23 @@ type guarded struct {
 var guardedParsers = []guarded{
 	{module + "/pkg/stacks", []string{"NewScanner", "ParseDebug1", "ParseDebug2", "ParseProfile"}, []string{"pkg/stacks", "internal/watches"}},
 	{module + "/pkg/trace", []string{"Read"}, []string{"pkg/trace", "internal/watches"}},
+	// An audit log is an input like every other: the engine reads it,
+	// at the end of the run, and nothing else parses it (issue 34).
+	{module + "/pkg/audit", []string{"Read", "Scan"}, []string{"pkg/audit", "internal/engine"}},
 }
 
 // guardedImports may be imported only by the directories listed: the
 // execution-trace reader pkg/trace wraps.
 var guardedImports = map[string][]string{
 	"golang.org/x/exp/trace": {"pkg/trace", "internal/watches"},
+}
+
+// use says which route to take instead of a guarded parser.
+func (g guarded) use() string {
+	if g.pkg == module+"/pkg/audit" {
+		return "give the log to engine.Run as a Config.AuditLogs source"
+	}
+	return "dump or trace bytes become goroutines through watches.ReadDump, ReadProfile or ReadTrace"
 }
 
 func ownedBy(dir string, owners []string) bool {
@@ -86,7 +97,7 @@ func routeViolations(fset *token.FileSet, f *ast.File, dir string) []string {
 		if g, ok := names[id.Name]; ok {
 			for _, fn := range g.funcs {
 				if sel.Sel.Name == fn {
-					out = append(out, fmt.Sprintf("%s: uses %s.%s: only %s turn dump or trace bytes into goroutines (use watches.ReadDump, ReadProfile or ReadTrace)", fset.Position(sel.Pos()), id.Name, fn, strings.Join(g.owners, ", ")))
+					out = append(out, fmt.Sprintf("%s: uses %s.%s: only %s parse this input (%s)", fset.Position(sel.Pos()), id.Name, fn, strings.Join(g.owners, ", "), g.use()))
 				}
 			}
 		}

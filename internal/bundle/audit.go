@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // AuditDir is the directory at a bundle's root where collect keeps the
@@ -42,6 +43,84 @@ func (d *Dir) StoreAudit(name string, body io.Reader) (string, error) {
 	}
 }
 
+// AuditSource is an audit log given to a run (api.FileAuditLog): its name
+// for messages, and how to open it. The engine opens it when it reads it,
+// once: at the end of a live run, so that the requests made during the
+// samples are in it.
+type AuditSource struct {
+	// Name is the log as messages and the events' Source name it: the
+	// path as given, "<stdin>", or the bundle's file.
+	Name string
+	// Open opens the log for reading, once.
+	Open func() (io.ReadCloser, error)
+}
+
+// AuditFile is the audit log at path, named as given. Its opener refuses
+// anything but a regular file (CheckAuditFile) before opening it, and
+// again on the file opened, so a path swapped for a named pipe in between
+// cannot block the open or the read.
+func AuditFile(path string) AuditSource {
+	return AuditSource{Name: path, Open: func() (io.ReadCloser, error) { return openRegular(path) }}
+}
+
+// NotRegularError is an audit log that is not a regular file: a named
+// pipe would block the run until a writer came (forever, when none
+// does), a device would never end.
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	what := "not a regular file"
+	switch {
+	case e.Mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO), not a regular file"
+	case e.Mode&fs.ModeDevice != 0:
+		what = "a device, not a regular file"
+	case e.Mode&fs.ModeSocket != 0:
+		what = "a socket, not a regular file"
+	case e.Mode.IsDir():
+		what = "a directory, not a regular file"
+	}
+	return fmt.Sprintf("%q is %s: save the log to a file first, or give it on stdin as \"-\"", e.Path, what)
+}
+
+// CheckAuditFile refuses path, without opening it, unless it is a regular
+// file (or a link to one).
+func CheckAuditFile(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return &NotRegularError{Path: path, Mode: st.Mode()}
+	}
+	return nil
+}
+
+// openRegular opens path for reading if it is a regular file: checked
+// before the open (a FIFO's open blocks until a writer comes), opened
+// without blocking, and checked again on the file opened.
+func openRegular(path string) (*os.File, error) {
+	if err := CheckAuditFile(path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = &NotRegularError{Path: path, Mode: st.Mode()}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // readAuditDir lists the regular files of a bundle's AuditDir, shown as
 // under the path given: they are audit logs, not captures. Anything else
 // there is skipped with a warning.
@@ -57,6 +136,6 @@ func (ld *loader) readAuditDir(root, shown string) {
 			ld.warn(skipIrregular, fmt.Sprintf("skipped %s: not a regular file", p))
 			continue
 		}
-		ld.l.AuditLogs = append(ld.l.AuditLogs, p)
+		ld.l.AuditLogs = append(ld.l.AuditLogs, AuditSource{Name: p, Open: func() (io.ReadCloser, error) { return openRegular(filepath.Join(root, e.Name())) }})
 	}
 }

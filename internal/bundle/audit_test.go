@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,8 +41,17 @@ func TestAuditLogsInABundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, p := range l.AuditLogs {
-		got = append(got, filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator))))
+	for _, src := range l.AuditLogs {
+		got = append(got, filepath.ToSlash(strings.TrimPrefix(src.Name, root+string(filepath.Separator))))
+		rc, err := src.Open()
+		if err != nil {
+			t.Fatalf("%s: %v", src.Name, err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || string(b) != "{}\n" {
+			t.Errorf("%s: read %q, %v; want what StoreAudit wrote", src.Name, b, err)
+		}
 	}
 	if diff := cmp.Diff([]string{"audit-logs/audit.log-2.jsonl", "audit-logs/audit.log.jsonl", "audit-logs/x.jsonl"}, got); diff != "" {
 		t.Errorf("Loaded.AuditLogs (-want +got):\n%s", diff)

@@ -33,6 +33,7 @@ var Kinds = []KindInfo{
 	{api.FileCapturedAt, "captured-at.txt", "", "one RFC 3339 time alone", 0},
 	{api.FileManifest, ManifestName, "", `a JSON object of kind ` + api.KindManifest, 0},
 	{api.FileTrace, "trace.out", "/debug/pprof/trace", "not detected: read from its name in a bundle", 0},
+	{api.FileAuditLog, AuditDir + "/<log>.jsonl", "", "not detected among captures: read from its place in a bundle (" + AuditDir + "/) or given as an audit log; pkg/audit recognises its format by content", 0},
 }
 
 // Kind returns the table's row of k, and false for a kind it lacks.

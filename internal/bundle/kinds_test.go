@@ -18,7 +18,7 @@ import (
 func TestKindsTable(t *testing.T) {
 	all := []api.FileKind{api.FileGoroutineDebug2, api.FileGoroutineDebug1, api.FileGoroutineProfile,
 		api.FileAPFRequests, api.FileAPFLevels, api.FileMetrics, api.FileVersion, api.FileCapturedAt,
-		api.FileManifest, api.FileTrace}
+		api.FileManifest, api.FileTrace, api.FileAuditLog}
 	names := map[string]api.FileKind{}
 	for _, k := range all {
 		ki, ok := Kind(k)

@@ -26,9 +26,9 @@ type Loaded struct {
 	// each collect run cost them, and its evidence).
 	Instances []api.Instance
 	// AuditLogs are the files of the bundles' AuditDir: the watch
-	// requests of the audit logs collect was given, to be read as
-	// --audit-log files are.
-	AuditLogs []string
+	// requests of the audit logs collect was given, read by the engine as
+	// every audit log given to a run.
+	AuditLogs []AuditSource
 	// Coverage is how many of the live instances each collect run read,
 	// one per manifest that records it.
 	Coverage []api.InstanceCoverage

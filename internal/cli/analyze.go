@@ -86,7 +86,7 @@ sample tells a stuck watch from a slow one.
 	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
 	cmd.Flags().StringVar(&o.CapturedAt, "captured-at", o.CapturedAt, "when the inputs were captured (RFC 3339), for a single capture without captured-at.txt")
-	addAuditLogFlag(cmd, &o.AuditLogs)
+	addAuditLogFlag(cmd, &o.AuditLogs, false)
 	cmd.Flags().StringVar(&o.MaxDumpSize, "max-dump-size", o.MaxDumpSize, "the most bytes a debug=2 goroutine dump may hold (after decompression); the default, 128Mi, is twice the runtime's 64 MiB cut: raise it for a traceback saved from a crash log of a large server")
 	return cmd
 }
@@ -128,17 +128,15 @@ func (o *AnalyzeOptions) Validate() error {
 
 // Run loads the inputs, diagnoses them and writes the report.
 func (o *AnalyzeOptions) Run() error {
+	logs, err := auditSources(o.AuditLogs, o.In)
+	if err != nil {
+		return err
+	}
 	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, CapturedAtSource: "--captured-at", Now: time.Now(), MaxDumpBytes: o.maxDumpBytes, MaxDumpSource: "--max-dump-size"})
 	if err != nil {
 		return err
 	}
-	events, auditWarnings, err := readAuditLogs(append(append([]string(nil), o.AuditLogs...), loaded.AuditLogs...), o.In)
-	if err != nil {
-		return err
-	}
-	opts := diagnoseOptions(0)
-	opts.Audit = events
-	res, err := engine.Run(context.Background(), engine.Config{Loaded: loaded, Diagnosis: opts, Notes: auditWarnings})
+	res, err := engine.Run(context.Background(), engine.Config{Loaded: loaded, Diagnosis: diagnoseOptions(0), AuditLogs: logs})
 	if err != nil {
 		return err
 	}

@@ -1,21 +1,28 @@
 package cli
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
-	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/audit"
 )
 
-// addAuditLogFlag binds --audit-log.
-func addAuditLogFlag(cmd *cobra.Command, p *[]string) {
-	cmd.Flags().StringArrayVar(p, "audit-log", *p, `an API server audit log (JSON lines of audit.k8s.io/v1 Event, plain or gzipped; "-" for stdin), repeatable: each finding's watch request is joined to its event (same user and path, received within 2s of its APF start) for its source address and user agent`)
+// auditLogHelp is the part of --audit-log's help every command shares.
+const auditLogHelp = `an API server audit log (upstream JSON lines, or a managed provider's export, plain or gzipped: docs/diagnose.md lists them; "-" for stdin), repeatable; read after the last sample`
+
+// addAuditLogFlag binds --audit-log of diagnose and analyze.
+func addAuditLogFlag(cmd *cobra.Command, p *[]string, contexts bool) {
+	help := auditLogHelp + `: each finding's watch request, and each candidate's, is joined to its event (same user and path, received within 2s of its APF start) for its source address, user agent and, live, pod`
+	if contexts {
+		help += `; with --contexts or --all-contexts give CONTEXT=FILE, a log per context`
+	}
+	cmd.Flags().StringArrayVar(p, "audit-log", *p, help)
 }
 
 // validateAuditLogs refuses stdin named twice (by --audit-log and by a
@@ -33,65 +40,65 @@ func validateAuditLogs(logs, paths []string) error {
 	return nil
 }
 
-// readAuditLogs reads the audit logs named, each within
-// audit.DefaultLimits, and returns their watch requests and a warning per
-// log with skipped lines.
-func readAuditLogs(paths []string, stdin io.Reader) ([]audit.Event, []string, error) {
-	var events []audit.Event
-	var warnings []string
+// auditSources are the audit logs named, for the engine to read at the
+// end of the run: "-" is stdin, anything else a file, refused now unless
+// it is a regular file (a named pipe would hang the run).
+func auditSources(paths []string, stdin io.Reader) ([]bundle.AuditSource, error) {
+	var out []bundle.AuditSource
 	for _, p := range paths {
-		l, err := readAuditLog(p, stdin)
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading --audit-log: %w", err)
+		if p == "-" {
+			out = append(out, bundle.AuditSource{Name: "<stdin>", Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }})
+			continue
 		}
-		if n := len(l.Skipped); n > 0 {
-			warnings = append(warnings, fmt.Sprintf("--audit-log %s: %d lines skipped (first at line %d: %s)", displayName(p), n, l.Skipped[0].Line, l.Skipped[0].Reason))
+		if err := bundle.CheckAuditFile(p); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("invalid --audit-log %q: %w", p, pe.Err)
+			}
+			return nil, fmt.Errorf("invalid --audit-log: %w", err)
 		}
-		events = append(events, l.Events...)
-	}
-	return events, warnings, nil
-}
-
-func readAuditLog(p string, stdin io.Reader) (*audit.Log, error) {
-	if p == "-" {
-		return audit.Read(stdin, "<stdin>", audit.DefaultLimits)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%q is not a regular file", p)
-	}
-	return audit.Read(f, p, audit.DefaultLimits)
-}
-
-func displayName(p string) string {
-	if p == "-" {
-		return "<stdin>"
-	}
-	return fmt.Sprintf("%q", p)
-}
-
-// storeAuditLogs keeps the watch requests of each audit log read in the
-// bundle, and returns the manifest's record of them.
-func storeAuditLogs(dir *bundle.Dir, paths []string, logs []*audit.Log) ([]api.AuditLogCopy, error) {
-	var out []api.AuditLogCopy
-	for i, l := range logs {
-		var buf bytes.Buffer
-		if err := audit.Write(&buf, l.Events); err != nil {
-			return out, err
-		}
-		source := paths[i]
-		if source == "-" {
-			source = "stdin"
-		}
-		file, err := dir.StoreAudit(source, &buf)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, api.AuditLogCopy{Source: source, File: file, Watches: len(l.Events), Lines: l.Lines})
+		out = append(out, bundle.AuditFile(p))
 	}
 	return out, nil
+}
+
+// contextAuditLogs splits --audit-log CONTEXT=FILE per context of a
+// fleet run: a value without CONTEXT=, or naming a context not read, is
+// an error.
+func contextAuditLogs(logs, contexts []string, stdin io.Reader) (map[string][]bundle.AuditSource, error) {
+	known := map[string]bool{}
+	for _, c := range contexts {
+		known[c] = true
+	}
+	out := map[string][]bundle.AuditSource{}
+	for _, v := range logs {
+		name, file, ok := strings.Cut(v, "=")
+		if !ok || name == "" || file == "" {
+			return nil, fmt.Errorf("invalid --audit-log %q: with --contexts or --all-contexts give CONTEXT=FILE, as --audit-log prod=audit.log", v)
+		}
+		if !known[name] {
+			list := append([]string(nil), contexts...)
+			sort.Strings(list)
+			return nil, fmt.Errorf("invalid --audit-log %q: context %q is not read: use one of %s", v, name, strings.Join(list, ", "))
+		}
+		src, err := auditSources([]string{file}, stdin)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = append(out[name], src...)
+	}
+	return out, nil
+}
+
+// contextLogFiles are the files of --audit-log CONTEXT=FILE values, for
+// the stdin check; a value without "=" stands for itself.
+func contextLogFiles(logs []string) []string {
+	out := make([]string, len(logs))
+	for i, v := range logs {
+		if _, file, ok := strings.Cut(v, "="); ok {
+			v = file
+		}
+		out[i] = v
+	}
+	return out
 }

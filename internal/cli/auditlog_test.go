@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,14 +119,21 @@ func TestAnalyzeAuditLog(t *testing.T) {
 func TestAuditLogErrors(t *testing.T) {
 	t2 := golden.Fixture("t2")
 	dir := t.TempDir()
+	// Not an audit log (an APF dump, with a terminal escape).
+	unknown := filepath.Join(dir, "apf.txt")
+	if err := os.WriteFile(unknown, []byte("PriorityLevelName,\x1b[31m FlowSchemaName\nexempt, exempt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"missing", []string{"analyze", t2, "--audit-log", filepath.Join(dir, "nope")}, "reading --audit-log: open " + filepath.Join(dir, "nope")},
-		{"a directory", []string{"analyze", t2, "--audit-log", dir}, "is not a regular file"},
+		{"missing", []string{"analyze", t2, "--audit-log", filepath.Join(dir, "nope")}, fmt.Sprintf("invalid --audit-log %q: no such file or directory", filepath.Join(dir, "nope"))},
+		{"a directory", []string{"analyze", t2, "--audit-log", dir}, "is a directory, not a regular file"},
 		{"stdin twice", []string{"analyze", "-", "--audit-log", "-"}, `"-" (stdin) given more than once`},
+		{"no known format", []string{"analyze", t2, "--audit-log", unknown}, `reading audit log: ` + unknown + ` is in no audit log format read here (kube-apiserver JSON lines`},
+		{"no known format, first bytes escaped", []string{"analyze", t2, "--audit-log", unknown}, `it starts "PriorityLevelName,\x1b[31m`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -286,4 +294,50 @@ func checkSeedSources(t *testing.T, out, from string) {
 	if diff := cmp.Diff(map[string][]string{"slow-informer": {"127.0.0.2"}, "paced-reader": {"127.0.0.3"}}, got); diff != "" {
 		t.Errorf("source IPs%s (-want +got):\n%s", from, diff)
 	}
+}
+
+// collect --audit-log with a log in no known format still writes the
+// whole bundle, and exits 2 with the error; a log without a watch request
+// is recorded without a file, and analyze reads that bundle.
+func TestCollectAuditLogUnread(t *testing.T) {
+	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
+	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
+	dir := t.TempDir()
+	unknown, lists := filepath.Join(dir, "unknown.log"), filepath.Join(dir, "lists.log")
+	list := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"l1","stage":"ResponseComplete","requestURI":"/api/v1/pods","verb":"list","user":{"username":"u"},"requestReceivedTimestamp":"2026-11-29T10:22:00Z"}` + "\n"
+	for p, s := range map[string]string{unknown: "hello\x00world\n", lists: list} {
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("no known format", func(t *testing.T) {
+		b := filepath.Join(t.TempDir(), "b")
+		code, _, errOut := runLive(t, "collect", "--kubeconfig", kc, "--apiserver", a.Address(), "-d", b, "--audit-log", unknown)
+		if want := "--audit-log not kept: reading audit log: " + unknown + ` is in no audit log format read here`; code != ExitError || !strings.Contains(errOut, want) || !strings.Contains(errOut, `it starts "hello\x00world`) {
+			t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, ExitError, want)
+		}
+		if _, err := os.Stat(filepath.Join(b, "manifest.json")); err != nil {
+			t.Errorf("the bundle is not finished: %v", err)
+		}
+	})
+	t.Run("no watch request", func(t *testing.T) {
+		b := filepath.Join(t.TempDir(), "b")
+		if code, _, errOut := runLive(t, "collect", "--kubeconfig", kc, "--apiserver", a.Address(), "-d", b, "--audit-log", lists); code != ExitOK {
+			t.Fatalf("collect exit %d: %s", code, errOut)
+		}
+		var m api.Manifest
+		raw, err := os.ReadFile(filepath.Join(b, "manifest.json"))
+		if err == nil {
+			err = json.Unmarshal(raw, &m)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]api.AuditLogCopy{{Source: lists, Watches: 0, Lines: 1}}, m.AuditLogs); diff != "" {
+			t.Errorf("manifest auditLogs (-want +got):\n%s", diff)
+		}
+		if code, _, errOut := run(t, nil, "analyze", b); code == ExitError {
+			t.Errorf("analyze exit %d: %s", code, errOut)
+		}
+	})
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/audit"
 )
 
 const collectExample = `  # Save two samples of every API server for later, or for a support ticket
@@ -78,7 +77,7 @@ what the run cost each instance. Nothing else is written.
 	o.LiveOptions.addFlags(cmd)
 	addTraceFlags(cmd, &o.Trace)
 	cmd.Flags().StringVarP(&o.Dir, "dir", "d", o.Dir, "directory to write the bundle to (created; must be empty if it exists)")
-	cmd.Flags().StringArrayVar(&o.AuditLogs, "audit-log", o.AuditLogs, `an API server audit log (JSON lines of audit.k8s.io/v1 Event, plain or gzipped; "-" for stdin), repeatable: its watch requests are kept in DIR/`+bundle.AuditDir+`/, where analyze joins them to the findings as --audit-log does`)
+	cmd.Flags().StringArrayVar(&o.AuditLogs, "audit-log", o.AuditLogs, auditLogHelp+`: its watch requests are kept in DIR/`+bundle.AuditDir+`/ (as upstream JSON lines), where analyze joins them to the findings as --audit-log does`)
 	return cmd
 }
 
@@ -121,13 +120,9 @@ func (o *CollectOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	// Read before anything is fetched: a log that cannot be read fails
-	// the run at once.
-	logs := make([]*audit.Log, len(o.AuditLogs))
-	for i, p := range o.AuditLogs {
-		if logs[i], err = readAuditLog(p, o.In); err != nil {
-			return fmt.Errorf("reading --audit-log: %w", err)
-		}
+	// Refused before anything is fetched; read after the last sample.
+	if cfg.AuditLogs, err = auditSources(o.AuditLogs, o.In); err != nil {
+		return err
 	}
 	dir := &bundle.Dir{Root: o.Dir, Create: createBundleFile}
 	// The claim is the first write: a directory another collect writes,
@@ -141,6 +136,12 @@ func (o *CollectOptions) Run() error {
 	cfg.Raw = target
 	out, runErr := engine.Run(ctx, cfg)
 	res := out.Run
+	// An audit log that could not be read leaves the bundle whole, and
+	// fails the run at its end.
+	var auditErr *engine.AuditError
+	if errors.As(runErr, &auditErr) {
+		runErr = nil
+	}
 	writeErr := target.failed()
 	if writeErr == nil && runErr != nil && (res == nil || ctx.Err() == nil) {
 		return runErr
@@ -154,9 +155,7 @@ func (o *CollectOptions) Run() error {
 	if o.ConfigFlags.Context != nil {
 		m.Context = *o.ConfigFlags.Context
 	}
-	if writeErr == nil {
-		m.AuditLogs, writeErr = storeAuditLogs(dir, o.AuditLogs, logs)
-	}
+	m.AuditLogs = out.AuditLogs
 	if err := dir.Finish(res.Manifest(m)); err != nil {
 		return fmt.Errorf("writing the bundle: %w", errors.Join(writeErr, err))
 	}
@@ -165,6 +164,9 @@ func (o *CollectOptions) Run() error {
 	}
 	errs := out.Errors
 	printErrors(o.ErrOut, errs, refused(res))
+	if len(o.AuditLogs) > 0 && len(out.AuditLogs) == 0 && runErr != nil && auditErr == nil {
+		fmt.Fprintf(o.ErrOut, "warning: --audit-log not kept: the run ended before its last sample, and the logs are read after it\n")
+	}
 	for _, w := range out.Withheld {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Escape(withheldWords(w, o.MaxPause)))
 	}
@@ -181,6 +183,9 @@ func (o *CollectOptions) Run() error {
 	printSummary(o.Out, o.Dir, res)
 	if runErr != nil {
 		return runErr
+	}
+	if auditErr != nil {
+		return fmt.Errorf("--audit-log not kept: %w", auditErr)
 	}
 	if err := errIncomplete(errs); err != nil {
 		return err
@@ -240,6 +245,17 @@ func (c *readCheck) Read(p []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
+}
+
+// StoreAudit implements engine.AuditTarget, with the same first-failure
+// rule as Store.
+func (f *failFast) StoreAudit(name string, body io.Reader) (string, error) {
+	if err := f.failed(); err != nil {
+		return "", err
+	}
+	rb := &readCheck{r: body}
+	file, err := f.t.StoreAudit(name, rb)
+	return file, f.fail(err, rb)
 }
 
 // StoreTrace implements live.TraceTarget: the instance's trace.out, with

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -95,7 +94,7 @@ func (o *DiagnoseOptions) addFlags(cmd *cobra.Command) {
 	o.Fleet.addFlags(cmd)
 	addReportOutputFlag(cmd, &o.Output, &o.NoHeaders)
 	addFailOnFlag(cmd, &o.FailOn)
-	addAuditLogFlag(cmd, &o.AuditLogs)
+	addAuditLogFlag(cmd, &o.AuditLogs, true)
 }
 
 func (o *DiagnoseOptions) runE(cmd *cobra.Command, args []string) error {
@@ -124,10 +123,11 @@ func (o *DiagnoseOptions) Validate() error {
 	if err := o.LiveOptions.validate(); err != nil {
 		return err
 	}
-	if len(o.AuditLogs) > 0 && o.Fleet.enabled() {
-		return fmt.Errorf("--audit-log applies to one cluster: an audit log is one cluster's, not to be joined across --contexts")
+	logs := o.AuditLogs
+	if o.Fleet.enabled() {
+		logs = contextLogFiles(logs)
 	}
-	if err := validateAuditLogs(o.AuditLogs, nil); err != nil {
+	if err := validateAuditLogs(logs, nil); err != nil {
 		return err
 	}
 	return o.Trace.validate()
@@ -138,16 +138,15 @@ func (o *DiagnoseOptions) Run() error {
 	if o.Fleet.enabled() {
 		return o.runFleet()
 	}
-	events, auditWarnings, err := readAuditLogs(o.AuditLogs, o.In)
+	logs, err := auditSources(o.AuditLogs, o.In)
 	if err != nil {
 		return err
 	}
 	cfg, err := o.engineConfig(o.progress(o.ErrOut))
-	cfg.Diagnosis.Audit = events
-	cfg.Notes = append(cfg.Notes, auditWarnings...)
 	if err != nil {
 		return err
 	}
+	cfg.AuditLogs = logs
 	ctx, cancel := signalContext()
 	defer cancel()
 	res, err := engine.Run(ctx, cfg)

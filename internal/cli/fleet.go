@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/engine"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -105,6 +106,10 @@ func (o *DiagnoseOptions) runFleet() error {
 	if err != nil {
 		return err
 	}
+	logs, err := contextAuditLogs(o.AuditLogs, contexts, o.In)
+	if err != nil {
+		return err
+	}
 	raw, _ := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
 	ctx, cancel := signalContext()
 	defer cancel()
@@ -133,7 +138,7 @@ func (o *DiagnoseOptions) runFleet() error {
 			errOut := &prefixWriter{mu: &errMu, w: o.ErrOut, prefix: "[" + name + "] "}
 			cctx, ccancel := context.WithTimeout(ctx, o.Fleet.ClusterTimeout)
 			defer ccancel()
-			r, err := o.diagnoseContext(cctx, name, errOut)
+			r, err := o.diagnoseContext(cctx, name, logs[name], errOut)
 			clusters[i].Report = r
 			if err != nil {
 				if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
@@ -187,13 +192,14 @@ func fleetUndecided(clusters []api.ClusterReport) error {
 
 // diagnoseContext reads one context as diagnose reads the current one:
 // the same engine call, so the report is the same.
-func (o *DiagnoseOptions) diagnoseContext(ctx context.Context, name string, errOut io.Writer) (*api.Report, error) {
+func (o *DiagnoseOptions) diagnoseContext(ctx context.Context, name string, logs []bundle.AuditSource, errOut io.Writer) (*api.Report, error) {
 	lo := o.LiveOptions
 	lo.ConfigFlags = contextFlags(o.ConfigFlags, name)
 	cfg, err := lo.engineConfig(o.progress(errOut))
 	if err != nil {
 		return nil, err
 	}
+	cfg.AuditLogs = logs
 	res, err := engine.Run(ctx, cfg)
 	if res.Report == nil {
 		return nil, err

@@ -2,6 +2,7 @@ package diagnosis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -118,7 +119,7 @@ func stuckAdvice(r *api.Report, _ Words) []string {
 		case c != nil && c.User != "":
 			who = fmt.Sprintf("%q (%s match)", c.User, c.Match)
 		case len(r.Findings[idx[0]].Candidates) > 0:
-			who = fmt.Sprintf("one of %s (ambiguous match: the evidence cannot tell which of them is stuck, and the others may be healthy; check each)", quoteJoin(r.Findings[idx[0]].CandidateUsers()))
+			who = fmt.Sprintf("one of %s (ambiguous match: the evidence cannot tell which of them is stuck, and the others may be healthy; check each)", candidatesNamed(r.Findings[idx[0]]))
 		}
 		what := "its watch"
 		if c := r.Findings[idx[0]].Client; c != nil && c.Path != "" {
@@ -185,10 +186,36 @@ func streamingAdvice(r *api.Report, _ Words) []string {
 	return out
 }
 
-func quoteJoin(us []string) string {
-	q := make([]string, len(us))
-	for i, u := range us {
+// candidatesNamed lists the users of f's candidates, each once, with the
+// pods (else the source addresses) their audit joins found: "check each"
+// then names pods.
+func candidatesNamed(f api.Finding) string {
+	seen := map[string]int{}
+	var users []string
+	var where [][]string
+	for _, c := range f.Candidates {
+		i, ok := seen[c.User]
+		if !ok {
+			i = len(users)
+			seen[c.User] = i
+			users = append(users, c.User)
+			where = append(where, nil)
+		}
+		for _, p := range c.Pods {
+			where[i] = appendOnce(where[i], "pod "+p.Namespace+"/"+p.Name)
+		}
+		if len(c.Pods) == 0 {
+			for _, ip := range c.SourceIPs {
+				where[i] = appendOnce(where[i], "from "+ip)
+			}
+		}
+	}
+	q := make([]string, len(users))
+	for i, u := range users {
 		q[i] = fmt.Sprintf("%q", u)
+		if len(where[i]) > 0 {
+			q[i] += " (" + strings.Join(where[i], ", ") + ")"
+		}
 	}
 	return strings.Join(q, " | ")
 }
@@ -221,10 +248,21 @@ func closedAdvice(r *api.Report, _ Words) []string {
 		case f.Client != nil && f.Client.User != "" && f.Client.Match != api.MatchAmbiguous:
 			out = append(out, fmt.Sprintf("%s: the server closed watches of %s %s, and %q (%s match) came back each time; it reads slower than %s changes. Fix or scale %q so it keeps up (a slow event handler, too few workers), or narrow its watch with a label or field selector; restarting the API server does not help.", f.APIServer, res, loop, f.Client.User, f.Client.Match, res, f.Client.User))
 		case len(f.Candidates) > 0:
-			out = append(out, fmt.Sprintf("%s: the server closed watches of %s %s; one of %s (ambiguous: each came back with a new watch) reads slower than %s changes. Check each, then fix or scale it, or narrow its watch with a selector; restarting the API server does not help.", f.APIServer, res, loop, quoteJoin(f.CandidateUsers()), res))
+			out = append(out, fmt.Sprintf("%s: the server closed watches of %s %s; one of %s (ambiguous: each came back with a new watch) reads slower than %s changes. Check each, then fix or scale it, or narrow its watch with a selector; restarting the API server does not help.", f.APIServer, res, loop, candidatesNamed(f), res))
 		default:
 			out = append(out, fmt.Sprintf("%s: the server closed watches of %s %s, and the evidence could not tie them to a client. Find the client in the API server's log (\"Forcing %s watcher close due to unresponsiveness\") or its audit log (watch requests of %s ending long before their timeoutSeconds), then fix or scale it, or narrow its watch with a selector; restarting the API server does not help.", f.APIServer, res, loop, res, res))
 		}
 	}
 	return out
 }
+
+func appendOnce(ss []string, s string) []string {
+	if slices.Contains(ss, s) {
+		return ss
+	}
+	return append(ss, s)
+}
+
+// Readvise writes r's advice again: after the pods of the findings'
+// source addresses were looked up, "check each" names them.
+func Readvise(r *api.Report, words Words) { r.Advice = advice(r, words) }

@@ -49,7 +49,8 @@ func Diagnose(servers []watches.Server, opts Options) *api.Report {
 		diagnoseServer(r, s, opts)
 	}
 	sortFindings(r.Findings)
-	r.Warnings = append(r.Warnings, joinAudit(r.Findings, opts.Audit)...)
+	joined, _ := joinAudit(r.Findings, opts.Audit)
+	r.Warnings = append(r.Warnings, joined...)
 	r.Groups = groupFindings(r.Findings)
 	r.Summary = summarize(r)
 	r.Advice = advice(r, opts.Words)

@@ -72,12 +72,8 @@ func heldAdvice(r *api.Report) []string {
 		case f.Client.Match != api.MatchAmbiguous:
 			add(fmt.Sprintf("%q", f.Client.User))
 		default:
-			var us []string
-			for _, u := range f.CandidateUsers() {
-				us = append(us, fmt.Sprintf("%q", u))
-			}
-			if len(us) > 0 {
-				add("one of " + strings.Join(us, " | ") + " (ambiguous: check each)")
+			if len(f.Candidates) > 0 {
+				add("one of " + candidatesNamed(f) + " (ambiguous: check each)")
 			}
 		}
 	}

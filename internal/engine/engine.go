@@ -42,6 +42,12 @@ type Config struct {
 	Notes []string
 	// Words phrase what the report says in the caller's terms.
 	Words Words
+	// AuditLogs are the API server audit logs given to the run
+	// (api.FileAuditLog), read once, after the last sample: their watch
+	// requests are joined to the findings' clients and candidates, and
+	// with Raw kept in the target (an AuditTarget). A Loaded bundle's
+	// logs are read with them.
+	AuditLogs []bundle.AuditSource
 }
 
 // Words phrase, in the caller's terms (the CLI: its flags), what the
@@ -96,6 +102,9 @@ type Result struct {
 	Errors []string
 	// Withheld are the debug=2 dumps not taken for their estimated pause.
 	Withheld []*live.PauseBudgetError
+	// AuditLogs are the manifest's record of the audit logs kept with
+	// Raw.
+	AuditLogs []api.AuditLogCopy
 }
 
 // ForceAdvised reports whether a dump was withheld for its estimated pause
@@ -121,6 +130,10 @@ var ErrNoInstance = errors.New("no API server instance could be read")
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Loaded != nil {
 		res := &Result{Loaded: cfg.Loaded, Notes: Summarize(cfg.Notes)}
+		cfg.AuditLogs = append(append([]bundle.AuditSource(nil), cfg.AuditLogs...), cfg.Loaded.AuditLogs...)
+		if err := res.readAudit(ctx, &cfg); err != nil {
+			return res, err
+		}
 		res.diagnose(cfg, cfg.Loaded.Instances, nil)
 		for _, c := range cfg.Loaded.Coverage {
 			res.cover(c)
@@ -133,6 +146,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if run != nil {
 			res.record(cfg)
 		}
+		if err == nil {
+			// After the last sample: the requests of the run are in
+			// the logs. An interrupted run keeps none.
+			res.AuditLogs, err = storeAudit(ctx, cfg.AuditLogs, cfg.Raw)
+		}
 		return res, err
 	}
 	captures := live.NewCaptures()
@@ -142,6 +160,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res := &Result{Run: run, Loaded: captures.Loaded(run)}
 	res.record(cfg)
+	if err := res.readAudit(ctx, &cfg); err != nil {
+		return res, err
+	}
 	res.diagnose(cfg, run.Manifest(api.Manifest{}).Instances, run.Instances)
 	res.attachPods(ctx, cfg)
 	res.cover(run.Coverage)

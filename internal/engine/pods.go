@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -24,6 +25,9 @@ func (r *Result) attachPods(ctx context.Context, cfg Config) {
 		if f.Client != nil {
 			ips = append(ips, f.Client.SourceIPs...)
 		}
+		for _, c := range f.Candidates {
+			ips = append(ips, c.SourceIPs...)
+		}
 	}
 	if len(ips) == 0 {
 		return
@@ -33,22 +37,37 @@ func (r *Result) attachPods(ctx context.Context, cfg Config) {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	l := lookupPods(ctx, cfg.Live.REST, ips)
+	l := podsFound(lookupPods(ctx, cfg.Live.REST, ips))
 	for i := range r.Report.Findings {
 		f := &r.Report.Findings[i]
-		if f.Client == nil {
-			continue
+		if f.Client != nil {
+			f.Client.Pods = l.attach(f, "", f.Client.SourceIPs)
 		}
-		for _, ip := range f.Client.SourceIPs {
-			pods, looked := l.Pods[ip]
-			if !looked {
-				continue
-			}
-			f.Client.Pods = append(f.Client.Pods, pods...)
-			f.Evidence = append(f.Evidence, podEvidence(ip, pods, l.More[ip]))
+		for j := range f.Candidates {
+			c := &f.Candidates[j]
+			c.Pods = l.attach(f, "candidate "+c.User+": ", c.SourceIPs)
 		}
 	}
 	r.Report.Warnings = append(r.Report.Warnings, l.Notes...)
+	diagnosis.Readvise(r.Report, cfg.Diagnosis.Words)
+}
+
+// podsFound is a pods lookup that attaches its pods to a finding.
+type podsFound live.PodLookup
+
+// attach returns the pods holding ips, saying so in f's evidence (each
+// line prefixed, for a candidate).
+func (l podsFound) attach(f *api.Finding, prefix string, ips []string) []api.Pod {
+	var out []api.Pod
+	for _, ip := range ips {
+		pods, looked := l.Pods[ip]
+		if !looked {
+			continue
+		}
+		out = append(out, pods...)
+		f.Evidence = append(f.Evidence, prefix+podEvidence(ip, pods, l.More[ip]))
+	}
+	return out
 }
 
 // podEvidence says which pods hold ip, and who else it could be.

@@ -55,11 +55,12 @@ func TestAttachPods(t *testing.T) {
 			{Client: &api.Client{User: "v", SourceIPs: []string{"10.0.0.8", "10.0.0.9"}}},
 			{Client: &api.Client{User: "w"}},
 			{},
+			{Client: &api.Client{Match: api.MatchAmbiguous}, Candidates: []api.Request{{User: "c1", SourceIPs: []string{"10.0.0.7"}}, {User: "c2"}}},
 		}}
 	}
 	r := &Result{Report: report()}
 	r.attachPods(context.Background(), Config{Live: live.Config{REST: &rest.Config{}, RequestTimeout: time.Second}})
-	if diff := cmp.Diff([]string{"10.0.0.7", "10.0.0.8", "10.0.0.9"}, asked); diff != "" {
+	if diff := cmp.Diff([]string{"10.0.0.7", "10.0.0.8", "10.0.0.9", "10.0.0.7"}, asked); diff != "" {
 		t.Errorf("addresses looked up (-want +got):\n%s", diff)
 	}
 	f := r.Report.Findings
@@ -76,6 +77,13 @@ func TestAttachPods(t *testing.T) {
 	}
 	if len(f[2].Evidence)+len(f[3].Evidence) != 0 {
 		t.Errorf("findings without addresses got evidence: %q %q", f[2].Evidence, f[3].Evidence)
+	}
+	// Each candidate gets its own pods.
+	if diff := cmp.Diff([]api.Pod{a}, f[4].Candidates[0].Pods); diff != "" || len(f[4].Candidates[1].Pods) != 0 {
+		t.Errorf("candidates' pods (-want +got):\n%s%v", diff, f[4].Candidates[1].Pods)
+	}
+	if diff := cmp.Diff([]string{"candidate c1: pod team-a/informer-1 (ReplicaSet/informer) holds source address 10.0.0.7"}, f[4].Evidence); diff != "" {
+		t.Errorf("candidates' evidence (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"pods of source addresses: a note"}, r.Report.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)

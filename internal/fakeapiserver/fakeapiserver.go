@@ -91,6 +91,9 @@ type Server struct {
 	Pods []corev1.Pod
 	// ForbidPods makes PodsPath answer 403.
 	ForbidPods bool
+	// IgnorePodSelector makes PodsPath list every pod, as a server that
+	// does not apply the status.podIP field selector would.
+	IgnorePodSelector bool
 
 	mu          sync.Mutex
 	forbidDumps testing.TB

@@ -29,7 +29,7 @@ func (s *Server) servePods(w http.ResponseWriter, r *http.Request) {
 	}
 	list := corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}}
 	for _, p := range s.Pods {
-		if p.Status.PodIP == ip {
+		if p.Status.PodIP == ip || s.IgnorePodSelector {
 			list.Items = append(list.Items, p)
 		}
 	}

@@ -48,8 +48,10 @@ type PodLookup struct {
 // LookupPods lists, for each source address, the pods whose status.podIP
 // is that address: a read-only list per address, cluster-wide, with the
 // field selector status.podIP, no retry, its body bounded as every
-// answer. Addresses that are not IPs are skipped; a refusal ends the
-// lookup with a note.
+// answer. A listed pod whose status does not hold the address is dropped
+// and counted in a note: the server's filter is checked, not believed.
+// Addresses that are not IPs are skipped; a refusal ends the lookup with
+// a note.
 func LookupPods(ctx context.Context, cfg *rest.Config, ips []string) PodLookup {
 	out := PodLookup{Pods: map[string][]api.Pod{}, More: map[string]bool{}}
 	var valid []string
@@ -75,6 +77,7 @@ func LookupPods(ctx context.Context, cfg *rest.Config, ips []string) PodLookup {
 		out.Notes = append(out.Notes, "pods of source addresses: "+err.Error())
 		return out
 	}
+	dropped := 0
 	for _, ip := range valid {
 		list := &corev1.PodList{}
 		err := c.Get().Resource("pods").
@@ -86,17 +89,47 @@ func LookupPods(ctx context.Context, cfg *rest.Config, ips []string) PodLookup {
 			return out
 		}
 		out.Pods[ip] = []api.Pod{}
+		held := 0
 		for i := range list.Items {
-			if len(out.Pods[ip]) == MaxPodsPerIP {
-				break
+			if !holds(&list.Items[i], ip) {
+				dropped++
+				continue
 			}
-			out.Pods[ip] = append(out.Pods[ip], podOf(&list.Items[i], ip))
+			if held++; held <= MaxPodsPerIP {
+				out.Pods[ip] = append(out.Pods[ip], podOf(&list.Items[i], ip))
+			}
 		}
-		if list.Continue != "" || len(list.Items) > MaxPodsPerIP {
+		if list.Continue != "" || held > MaxPodsPerIP {
 			out.More[ip] = true
 		}
 	}
+	if dropped > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("pods of source addresses: the server listed %d pod(s) whose status.podIP and status.podIPs are not the address asked for (it did not apply the field selector): dropped, not named", dropped))
+	}
 	return out
+}
+
+// holds reports whether p's status gives it the address ip: its podIP or
+// one of its podIPs, parsed (net/netip), not believed from the field
+// selector the server was asked to apply.
+func holds(p *corev1.Pod, ip string) bool {
+	want, err := netip.ParseAddr(ip)
+	if err != nil {
+		return false
+	}
+	same := func(s string) bool {
+		a, err := netip.ParseAddr(s)
+		return err == nil && a.Unmap() == want.Unmap()
+	}
+	if same(p.Status.PodIP) {
+		return true
+	}
+	for _, a := range p.Status.PodIPs {
+		if same(a.IP) {
+			return true
+		}
+	}
+	return false
 }
 
 // coreClient is a REST client of the core v1 group alone (the typed

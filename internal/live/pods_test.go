@@ -67,3 +67,30 @@ func TestLookupPodsBound(t *testing.T) {
 		t.Errorf("%d looked up, notes %v: want %d and %q", len(l.Pods), l.Notes, MaxPodLookups, want)
 	}
 }
+
+// A server that does not apply the status.podIP field selector lists
+// every pod: the pods whose status does not hold the address asked for
+// are dropped and counted in a note, never named (one holding it by
+// status.podIPs alone is kept).
+func TestLookupPodsChecksTheAddress(t *testing.T) {
+	t.Parallel()
+	s := fakeapiserver.Start(t, golden.Fixture("t1"))
+	s.IgnorePodSelector = true
+	dual := fakeapiserver.Pod("b", "dual", "10.0.0.9", "", false)
+	dual.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.9"}, {IP: "fd00::2"}}
+	s.Pods = []corev1.Pod{fakeapiserver.Pod("a", "p1", "10.0.0.1", "", false), fakeapiserver.Pod("a", "p2", "10.0.0.2", "", false), dual}
+	l := LookupPods(context.Background(), fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), []string{"10.0.0.1", "fd00::2"})
+	got := map[string][]string{}
+	for ip, pods := range l.Pods {
+		for _, p := range pods {
+			got[ip] = append(got[ip], p.Namespace+"/"+p.Name)
+		}
+	}
+	if diff := cmp.Diff(map[string][]string{"10.0.0.1": {"a/p1"}, "fd00::2": {"b/dual"}}, got); diff != "" {
+		t.Errorf("pods per address (-want +got):\n%s", diff)
+	}
+	want := "pods of source addresses: the server listed 4 pod(s) whose status.podIP and status.podIPs are not the address asked for (it did not apply the field selector): dropped, not named"
+	if diff := cmp.Diff([]string{want}, l.Notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+}

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -35,11 +36,15 @@ func TestRead(t *testing.T) {
 			{Source: "audit.log", Line: 1, AuditID: "a1", User: "slow-informer", Verb: "watch", RequestURI: uri, Path: "/api/v1/namespaces/rand2/pods", SourceIPs: []string{"127.0.0.2"}, UserAgent: "slow/v0.37.2", RequestReceived: time.Date(2026, 11, 29, 10, 22, 3, 338000000, time.UTC)},
 			{Source: "audit.log", Line: 7, AuditID: "c3", User: "healthy", Verb: "watch", RequestURI: uri, Path: "/api/v1/namespaces/rand2/pods", SourceIPs: []string{"127.0.0.3"}, UserAgent: "healthy/v0.37.2", RequestReceived: time.Date(2026, 11, 29, 10, 22, 3, 338000000, time.UTC)},
 		},
-		Skipped: []Skipped{
-			{Line: 5, Reason: "not JSON: invalid character 'o' in literal null (expecting 'u')"},
-			{Line: 6, Reason: `kind "Policy", apiVersion "audit.k8s.io/v1": not an audit.k8s.io/v1 Event`},
+		Summary: Summary{
+			Name: "audit.log", Format: formatUpstream,
+			SkippedCount: 2,
+			Skipped: []Skipped{
+				{Line: 5, Reason: "not a JSON object"},
+				{Line: 6, Reason: `kind "Policy", apiVersion "audit.k8s.io/v1": not an audit.k8s.io/v1 Event`},
+			},
+			Lines: 7, Records: 6, Others: 1, Watches: 2,
 		},
-		Lines: 7, Others: 1,
 	}
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
@@ -47,7 +52,7 @@ func TestRead(t *testing.T) {
 	zw.Close()
 	for name, in := range map[string][]byte{"plain": []byte(log), "gzipped": gz.Bytes()} {
 		t.Run(name, func(t *testing.T) {
-			got, err := Read(bytes.NewReader(in), "audit.log", DefaultLimits)
+			got, err := Read(context.Background(), bytes.NewReader(in), "audit.log", DefaultLimits)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +82,7 @@ func TestReadLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Read(strings.NewReader(tc.in), "audit.log", tc.limits)
+			got, err := Read(context.Background(), strings.NewReader(tc.in), "audit.log", tc.limits)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)
@@ -93,7 +98,7 @@ func TestReadLimits(t *testing.T) {
 		})
 	}
 	var tl *bounded.TooLargeError
-	_, err := Read(strings.NewReader(strings.Repeat(one, 10)), "audit.log", Limits{Bytes: 100, Line: 4096, Watches: 10})
+	_, err := Read(context.Background(), strings.NewReader(strings.Repeat(one, 10)), "audit.log", Limits{Bytes: 100, Line: 4096, Watches: 10})
 	if !errors.As(err, &tl) {
 		t.Errorf("err %v, want a *bounded.TooLargeError", err)
 	}

@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -10,7 +11,7 @@ import (
 func ExampleRead() {
 	log := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"7e1","stage":"ResponseStarted","requestURI":"/api/v1/namespaces/rand2/pods?sendInitialEvents=true\u0026watch=true","verb":"watch","user":{"username":"slow-informer"},"sourceIPs":["10.244.1.7"],"userAgent":"informer/v1.0","requestReceivedTimestamp":"2026-11-29T10:22:03.338000Z","stageTimestamp":"2026-11-29T10:22:03.339000Z"}
 `
-	l, err := audit.Read(strings.NewReader(log), "audit.log", audit.DefaultLimits)
+	l, err := audit.Read(context.Background(), strings.NewReader(log), "audit.log", audit.DefaultLimits)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestWriteReadsBack(t *testing.T) {
 not json
 {"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"a3","stage":"ResponseStarted","requestURI":"/api/v1/namespaces/x/configmaps?watch=1","verb":"watch","user":{"username":"dash"},"requestReceivedTimestamp":"2026-11-29T10:22:05.5Z"}
 `
-	orig, err := Read(strings.NewReader(in), "in", DefaultLimits)
+	orig, err := Read(context.Background(), strings.NewReader(in), "in", DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,11 +25,11 @@ not json
 	if err := Write(&buf, orig.Events); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Read(&buf, "out", DefaultLimits)
+	back, err := Read(context.Background(), &buf, "out", DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Lines != 2 || len(back.Skipped) != 0 || back.Others != 0 {
+	if back.Lines != 2 || back.SkippedCount != 0 || back.Others != 0 {
 		t.Errorf("read back %d lines, %d skipped, %d others: want the 2 watch requests alone", back.Lines, len(back.Skipped), back.Others)
 	}
 	for i := range back.Events {

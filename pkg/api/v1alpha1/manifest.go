@@ -29,7 +29,8 @@ type Manifest struct {
 type AuditLogCopy struct {
 	// Source is the log as given to collect.
 	Source string `json:"source"`
-	// File is the copy, relative to the bundle's root.
+	// File is the copy, relative to the bundle's root; empty for a log
+	// without a watch request (nothing to keep).
 	File string `json:"file"`
 	// Watches counts the watch requests kept; Lines the lines read.
 	Watches int `json:"watches"`
@@ -115,4 +116,7 @@ const (
 	// FileTrace is a Go execution trace, /debug/pprof/trace?seconds=N
 	// (trace.out in a bundle, beside its samples).
 	FileTrace FileKind = "trace"
+	// FileAuditLog is an API server audit log's watch requests, as collect
+	// keeps them (audit-logs/ in a bundle, beside the instances).
+	FileAuditLog FileKind = "audit-log"
 )

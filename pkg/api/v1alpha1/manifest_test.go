@@ -23,7 +23,7 @@ func TestManifestJSON(t *testing.T) {
 func TestFileKindsAreDistinct(t *testing.T) {
 	seen := map[FileKind]bool{}
 	for _, k := range []FileKind{FileGoroutineDebug2, FileGoroutineDebug1, FileGoroutineProfile, FileAPFRequests, FileAPFLevels,
-		FileMetrics, FileVersion, FileCapturedAt, FileManifest, FileTrace} {
+		FileMetrics, FileVersion, FileCapturedAt, FileManifest, FileTrace, FileAuditLog} {
 		if k == "" || seen[k] {
 			t.Errorf("file kind %q empty or repeated", k)
 		}

@@ -330,6 +330,12 @@ type Request struct {
 	StartTime     time.Time `json:"startTime"`
 	// AgeSeconds is capture time minus StartTime; absent without a capture time.
 	AgeSeconds *int `json:"ageSeconds,omitempty"`
+	// SourceIPs, UserAgent and Pods are a candidate's own audit join, as
+	// Client's: from the one audit log event that fits this request, and
+	// the pods holding its addresses in a live run.
+	SourceIPs []string `json:"sourceIPs,omitempty"`
+	UserAgent string   `json:"userAgent,omitempty"`
+	Pods      []Pod    `json:"pods,omitempty"`
 }
 
 // UnmatchedWatcher is an initial-phase watcher no request was attributed to.
