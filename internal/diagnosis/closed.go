@@ -10,6 +10,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/audit"
 )
 
 // Watches the server closes (WatchClosedByServer). The cacher's
@@ -38,7 +39,7 @@ const minClosuresForLoop = 2
 // as that goes: one client, named (likely: the counter is the resource's,
 // not the client's); several, "one of these"; none, the resource alone,
 // saying the evidence could not tie a client. Never silent.
-func closedWatches(s watches.Server) added {
+func closedWatches(s watches.Server, events []audit.Event) added {
 	a, b := counterSamples(s.Samples)
 	if a == nil {
 		return added{}
@@ -56,6 +57,9 @@ func closedWatches(s watches.Server) added {
 		c := closure{server: s.Name, key: key, closed: int(closed), window: window, a: a, b: b}
 		c.reasons = reasonGrowth(a.Metrics.TerminatedReasons[key], b.Metrics.TerminatedReasons[key])
 		c.clients = returningClients(s.Samples, a.CapturedAt, key)
+		if !a.CapturedAt.IsZero() && !b.CapturedAt.IsZero() {
+			c.early = earlyEndsOf(events, key, a.CapturedAt, b.CapturedAt)
+		}
 		out.findings = append(out.findings, c.finding())
 	}
 	return out
@@ -204,6 +208,9 @@ type closure struct {
 	window  time.Duration
 	a, b    *watches.Sample
 	clients []returning
+	// early are the audit log's watches of the resource that ended long
+	// before their timeoutSeconds in the window (closedaudit.go).
+	early []earlyEnds
 }
 
 // finding is the WatchClosedByServer finding of c: critical from
@@ -220,8 +227,20 @@ func (c closure) finding() *api.Finding {
 	}
 	f.Evidence = append(f.Evidence, c.counterEvidence(res))
 	f.Evidence = append(f.Evidence, c.replayEvidence(f.Closures, res)...)
+	for _, ee := range c.early {
+		f.Evidence = append(f.Evidence, ee.evidence())
+	}
 	switch len(c.clients) {
 	case 0:
+		if len(c.early) == 1 {
+			// The audit log ties them: one user and path whose watches
+			// ended early in the window.
+			ee := c.early[0]
+			f.Client = &api.Client{User: ee.user, Verb: "watch", Path: ee.path, Resource: res, Match: api.MatchLikely}
+			f.Closures.Returns = len(ee.events) - 1
+			f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up, and the audit log shows %s's watches of it ending long before their timeoutSeconds %d time(s) in that window", c.closed, resourceName(c.key), c.windowText(), ee.user, len(ee.events))
+			break
+		}
 		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up; the evidence could not tie them to a client: no watch of %s came back with a new start time in the APF dumps (a client between watches, or no APF dump with request details)", c.closed, resourceName(c.key), c.windowText(), resourceName(c.key))
 	case 1:
 		r := c.clients[0]
@@ -360,7 +379,7 @@ func byteSize(v float64) string {
 // what closedWatches finds of the two. None when they are of different
 // processes or either lacks /metrics.
 func ClosedBetween(server string, prev, cur watches.Sample) []api.Finding {
-	out := closedWatches(watches.Server{Name: server, Samples: []watches.Sample{prev, cur}})
+	out := closedWatches(watches.Server{Name: server, Samples: []watches.Sample{prev, cur}}, nil)
 	fs := make([]api.Finding, len(out.findings))
 	for i, f := range out.findings {
 		fs[i] = *f

@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
+	"github.com/watch-doctor/watch-doctor/pkg/audit"
 )
 
 // closedSample is a sample without a goroutine dump whose /metrics has
@@ -158,6 +160,56 @@ func TestClosedWatchesReasonsAndAdvice(t *testing.T) {
 	for _, w := range []string{`"slow" (likely match) came back each time`, "narrow its watch with a label or field selector", "restarting the API server does not help", "3 times: a loop"} {
 		if !strings.Contains(advice, w) {
 			t.Errorf("advice %q lacks %q", advice, w)
+		}
+	}
+}
+
+// The audit log ties closures the APF dumps could not: one user and path
+// whose watches of the resource ended long before their timeoutSeconds
+// in the window; its evidence says how long each lasted and how soon the
+// next began. A watch that ran its course, or of another resource, is
+// not counted.
+func TestClosedWatchesFromTheAuditLog(t *testing.T) {
+	a, b := t0.Add(time.Minute), t0.Add(3*time.Minute)
+	ev := func(user, path string, received time.Time, lasted time.Duration, line int) audit.Event {
+		return audit.Event{Source: "audit.log", Line: line, User: user, Verb: "watch", Path: path,
+			RequestReceived: received, Completed: received.Add(lasted), TimeoutSeconds: 600}
+	}
+	cm := "/api/v1/namespaces/ns/configmaps"
+	events := []audit.Event{
+		ev("slow", cm, a.Add(10*time.Second), 12*time.Second, 3),
+		ev("slow", cm, a.Add(31*time.Second), 11*time.Second, 9),
+		ev("fast", cm, t0.Add(-9*time.Minute), 10*time.Minute, 12),
+		ev("other", "/api/v1/namespaces/ns/pods", a.Add(20*time.Second), time.Second, 14),
+	}
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{closedSample(a, 0, 0), closedSample(b, 2, 0)}}}, Options{Audit: events})
+	got := closedVerdicts(r)
+	window := b.Sub(a).Seconds()
+	want := []closedVerdict{{Severity: api.SeverityCritical, User: "slow", Match: api.MatchLikely,
+		Closures: api.Closures{Resource: "configmaps", WindowSeconds: window, Closed: 2, Returns: 1}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("verdicts (-want +got):\n%s", diff)
+	}
+	f := r.Findings[0]
+	wantEv := "audit log (audit.log:3): 2 watch request(s) of /api/v1/namespaces/ns/configmaps by slow ended long before their timeoutSeconds (600s), after 12s, 11s; the next began 9s after each ended"
+	if !slices.Contains(f.Evidence, wantEv) {
+		t.Errorf("evidence %q lacks %q", f.Evidence, wantEv)
+	}
+}
+
+func TestAuditResourceKey(t *testing.T) {
+	for path, want := range map[string]string{
+		"/api/v1/namespaces/ns/configmaps":        "/configmaps",
+		"/api/v1/configmaps":                      "/configmaps",
+		"/api/v1/watch/namespaces/ns/configmaps":  "/configmaps",
+		"/apis/apps/v1/namespaces/ns/deployments": "apps/deployments",
+		"/apis/apps/v1/deployments":               "apps/deployments",
+		"/healthz":                                "",
+		"/api/v1/namespaces/ns":                   "/namespaces",
+		"":                                        "",
+	} {
+		if got := auditResourceKey(path); got != want {
+			t.Errorf("auditResourceKey(%q) = %q, want %q", path, got, want)
 		}
 	}
 }

@@ -83,7 +83,7 @@ func summarize(r *api.Report) api.Summary {
 
 func diagnoseServer(r *api.Report, s watches.Server, opts Options) {
 	info, out := serverSteps(s, opts)
-	out.add(closedWatches(s))
+	out.add(closedWatches(s, opts.Audit))
 	out.add(releaseStep(info))
 	out.merge(r, info)
 }
