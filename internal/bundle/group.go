@@ -231,6 +231,7 @@ func (c *Capture) sample() watches.Sample {
 		}
 		for _, r := range m.Resources {
 			put(&mc.WatchEvents, r.Key(), r.WatchEvents)
+			put(&mc.WatchEventBytes, r.Key(), r.WatchEventBytes)
 			put(&mc.InitEvents, r.Key(), r.InitEvents)
 			put(&mc.TerminatedWatchers, r.Key(), r.TerminatedWatchers)
 			if !math.IsNaN(r.Watchers) && r.Watchers > 0 {
@@ -240,6 +241,7 @@ func (c *Capture) sample() watches.Sample {
 		if c.MetricsSample != nil {
 			mc.WatchRequests = metrics.WatchRequests(c.MetricsSample)
 			mc.EventSizes = metrics.EventSizeBuckets(c.MetricsSample)
+			mc.TerminatedReasons = metrics.TerminatedByReason(c.MetricsSample)
 		}
 		s.Metrics = mc
 	}

@@ -47,6 +47,7 @@ var typeAdvice = map[api.FindingType]func(r *api.Report, words Words) []string{
 	api.BlockedStreaming:       streamingAdvice,
 	api.HeldAfterWatcherClosed: func(r *api.Report, _ Words) []string { return heldAdvice(r) },
 	api.WaitingForWatchCache:   func(r *api.Report, _ Words) []string { return cacheWaitAdvice(r) },
+	api.WatchClosedByServer:    closedAdvice,
 }
 
 // advice turns the findings into what to do: each finding type's advice in
@@ -217,6 +218,42 @@ func candidatesNamed(f api.Finding) string {
 		}
 	}
 	return strings.Join(q, " | ")
+}
+
+// closedAdvice says what to do about WatchClosedByServer findings: per
+// API server and client (or resource, when no client is tied), fix or
+// scale the client, or narrow its watch; never restart the API server.
+func closedAdvice(r *api.Report, _ Words) []string {
+	var out []string
+	for _, f := range r.Findings {
+		if f.Type != api.WatchClosedByServer {
+			continue
+		}
+		var cl api.Closures
+		if f.Closures != nil {
+			cl = *f.Closures
+		}
+		res := cl.Resource
+		if cl.Group != "" {
+			res += "." + cl.Group
+		}
+		if res == "" {
+			res = "a resource"
+		}
+		loop := "once"
+		if cl.Closed >= 2 {
+			loop = fmt.Sprintf("%d times: a loop, each return replaying every object of its watch again", cl.Closed)
+		}
+		switch {
+		case f.Client != nil && f.Client.User != "" && f.Client.Match != api.MatchAmbiguous:
+			out = append(out, fmt.Sprintf("%s: the server closed watches of %s %s, and %q (%s match) came back each time; it reads slower than %s changes. Fix or scale %q so it keeps up (a slow event handler, too few workers), or narrow its watch with a label or field selector; restarting the API server does not help.", f.APIServer, res, loop, f.Client.User, f.Client.Match, res, f.Client.User))
+		case len(f.Candidates) > 0:
+			out = append(out, fmt.Sprintf("%s: the server closed watches of %s %s; one of %s (ambiguous: each came back with a new watch) reads slower than %s changes. Check each, then fix or scale it, or narrow its watch with a selector; restarting the API server does not help.", f.APIServer, res, loop, candidatesNamed(f), res))
+		default:
+			out = append(out, fmt.Sprintf("%s: the server closed watches of %s %s, and the evidence could not tie them to a client. Find the client in the API server's log (\"Forcing %s watcher close due to unresponsiveness\") or its audit log (watch requests of %s ending long before their timeoutSeconds), then fix or scale it, or narrow its watch with a selector; restarting the API server does not help.", f.APIServer, res, loop, res, res))
+		}
+	}
+	return out
 }
 
 func appendOnce(ss []string, s string) []string {

@@ -97,8 +97,8 @@ func TestDiagnoseAPFEvidence(t *testing.T) {
 	sa.Metrics.InitEvents, sb.Metrics.InitEvents = map[string]float64{"/pods": 5}, map[string]float64{"/pods": 2005}
 	sa.Metrics.TerminatedWatchers, sb.Metrics.TerminatedWatchers = map[string]float64{"/pods": 0}, map[string]float64{"/pods": 1}
 	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{sa, sb}}}, Options{})
-	if len(r.Findings) != 1 {
-		t.Fatalf("findings %+v, want one", r.Findings)
+	if len(r.Findings) != 2 || r.Findings[1].Type != api.WatchClosedByServer {
+		t.Fatalf("findings %+v, want one, and the closure of pods (closed_test.go)", r.Findings)
 	}
 	f := r.Findings[0]
 	want := []string{

@@ -101,6 +101,7 @@ func summarize(r *api.Report) api.Summary {
 
 func diagnoseServer(ctx context.Context, r *api.Report, s watches.Server, opts Options) {
 	info, out := serverSteps(ctx, s, opts)
+	out.add(closedWatches(s, opts.Audit))
 	out.add(releaseStep(info))
 	out.merge(r, info)
 }

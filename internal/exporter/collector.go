@@ -73,12 +73,18 @@ var (
 	descReadInstances = prometheus.NewDesc("watchdoctor_read_instances",
 		"API server instances the last look read, each a process of its own, by route: own_address, or load_balancer (through the kubeconfig host, one connection per instance).",
 		[]string{"apiserver", "route"}, nil)
+	descClosures = prometheus.NewDesc("watchdoctor_watch_closures_total",
+		"Watchers the API server closed for not keeping up (growth of apiserver_terminated_watchers_total between looks of one process), per resource.",
+		[]string{"apiserver", "resource"}, nil)
+	descClientClosures = prometheus.NewDesc("watchdoctor_watch_closures_by_client_total",
+		"The closures of watchdoctor_watch_closures_total by the client tied to them: its user, \"ambiguous\" when several came back, \"unknown\" when none could be tied.",
+		[]string{"apiserver", "resource", "user"}, nil)
 	descInterval = prometheus.NewDesc("watchdoctor_look_interval_seconds",
 		"The configured time between looks.",
 		nil, nil)
 )
 
-var allDescs = []*prometheus.Desc{descInitializing, descOldest, descSeats, descLimit, descStates, descUserWatches, descUserSeats, descUserOldest, descLookErrors, descLastLook, descLastDuration, descLastSuccess, descLastPause, descLastPauseMax, descPauseTotal, descLooks, descLastComplete, descInterval, descTraceWindow, descTraceBytes, descTracePause, descLiveInstances, descReadInstances}
+var allDescs = []*prometheus.Desc{descInitializing, descOldest, descSeats, descLimit, descStates, descUserWatches, descUserSeats, descUserOldest, descLookErrors, descLastLook, descLastDuration, descLastSuccess, descLastPause, descLastPauseMax, descPauseTotal, descLooks, descLastComplete, descInterval, descTraceWindow, descTraceBytes, descTracePause, descLiveInstances, descReadInstances, descClosures, descClientClosures}
 
 // collector is the Exporter seen as a prometheus.Collector: it writes the
 // last published snapshot as constant metrics.
@@ -126,6 +132,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descLastComplete, last)
 	c.coverage.collect(c.discoveryName, gauge)
+	c.closures.collect(counter)
 	gauge(descInterval, c.cfg.Interval.Seconds())
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/watch-doctor/watch-doctor/internal/watches"
 )
 
 // Exporter runs the looks and holds what the last one found. Safe for
@@ -36,6 +38,10 @@ type Exporter struct {
 	traces    map[string]traceStat
 	// unpinnedSaid: the instance was logged as not traced (unpinned).
 	unpinnedSaid map[string]bool
+	// prevSample is each instance's sample of the last look, and
+	// closures what the server closed between looks (closures.go).
+	prevSample map[string]watches.Sample
+	closures   closureCounts
 }
 
 // Look results of watchdoctor_looks_total.
@@ -57,6 +63,7 @@ func New(cfg Config) (*Exporter, error) {
 		looks:     map[string]float64{ResultOK: 0, ResultFailed: 0},
 		decisions: map[string]decision{}, lastTrace: map[string]time.Time{}, traces: map[string]traceStat{},
 		unpinnedSaid: map[string]bool{},
+		prevSample:   map[string]watches.Sample{}, closures: newClosureCounts(),
 	}
 	if cfg.Live.REST != nil {
 		e.discoveryName = Label(hostOf(cfg.Live.REST.Host))

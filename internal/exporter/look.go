@@ -112,6 +112,7 @@ func (e *Exporter) look(ctx context.Context) lookResult {
 			snap.states = decided(report, s.Name, sample, snap.read)
 			snap.undecided = undecidedKeys(sample)
 			e.carry(&snap, sample)
+			e.closuresSince(name, sample)
 		}
 		for _, c := range loaded.Captures {
 			if c.Instance != ir.Instance.Name {

@@ -124,7 +124,7 @@ func TestSchemaEnums(t *testing.T) {
 		t.Errorf("enums (-want +got):\n%s", diff)
 	}
 	phases := enums[reflect.TypeOf(api.Phase(""))]
-	for _, p := range []api.Phase{api.PhaseInitial, api.PhaseStreaming, api.PhaseClosed, api.PhaseWaitingForCache} {
+	for _, p := range []api.Phase{api.PhaseInitial, api.PhaseStreaming, api.PhaseClosed, api.PhaseWaitingForCache, api.PhaseRelist} {
 		if !slices.Contains(phases, any(string(p))) {
 			t.Errorf("Phase enum %v lacks %q", phases, p)
 		}

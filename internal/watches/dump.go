@@ -243,10 +243,18 @@ type MetricsContext struct {
 	// nil when absent. Its growth between two samples says whether any
 	// handler of a resource wrote an event (the trace route's elimination).
 	WatchEvents map[string]float64
+	// WatchEventBytes is the sum of apiserver_watch_events_sizes per
+	// "group/resource": the bytes of the events counted in WatchEvents;
+	// nil when absent.
+	WatchEventBytes map[string]float64
 	// InitEvents and TerminatedWatchers are apiserver_init_events_total
 	// and apiserver_terminated_watchers_total per "group/resource" (summed
 	// over any other label); nil when absent.
 	InitEvents, TerminatedWatchers map[string]float64
+	// TerminatedReasons is apiserver_terminated_watchers_total per
+	// "group/resource" and reason label ("" on servers without one:
+	// metrics.TerminatedByReason); nil when absent.
+	TerminatedReasons map[string]map[string]float64
 }
 
 // LevelSeats is one priority level's seat use from metrics.

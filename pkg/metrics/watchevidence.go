@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"sort"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 )
@@ -108,4 +109,56 @@ func cumulative(b *dto.Bucket) float64 {
 		return b.GetCumulativeCountFloat()
 	}
 	return float64(b.GetCumulativeCount())
+}
+
+// TerminatedByReason returns apiserver_terminated_watchers_total per
+// "group/resource" and reason: the watchers the cacher closed because an
+// event could not be queued into their input buffer before the
+// dispatcher's timer fired (k8s.io/apiserver v0.37.2
+// pkg/storage/cacher/cache_watcher.go:190, in add's closeFunc at
+// :180-231; the timer is the dispatch budget, cacher.go:1033-1060). It
+// reads every shape the counter has had: a "group.resource" resource
+// label before 1.34, group and resource labels since (v0.37.2
+// pkg/storage/cacher/metrics/metrics.go:138-146, unchanged in
+// v0.38.0-beta.0 at :160-168), and a reason label where a server adds
+// one; without one the reason is "". Series that are not finite
+// non-negative counts are left out (the catalog's extraction says so).
+// nil when the sample has no such series.
+func TerminatedByReason(s *Sample) map[string]map[string]float64 {
+	fam := s.Family("apiserver_terminated_watchers_total")
+	if fam == nil {
+		return nil
+	}
+	var out map[string]map[string]float64
+	for _, m := range fam.GetMetric() {
+		res, group := labelValue(m, "resource"), labelValue(m, "group")
+		if res == "" {
+			continue
+		}
+		if !hasLabel(m, "group") {
+			res, group, _ = strings.Cut(res, ".")
+		}
+		v, ok := seriesValue(m, "counter")
+		if !ok || v.unusable() != "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[string]float64{}
+		}
+		k := group + "/" + res
+		if out[k] == nil {
+			out[k] = map[string]float64{}
+		}
+		out[k][labelValue(m, "reason")] += v.v
+	}
+	return out
+}
+
+func hasLabel(m *dto.Metric, name string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return true
+		}
+	}
+	return false
 }

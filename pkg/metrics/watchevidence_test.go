@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -42,5 +43,58 @@ func TestWatchEvidenceAbsent(t *testing.T) {
 	s := NewSample("empty", nil)
 	if WatchRequests(s) != nil || EventSizeBuckets(s) != nil {
 		t.Error("a sample without the families gave figures")
+	}
+}
+
+// TestTerminatedByReason reads every shape apiserver_terminated_watchers_total
+// has had: a "group.resource" label before 1.34, group and resource since,
+// and a reason label where a server adds one; series that are not counts
+// are left out.
+func TestTerminatedByReason(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       map[string]map[string]float64
+	}{
+		{
+			name: "1.37: group and resource",
+			text: "# TYPE apiserver_terminated_watchers_total counter\n" +
+				`apiserver_terminated_watchers_total{group="",resource="configmaps"} 3` + "\n" +
+				`apiserver_terminated_watchers_total{group="apps",resource="deployments"} 1` + "\n",
+			want: map[string]map[string]float64{"/configmaps": {"": 3}, "apps/deployments": {"": 1}},
+		},
+		{
+			name: "before 1.34: group.resource",
+			text: "# TYPE apiserver_terminated_watchers_total counter\n" +
+				`apiserver_terminated_watchers_total{resource="configmaps"} 2` + "\n" +
+				`apiserver_terminated_watchers_total{resource="deployments.apps"} 4` + "\n",
+			want: map[string]map[string]float64{"/configmaps": {"": 2}, "apps/deployments": {"": 4}},
+		},
+		{
+			name: "with a reason label",
+			text: "# TYPE apiserver_terminated_watchers_total counter\n" +
+				`apiserver_terminated_watchers_total{group="",resource="configmaps",reason="buffer_full"} 5` + "\n" +
+				`apiserver_terminated_watchers_total{group="",resource="configmaps",reason="stalled"} 2` + "\n",
+			want: map[string]map[string]float64{"/configmaps": {"buffer_full": 5, "stalled": 2}},
+		},
+		{
+			name: "negative and NaN left out",
+			text: "# TYPE apiserver_terminated_watchers_total counter\n" +
+				`apiserver_terminated_watchers_total{group="",resource="configmaps"} -1` + "\n" +
+				`apiserver_terminated_watchers_total{group="",resource="pods"} NaN` + "\n" +
+				`apiserver_terminated_watchers_total{group="",resource="secrets"} 1` + "\n",
+			want: map[string]map[string]float64{"/secrets": {"": 1}},
+		},
+		{name: "absent", text: "# TYPE go_goroutines gauge\ngo_goroutines 3\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse(strings.NewReader(tc.text), "metrics.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, TerminatedByReason(s)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -388,6 +388,12 @@ var terminatedRE = regexp.MustCompile(`^apiserver_terminated_watchers_total\{(.*
 // while the server has not terminated any: the series is created on the
 // first).
 func terminatedWatchers(ctx context.Context, rc rest.Interface) (float64, error) {
+	return terminatedWatchersOf(ctx, rc, "pods")
+}
+
+// terminatedWatchersOf reads apiserver_terminated_watchers_total of a
+// core resource (0 while the server has terminated none of its watchers).
+func terminatedWatchersOf(ctx context.Context, rc rest.Interface, resource string) (float64, error) {
 	b, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("GET /metrics: %w", err)
@@ -396,7 +402,7 @@ func terminatedWatchers(ctx context.Context, rc rest.Interface) (float64, error)
 	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
 	for sc.Scan() {
 		m := terminatedRE.FindStringSubmatch(sc.Text())
-		if m == nil || !strings.Contains(m[1], `resource="pods"`) {
+		if m == nil || !strings.Contains(m[1], fmt.Sprintf("resource=%q", resource)) {
 			continue
 		}
 		return strconv.ParseFloat(m[2], 64)

@@ -45,6 +45,16 @@ const (
 	// It holds its APF seats like a replay does, but no replay has begun:
 	// neither a stuck replay nor a healthy watch.
 	WaitingForWatchCache FindingType = "WaitingForWatchCache"
+	// WatchClosedByServer: watches of a resource that the cacher closed
+	// because their input buffer stayed full (the dispatcher's timeout:
+	// k8s.io/apiserver v0.37.2 pkg/storage/cacher/cacher.go:1033-1060,
+	// cache_watcher.go:180-231, counted at :190 in
+	// apiserver_terminated_watchers_total and logged "Forcing ... watcher
+	// close due to unresponsiveness" at :214), and the client that came
+	// back for another watch, replaying the initial events again, as far
+	// as the evidence ties one (Closures says what each return cost). A
+	// client slower than its resource loops: closed, back, closed again.
+	WatchClosedByServer FindingType = "WatchClosedByServer"
 )
 
 // FindingTypeRow is what the contract, the summary and the documentation
@@ -137,6 +147,16 @@ var findingTypes = []FindingTypeRow{
 		Count:        func(s *Summary) *int { return &s.WaitingForWatchCache },
 		One:          "watch waiting for a watch cache that is not ready",
 		Many:         "watches waiting for a watch cache that is not ready",
+	},
+	{
+		Type:         WatchClosedByServer,
+		Severities:   []Severity{SeverityCritical, SeverityWarning},
+		SeverityRule: "warning; critical from two closures between the samples (a loop)",
+		Rule:         "Phase `relist`: `apiserver_terminated_watchers_total` of a resource grew between two samples of one process (the cacher closed watchers whose input buffer stayed full), tied to the client whose watch of it came back with a new start time (APF `dump_requests`) as far as the evidence goes; with no client tied, the resource alone.",
+		Do:           "Fix or scale CLIENT, or narrow its watch with a selector; restarting the API server does not help.",
+		Count:        func(s *Summary) *int { return &s.ClosedWatches },
+		One:          "client whose watch the server closed",
+		Many:         "clients whose watches the server closed",
 	},
 }
 

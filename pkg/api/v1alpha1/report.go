@@ -244,6 +244,9 @@ type Finding struct {
 	// (see AuditEvent): one names its source address and user agent in
 	// Client; several keep the ambiguity and Client names neither.
 	Audit []AuditEvent `json:"audit,omitempty"`
+	// Closures are what a WatchClosedByServer finding counts; absent for
+	// the other types.
+	Closures *Closures `json:"closures,omitempty"`
 }
 
 // CandidateUsers lists the users of the finding's candidates, each once, in
@@ -376,6 +379,10 @@ type Summary struct {
 	// WaitingForWatchCache counts watch requests waiting for a watch
 	// cache that is not ready (see the finding type).
 	WaitingForWatchCache int `json:"waitingForWatchCache,omitempty"`
+	// ClosedWatches counts WatchClosedByServer findings: clients (or
+	// resources, when no client was tied) whose watches the server
+	// closed.
+	ClosedWatches int `json:"closedWatches,omitempty"`
 	// Goroutines is the total over the API servers' last dumps.
 	Goroutines int `json:"goroutines"`
 	// StuckGoroutines are kept alive by stuck watches.

@@ -35,6 +35,11 @@ const PhaseClosed Phase = "closed"
 // request waits in (*Cacher).Watch, before its watcher exists.
 const PhaseWaitingForCache Phase = "waiting-for-cache"
 
+// PhaseRelist is the phase of a WatchClosedByServer finding: the server
+// closed the client's watch, and the client watches again from the
+// start, its initial events replayed each time.
+const PhaseRelist Phase = "relist"
+
 // Watcher is one cacheWatcher goroutine, linked to the goroutines that
 // serve the same watch request.
 type Watcher struct {
