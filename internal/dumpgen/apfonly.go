@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// APFOnlyStart is the first request's start in the captures
+// apfOnlyStart is the first request's start in the captures
 // WriteAPFOnlyCaptures writes; the first capture is taken 10 minutes
 // after it, the second 90 s after the first.
-var APFOnlyStart = time.Date(2026, 11, 29, 10, 20, 0, 0, time.UTC)
+var apfOnlyStart = time.Date(2026, 11, 29, 10, 20, 0, 0, time.UTC)
 
 // WriteAPFOnlyCaptures writes two captures of one API server process
 // into dir/t1 and dir/t2, as a server without profiling
@@ -29,12 +29,12 @@ func WriteAPFOnlyCaptures(dir string, n int) ([]string, error) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
-		at := APFOnlyStart.Add(10*time.Minute + time.Duration(i)*90*time.Second)
+		at := apfOnlyStart.Add(10*time.Minute + time.Duration(i)*90*time.Second)
 		if err := os.WriteFile(filepath.Join(d, "captured-at.txt"), []byte(at.Format(time.RFC3339)+"\n"), 0o644); err != nil {
 			return nil, err
 		}
 		metrics := fmt.Sprintf("process_start_time_seconds %d\ngo_goroutines %d\napiserver_watch_events_total{group=\"\",resource=\"pods\",version=\"v1\"} 4698\n",
-			APFOnlyStart.Add(-time.Hour).Unix(), 4*n+2000)
+			apfOnlyStart.Add(-time.Hour).Unix(), 4*n+2000)
 		if err := os.WriteFile(filepath.Join(d, "metrics.txt"), []byte(metrics), 0o644); err != nil {
 			return nil, err
 		}
@@ -42,7 +42,7 @@ func WriteAPFOnlyCaptures(dir string, n int) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := WriteAPFRequests(f, n, APFOnlyStart); err != nil {
+		if err := WriteAPFRequests(f, n, apfOnlyStart); err != nil {
 			f.Close()
 			return nil, err
 		}

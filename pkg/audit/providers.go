@@ -16,8 +16,10 @@ const (
 	formatAKSRows    = "AKS Log Analytics rows (AKSAudit, AKSAuditAdmin; az monitor log-analytics query)"
 )
 
-// Formats are the forms Scan reads.
-var Formats = []string{formatUpstream, formatGKEArray, formatGKELines, formatCloudWatch, formatTail, formatAKSRecords, formatAKSRows}
+// Formats are the forms Scan reads, a new slice each call.
+func Formats() []string {
+	return []string{formatUpstream, formatGKEArray, formatGKELines, formatCloudWatch, formatTail, formatAKSRecords, formatAKSRows}
+}
 
 // lacks says, per form, what it does not carry that a join uses.
 var lacks = map[string][]string{

@@ -60,7 +60,7 @@ func Scan(ctx context.Context, r io.Reader, name string, limits Limits, each fun
 		err = s.flush()
 	}
 	if err == nil && s.sum.Format == "" {
-		err = &UnknownFormatError{Name: name, Formats: Formats, First: s.first}
+		err = &UnknownFormatError{Name: name, Formats: Formats(), First: s.first}
 	}
 	if err != nil {
 		return &s.sum, err

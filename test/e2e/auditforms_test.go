@@ -197,7 +197,7 @@ func TestAuditForms(t *testing.T) {
 			}
 		})
 	}
-	if len(formats) != len(audit.Formats) {
-		t.Errorf("the forms written read as %d formats, want all %d read: %v", len(formats), len(audit.Formats), formats)
+	if len(formats) != len(audit.Formats()) {
+		t.Errorf("the forms written read as %d formats, want all %d read: %v", len(formats), len(audit.Formats()), formats)
 	}
 }
