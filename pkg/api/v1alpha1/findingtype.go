@@ -152,7 +152,7 @@ var findingTypes = []FindingTypeRow{
 		Type:         WatchClosedByServer,
 		Severities:   []Severity{SeverityCritical, SeverityWarning},
 		SeverityRule: "warning; critical from two closures between the samples (a loop)",
-		Rule:         "Phase `relist`: `apiserver_terminated_watchers_total` of a resource grew between two samples of one process (the cacher closed watchers whose input buffer stayed full), tied to the client whose watch of it came back with a new start time (APF `dump_requests`) as far as the evidence goes; with no client tied, the resource alone.",
+		Rule:         "Phase `relist`: the resource's `apiserver_terminated_watchers_total` grew between two samples of one process, tied to the client whose watch came back (a new APF start time, or early ends in the audit log) as far as the evidence goes.",
 		Do:           "Fix or scale CLIENT, or narrow its watch with a selector; restarting the API server does not help.",
 		Count:        func(s *Summary) *int { return &s.ClosedWatches },
 		One:          "client whose watch the server closed",
