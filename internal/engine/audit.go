@@ -224,15 +224,22 @@ func storeOne(ctx context.Context, src bundle.AuditSource, at AuditTarget) (api.
 	}
 	pw.CloseWithError(err)
 	st := <-done
+	return storedCopy(src.Name, sum, err, st.file, st.err)
+}
+
+// storedCopy is the manifest's record of a log whose watch requests were
+// stored as file: the read's error first, unless it is only the store's
+// failure seen from the reading side.
+func storedCopy(name string, sum *audit.Summary, readErr error, file string, storeErr error) (api.AuditLogCopy, error) {
 	switch {
-	case err != nil && !errors.Is(err, errCopyFailed):
-		return api.AuditLogCopy{}, err
-	case st.err != nil:
-		return api.AuditLogCopy{}, st.err
-	case err != nil:
-		return api.AuditLogCopy{}, err
+	case readErr != nil && !errors.Is(readErr, errCopyFailed):
+		return api.AuditLogCopy{}, readErr
+	case storeErr != nil:
+		return api.AuditLogCopy{}, storeErr
+	case readErr != nil:
+		return api.AuditLogCopy{}, readErr
 	}
-	return api.AuditLogCopy{Source: src.Name, File: st.file, Watches: sum.Watches, Lines: sum.Lines}, nil
+	return api.AuditLogCopy{Source: name, File: file, Watches: sum.Watches, Lines: sum.Lines}, nil
 }
 
 // readAudit reads the run's audit logs into the diagnosis' options,

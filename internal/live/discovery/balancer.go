@@ -121,18 +121,35 @@ type BalancerRun struct {
 // kubeconfig host, one connection each, until want.Count are found or the
 // bound is hit. It returns their clients and results, the notes saying
 // so, and what the search did.
+// adopt keeps connection c, the n-th, to the new process fp as the
+// instance inst holding lease, its first read of n bytes counted.
+func adopt(cfg model.Config, c *model.Client, inst model.Instance, fp model.Fingerprint, lease string, bytes int64, n int) model.InstanceResult {
+	c.Conn.Process = fp
+	c.Conn.Verified()
+	inst.Lease = lease
+	cfg.Progressf("%s: connection %d reached a new API server process (%s)", inst.Name, n, fp)
+	return model.InstanceResult{Instance: inst, Meter: model.CostMeter{ExtraBytes: bytes}}
+}
+
+// unpinnedNotes say why the instances are read through the kubeconfig
+// host, when they were discovered but none could be reached directly.
+func unpinnedNotes(results []model.InstanceResult, host string) []string {
+	var notes []string
+	if len(results) > 0 && results[0].Instance.Pinned {
+		notes = append(notes, fmt.Sprintf("none of the %d API server instances is reachable directly (%v); reading through the kubeconfig host %s, one connection per instance, told apart by process_start_time_seconds", len(results), results[0].Errors[0], host))
+		for i := range results {
+			notes = append(notes, fmt.Sprintf("instance %s not read directly", results[i].Instance.Name))
+		}
+	}
+	return notes
+}
+
 func ThroughBalancer(ctx context.Context, cfg model.Config, results []model.InstanceResult, want liveInstances) ([]*model.Client, []model.InstanceResult, []string, BalancerRun, error) {
 	fb := fallbackInstance(cfg.REST)
 	if want.Count < 2 {
 		return oneConnection(cfg, results)
 	}
-	var notes []string
-	if len(results) > 0 && results[0].Instance.Pinned {
-		notes = append(notes, fmt.Sprintf("none of the %d API server instances is reachable directly (%v); reading through the kubeconfig host %s, one connection per instance, told apart by process_start_time_seconds", len(results), results[0].Errors[0], fb.Name))
-		for i := range results {
-			notes = append(notes, fmt.Sprintf("instance %s not read directly", results[i].Instance.Name))
-		}
-	}
+	notes := unpinnedNotes(results, fb.Name)
 	run := BalancerRun{Bound: cfg.Balancer.ConnectionsFor(want.Count)}
 	start := cfg.Clock.Now()
 	var clients []*model.Client
@@ -169,12 +186,8 @@ func ThroughBalancer(ctx context.Context, cfg model.Config, results []model.Inst
 			continue
 		}
 		seen[fp] = len(out)
-		c.Conn.Process = fp
-		c.Conn.Verified()
-		inst.Lease = want.leaseOf(fp)
-		cfg.Progressf("%s: connection %d reached a new API server process (%s)", fb.Name, run.Connections, fp)
 		clients = append(clients, c)
-		out = append(out, model.InstanceResult{Instance: inst, Meter: model.CostMeter{ExtraBytes: n}})
+		out = append(out, adopt(cfg, c, inst, fp, want.leaseOf(fp), n, run.Connections))
 	}
 	nameProcesses(fb.Name, clients, out)
 	return clients, out, notes, run, nil

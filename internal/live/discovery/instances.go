@@ -66,8 +66,20 @@ func Discover(ctx context.Context, cfg *rest.Config, explicit []string) (*Discov
 		d.Instances = []model.Instance{fallbackInstance(cfg)}
 		return d, nil
 	}
+	d.addEndpoints(list.Items)
+	if len(d.Instances) == 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("the default/kubernetes EndpointSlices list no ready API server; reading through the kubeconfig host %s instead", HostOf(cfg.Host)))
+		d.Instances = []model.Instance{fallbackInstance(cfg)}
+	}
+	sort.Slice(d.Instances, func(i, j int) bool { return d.Instances[i].Name < d.Instances[j].Name })
+	return d, nil
+}
+
+// addEndpoints adds the ready addresses of the EndpointSlices, each once,
+// at the slices' https port (or their only one), noting the not-ready.
+func (d *Discovery) addEndpoints(items []discoveryv1.EndpointSlice) {
 	seen := map[string]bool{}
-	for _, es := range list.Items {
+	for _, es := range items {
 		port := int32(0)
 		for _, p := range es.Ports {
 			if p.Port == nil {
@@ -94,12 +106,6 @@ func Discover(ctx context.Context, cfg *rest.Config, explicit []string) (*Discov
 			}
 		}
 	}
-	if len(d.Instances) == 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("the default/kubernetes EndpointSlices list no ready API server; reading through the kubeconfig host %s instead", HostOf(cfg.Host)))
-		d.Instances = []model.Instance{fallbackInstance(cfg)}
-	}
-	sort.Slice(d.Instances, func(i, j int) bool { return d.Instances[i].Name < d.Instances[j].Name })
-	return d, nil
 }
 
 func fallbackInstance(cfg *rest.Config) model.Instance {

@@ -69,16 +69,23 @@ func finishCost(ctx context.Context, cfg model.Config, c *model.Client, ir *mode
 		}
 		cost.PausesMeasured, cost.Note = true, WholeProcessNote
 	}
-	cost.BytesRead = m.ExtraBytes + ir.TraceBytes()
-	for _, s := range ir.Samples {
-		for _, f := range s.Fetches {
-			cost.BytesRead += f.Bytes
-		}
-	}
+	cost.BytesRead = bytesRead(ir)
 	ir.Cost = cost
 	if cfg.Progress != nil {
 		cfg.Progressf("%s: cost of this run: %s, %d bytes read", c.Inst.Name, pausesText(cost), cost.BytesRead)
 	}
+}
+
+// bytesRead is every byte read from the instance: its samples' fetches,
+// its trace and what the meter counted beside them.
+func bytesRead(ir *model.InstanceResult) int64 {
+	n := ir.Meter.ExtraBytes + ir.TraceBytes()
+	for _, s := range ir.Samples {
+		for _, f := range s.Fetches {
+			n += f.Bytes
+		}
+	}
+	return n
 }
 
 // readPauses GETs /metrics (bounded) and reads its pause histogram, the

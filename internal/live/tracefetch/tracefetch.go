@@ -61,8 +61,19 @@ func TraceInstance(ctx context.Context, cfg model.Config, c *model.Client, ir *m
 	// wasted the budget.
 	tr.Requested = window
 	cfg.Progressf("%s: execution trace: %s at an estimated %s/s (the probe: %s/s, %s; budget %s%s)", c.Inst.Name, window, model.Mib1(int64(tr.Estimate)), model.Mib1(int64(tr.Rate)), cost, model.Mib1(budget), forecastText(fit, window))
+	ms := TraceStream{Cfg: cfg, C: c, Window: window, MaxBytes: remaining, stop: traceStop(tr, budget, remaining)}
+	if tt, ok := raw.(model.TraceTarget); ok {
+		ms.store = tt
+	}
+	tr.Summary, tr.Fetch, tr.Err = ms.Run(ctx)
+	finishTrace(ctx, cfg, c, ir, before)
+}
+
+// traceStop stops the main trace once every suspect progressed, or when
+// the budget would not hold another generation, saying which in tr.
+func traceStop(tr *model.TraceResult, budget, remaining int64) func(watches.TraceProgress) bool {
 	progressed, bs := stopWhenAllProgressed(tr.Suspects), &budgetStop{max: remaining}
-	stop := func(p watches.TraceProgress) bool {
+	return func(p watches.TraceProgress) bool {
 		switch {
 		case progressed(p):
 			tr.StopWhy = "every initial-phase watcher had progressed"
@@ -74,11 +85,12 @@ func TraceInstance(ctx context.Context, cfg model.Config, c *model.Client, ir *m
 		}
 		return false
 	}
-	ms := TraceStream{Cfg: cfg, C: c, Window: window, MaxBytes: remaining, stop: stop}
-	if tt, ok := raw.(model.TraceTarget); ok {
-		ms.store = tt
-	}
-	tr.Summary, tr.Fetch, tr.Err = ms.Run(ctx)
+}
+
+// finishTrace records how the main trace ended, and sets it aside when
+// the process started before it is not the one after it.
+func finishTrace(ctx context.Context, cfg model.Config, c *model.Client, ir *model.InstanceResult, before float64) {
+	tr := ir.Trace
 	tr.Interrupted = ctx.Err() != nil
 	if tr.Summary != nil && tr.Summary.StoppedEarly && tr.StopWhy != "" && !tr.Interrupted {
 		tr.Summary.Why = tr.StopWhy
