@@ -238,16 +238,16 @@ func (c closure) finding() *api.Finding {
 			ee := c.early[0]
 			f.Client = &api.Client{User: ee.user, Verb: "watch", Path: ee.path, Resource: res, Match: api.MatchLikely}
 			f.Closures.Returns = len(ee.events) - 1
-			f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up, and the audit log shows %s's watches of it ending long before their timeoutSeconds %d time(s) in that window", c.closed, resourceName(c.key), c.windowText(), ee.user, len(ee.events))
+			f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up, and the audit log shows %s's watches of it ending long before their timeoutSeconds %d time(s) in that window", c.closed, keyName(c.key), c.windowText(), ee.user, len(ee.events))
 			break
 		}
-		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up; the evidence could not tie them to a client: no watch of %s came back with a new start time in the APF dumps (a client between watches, or no APF dump with request details)", c.closed, resourceName(c.key), c.windowText(), resourceName(c.key))
+		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up; the evidence could not tie them to a client: no watch of %s came back with a new start time in the APF dumps (a client between watches, or no APF dump with request details)", c.closed, keyName(c.key), c.windowText(), keyName(c.key))
 	case 1:
 		r := c.clients[0]
 		f.Client = clientFrom(r.newest, api.MatchLikely)
 		f.Client.Seats = r.newest.InitialSeats
 		c.tie(f, r)
-		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up, and %s watched it again from the start %d time(s) in that window (%s): %s", c.closed, resourceName(c.key), c.windowText(), userOf(r.newest), len(r.starts), returnCost(r, f.Closures), caughtUpText(f.Closures.CaughtUp))
+		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up, and %s watched it again from the start %d time(s) in that window (%s): %s", c.closed, keyName(c.key), c.windowText(), userOf(r.newest), len(r.starts), returnCost(r, f.Closures), caughtUpText(f.Closures.CaughtUp))
 		f.Evidence = append(f.Evidence, returnEvidence(r)...)
 	default:
 		pool := make([]apf.Request, len(c.clients))
@@ -261,7 +261,7 @@ func (c closure) finding() *api.Finding {
 		for _, r := range c.clients {
 			f.Closures.Returns += len(r.starts)
 		}
-		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up; one of these %d clients, whose watches of it came back with new start times, is the one (or several are): the counter is the resource's, not a client's", c.closed, resourceName(c.key), c.windowText(), len(c.clients))
+		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up; one of these %d clients, whose watches of it came back with new start times, is the one (or several are): the counter is the resource's, not a client's", c.closed, keyName(c.key), c.windowText(), len(c.clients))
 	}
 	return f
 }
@@ -351,16 +351,6 @@ func caughtUpText(caught *bool) string {
 		return "it never caught up: at the last sample it was replaying the initial events again"
 	}
 	return "whether it caught up is not known: at the last sample it was not replaying"
-}
-
-// resourceName is "configmaps" or "deployments.apps" for a
-// "group/resource" key.
-func resourceName(key string) string {
-	group, res, _ := strings.Cut(key, "/")
-	if group == "" {
-		return res
-	}
-	return res + "." + group
 }
 
 // byteSize is v bytes in MiB or KiB, one decimal.
