@@ -28,8 +28,10 @@ func tookDump(s *fakeapiserver.Server) bool {
 // TestFailFast: a refused or hanging instance ends the run after its first
 // sample, without the interval (issue 10 item 6).
 func TestFailFast(t *testing.T) {
-	// Not parallel: it waits for a request timeout of a fraction of a
-	// second, which the other reads must not reach on a loaded machine.
+	// Not parallel: it waits for a request timeout, which the other reads
+	// (discovery, answered at once) must not reach. At 300 ms they did, on
+	// a machine at load 15 under -race (the first TLS handshake alone):
+	// 2 s leaves them room, and costs the two hanging cases 2 s each.
 	hanging := fakeapiserver.Start(t, golden.Fixture("t2"))
 	hanging.BlockAll = true
 	tests := []struct {
@@ -39,18 +41,18 @@ func TestFailFast(t *testing.T) {
 		wantErr string
 	}{
 		{"refused", func(t *testing.T) *rest.Config { return fakeapiserver.RESTConfig(t, hanging, fakeapiserver.TokenAdmin) }, []string{"127.0.0.1:1"}, "127.0.0.1:1: not reachable directly"},
-		{"hanging, pinned", func(t *testing.T) *rest.Config { return fakeapiserver.RESTConfig(t, hanging, fakeapiserver.TokenAdmin) }, []string{hanging.Address()}, "not reachable directly: no answer within 300ms"},
+		{"hanging, pinned", func(t *testing.T) *rest.Config { return fakeapiserver.RESTConfig(t, hanging, fakeapiserver.TokenAdmin) }, []string{hanging.Address()}, "not reachable directly: no answer within 2s"},
 		// Through the kubeconfig host (no probe): /metrics times out, and
 		// nothing else of the instance is asked.
 		{"hanging, through the kubeconfig host", func(t *testing.T) *rest.Config {
 			cfg := fakeapiserver.RESTConfig(t, hanging, fakeapiserver.TokenAdmin)
 			return cfg
-		}, nil, "GET /metrics: timed out after 300ms"},
+		}, nil, "GET /metrics: timed out after 2s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
-			cfg := model.Config{REST: tc.rest(t), APIServers: tc.servers, Samples: 2, Interval: time.Hour, RequestTimeout: 300 * time.Millisecond, Clock: clk}
+			cfg := model.Config{REST: tc.rest(t), APIServers: tc.servers, Samples: 2, Interval: time.Hour, RequestTimeout: 2 * time.Second, Clock: clk}
 			res, err := Run(context.Background(), cfg, NewCaptures())
 			if err != nil {
 				t.Fatal(err)
