@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,12 +29,7 @@ const auditJoinRows = 2000
 // time and the peak heap; the gate (issue 34: under 10 s and 256 MiB) is
 // checked as a process by `wdbench auditjoin` (README.md, "Audit logs").
 func BenchmarkAnalyzeAuditJoined(b *testing.B) {
-	n := auditEvents
-	if s := os.Getenv("WATCH_DOCTOR_BENCH_AUDIT_EVENTS"); s != "" {
-		if _, err := fmt.Sscan(s, &n); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := auditEventsOf(b)
 	dir := filepath.Join(dumpDir, fmt.Sprintf("auditjoin-%d-%d", auditJoinRows, n))
 	dirs, log, err := dumpgen.WriteAPFOnlyAudit(dir, auditJoinRows, n)
 	if err != nil {

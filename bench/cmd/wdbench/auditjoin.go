@@ -48,29 +48,14 @@ func auditJoinBench(args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "audit log joined: analyze --audit-log -o json, %d audit watch events (%.0f MB) of the users and paths of %d stuck APF rows, best of %d\n",
 		*events, float64(st.Size())/1e6, *rows, *runs)
-	var best measurement
-	var walls []time.Duration
-	for i := range *runs {
-		m, err := measure(5*time.Minute, *wd, append(append([]string{"analyze"}, dirs...), "--audit-log", log, "-o", "json")...)
-		if err != nil {
-			return err
-		}
-		if m.timedOut {
-			return fmt.Errorf("analyze did not finish within 5m (CPU %.1f s, peak RSS %.0f MiB so far)", m.user.Seconds(), float64(m.maxRSS)/(1<<20))
-		}
-		if err := checkAuditJoined(m, *rows); err != nil {
-			return err
-		}
-		walls = append(walls, m.wall)
-		if i == 0 || m.wall < best.wall {
-			best = m
-		}
+	best, walls, err := bestOf(*runs, 5*time.Minute, func(m measurement) error { return checkAuditJoined(m, *rows) }, *wd, append(append([]string{"analyze"}, dirs...), "--audit-log", log, "-o", "json")...)
+	if err != nil {
+		return err
 	}
-	verdict := func(ok bool) string { return map[bool]string{true: "PASS", false: "FAIL"}[ok] }
 	cpu := best.user + best.sys
 	fmt.Fprintf(out, "  wall %.2f s (median %.2f s), cpu %.2f s (target < %s: %s), peak RSS %.1f MiB (target < %d MiB: %s)\n",
-		best.wall.Seconds(), median(walls).Seconds(), cpu.Seconds(), targetAuditWall, verdict(cpu < targetAuditWall),
-		float64(best.maxRSS)/(1<<20), targetAuditRSS>>20, verdict(best.maxRSS < targetAuditRSS))
+		best.wall.Seconds(), median(walls).Seconds(), cpu.Seconds(), targetAuditWall, passFail(cpu < targetAuditWall),
+		float64(best.maxRSS)/(1<<20), targetAuditRSS>>20, passFail(best.maxRSS < targetAuditRSS))
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(out, "  load average during the run: %s", load)
 	}
