@@ -28,13 +28,7 @@ const auditEvents = 1_000_000
 // heap (the gate in README.md: under 10 s and 256 MiB), and fails unless
 // every request is read.
 func BenchmarkAuditScan(b *testing.B) {
-	n := auditEvents
-	if s := os.Getenv("WATCH_DOCTOR_BENCH_AUDIT_EVENTS"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := auditEventsOf(b)
 	path := filepath.Join(dumpDir, fmt.Sprintf("audit-%d.jsonl", n))
 	size, err := ensureAuditLog(path, n)
 	if err != nil {
@@ -64,6 +58,20 @@ func BenchmarkAuditScan(b *testing.B) {
 	}
 	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(n), "ns/event")
 	heap.Report(b)
+}
+
+// auditEventsOf is auditEvents, or WATCH_DOCTOR_BENCH_AUDIT_EVENTS when
+// set.
+func auditEventsOf(b *testing.B) int {
+	s := os.Getenv("WATCH_DOCTOR_BENCH_AUDIT_EVENTS")
+	if s == "" {
+		return auditEvents
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }
 
 // ensureAuditLog writes the log of n events at path unless a file of

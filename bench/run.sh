@@ -69,6 +69,9 @@ done
 step "APF-only: analyze -o json on two captures without a goroutine dump, ${APFONLY_N:-50000} executing watch rows in each APF dump_requests (targets < 3 s, < 256 MiB peak RSS)"
 "$out/bin/wdbench" apfonly -wd "$out/bin/kubectl-watch_doctor" -dir "$out/dumps" -n "${APFONLY_N:-50000}" -runs "$RUNS"
 
+step "audit log joined: analyze --audit-log -o json, ${AUDIT_EVENTS} audit watch events of the users and paths of 2,000 stuck APF rows (targets < 10 s, < 256 MiB peak RSS)"
+"$out/bin/wdbench" auditjoin -wd "$out/bin/kubectl-watch_doctor" -dir "$out/dumps" -events "$AUDIT_EVENTS" -runs "$RUNS"
+
 if [[ "$KEEP_DUMPS" == "0" ]]; then
   rm -rf "$out/dumps"
 fi

@@ -31,7 +31,7 @@ var guardedParsers = []guarded{
 	{module + "/pkg/trace", []string{"Read"}, []string{"pkg/trace", "internal/watches"}},
 	// An audit log is an input like every other: the engine reads it,
 	// at the end of the run, and nothing else parses it (issue 34).
-	{module + "/pkg/audit", []string{"Read", "Scan"}, []string{"pkg/audit", "internal/engine"}},
+	{module + "/pkg/audit", []string{"Detect", "Read", "Scan", "ScanFilter"}, []string{"pkg/audit", "internal/engine"}},
 }
 
 // guardedImports may be imported only by the directories listed: the

@@ -1,6 +1,9 @@
 package bundle
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -53,15 +56,52 @@ type AuditSource struct {
 	Name string
 	// Open opens the log for reading, once.
 	Open func() (io.ReadCloser, error)
+	// Head, when set, opens the log for a look at its form before the
+	// run reads it whole (the engine's check of a live run's logs, before
+	// its first sample); it takes nothing from what Open gives. A log
+	// read once (stdin) shows its first HeadBytes; past them its head
+	// fails with ErrHeadCut.
+	Head func() (io.ReadCloser, error)
 }
+
+// HeadBytes is how much of a log read once its head holds.
+const HeadBytes = 1 << 20
+
+// ErrHeadCut ends the head of a log read once, when the log goes on.
+var ErrHeadCut = errors.New("the head of the log ends here; the rest is read with it")
 
 // AuditFile is the audit log at path, named as given. Its opener refuses
 // anything but a regular file (CheckAuditFile) before opening it, and
 // again on the file opened, so a path swapped for a named pipe in between
-// cannot block the open or the read.
+// cannot block the open or the read. Its head is the file, opened again.
 func AuditFile(path string) AuditSource {
-	return AuditSource{Name: path, Open: func() (io.ReadCloser, error) { return openRegular(path) }}
+	open := func() (io.ReadCloser, error) { return openRegular(path) }
+	return AuditSource{Name: path, Open: open, Head: open}
 }
+
+// AuditStream is an audit log that can be read once (stdin), named name:
+// its first HeadBytes are held as they are read, so its head shows them
+// and Open still gives them.
+func AuditStream(name string, r io.Reader) AuditSource {
+	br := bufio.NewReaderSize(r, HeadBytes)
+	return AuditSource{Name: name,
+		Open: func() (io.ReadCloser, error) { return io.NopCloser(br), nil },
+		Head: func() (io.ReadCloser, error) {
+			b, err := br.Peek(HeadBytes)
+			switch {
+			case errors.Is(err, io.EOF):
+				return io.NopCloser(bytes.NewReader(b)), nil
+			case err != nil:
+				return nil, err
+			}
+			return io.NopCloser(io.MultiReader(bytes.NewReader(b), errReader{ErrHeadCut})), nil
+		}}
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // NotRegularError is an audit log that is not a regular file: a named
 // pipe would block the run until a writer came (forever, when none

@@ -143,8 +143,8 @@ func (c *Capture) Read(kind api.FileKind, name string, r io.Reader) error {
 			return wrap(err)
 		}
 		c.Levels = lv
-		if len(skipped) > 0 {
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: %d rows skipped (first at line %d: %s)", name, len(skipped), skipped[0].Line, skipped[0].Reason))
+		if skipped.Count > 0 {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: %d rows skipped (first at line %d: %s)", name, skipped.Count, skipped.First[0].Line, skipped.First[0].Reason))
 		}
 	case api.FileMetrics:
 		s, err := metrics.Parse(r, name)

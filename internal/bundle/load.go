@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -91,9 +92,20 @@ func (e *CapturedAtError) Error() string {
 // cannot be read or recognised is an error; an unrecognised file met
 // while walking a directory is skipped with a warning.
 func Load(paths []string, opts Options) (*Loaded, error) {
-	ld := &loader{opts: opts, l: &Loaded{}, byDir: map[string]*Capture{}, given: map[string]bool{}}
+	return LoadContext(context.Background(), paths, opts)
+}
+
+// LoadContext is Load, stopped once ctx is done (Ctrl-C): every input is
+// read through ctx, so a parse of a large dump ends at its next read,
+// and then it returns ctx.Err() and nothing loaded.
+func LoadContext(ctx context.Context, paths []string, opts Options) (*Loaded, error) {
+	ld := &loader{ctx: ctx, opts: opts, l: &Loaded{}, byDir: map[string]*Capture{}, given: map[string]bool{}}
 	for _, p := range paths {
-		if err := ld.readPath(p); err != nil {
+		err := ld.readPath(p)
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -119,6 +131,7 @@ func Load(paths []string, opts Options) (*Loaded, error) {
 // loader is one Load: the captures its inputs form, keyed by directory
 // in the order met, and what it warns about. Not safe for concurrent use.
 type loader struct {
+	ctx   context.Context
 	opts  Options
 	l     *Loaded
 	byDir map[string]*Capture

@@ -59,6 +59,9 @@ func (ld *loader) walkDir(p string) error {
 		return fmt.Errorf("reading %q: %w", p, unwrapPathErr(err))
 	}
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if cerr := ld.ctx.Err(); cerr != nil {
+			return cerr
+		}
 		shown := filepath.Join(p, strings.TrimPrefix(path, root))
 		if err != nil {
 			ld.warn(skipUnreadable, fmt.Sprintf("skipped %s: %v", shown, unwrapPathErr(err)))
@@ -163,7 +166,7 @@ func (ld *loader) loadFile(c *Capture, path, name string) error {
 
 // loadReader detects and parses one input into c. name is used in errors.
 func (ld *loader) loadReader(c *Capture, path, name string, r io.Reader) error {
-	kind, br, err := Open(r)
+	kind, br, err := Open(ctxReader{ld.ctx, r})
 	if err != nil {
 		if errors.Is(err, ErrUnknownKind) || errors.Is(err, ErrEmpty) {
 			return fmt.Errorf("%s: %w", name, err)

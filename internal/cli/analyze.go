@@ -134,7 +134,7 @@ func (o *AnalyzeOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	loaded, err := bundle.Load(o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, CapturedAtSource: "--captured-at", Now: time.Now(), MaxDumpBytes: o.maxDumpBytes, MaxDumpSource: "--max-dump-size"})
+	loaded, err := bundle.LoadContext(ctx, o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, CapturedAtSource: "--captured-at", Now: time.Now(), MaxDumpBytes: o.maxDumpBytes, MaxDumpSource: "--max-dump-size"})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/engine"
 )
 
 // auditLogHelp is the part of --audit-log's help every command shares.
@@ -42,12 +44,14 @@ func validateAuditLogs(logs, paths []string) error {
 
 // auditSources are the audit logs named, for the engine to read at the
 // end of the run: "-" is stdin, anything else a file, refused now unless
-// it is a regular file (a named pipe would hang the run).
+// it is a regular file (a named pipe would hang the run), or in no known
+// form (the engine looks at its head: before the first sample, not after
+// the sampling window).
 func auditSources(paths []string, stdin io.Reader) ([]bundle.AuditSource, error) {
 	var out []bundle.AuditSource
 	for _, p := range paths {
 		if p == "-" {
-			out = append(out, bundle.AuditSource{Name: "<stdin>", Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }})
+			out = append(out, bundle.AuditStream("<stdin>", stdin))
 			continue
 		}
 		if err := bundle.CheckAuditFile(p); err != nil {
@@ -58,6 +62,9 @@ func auditSources(paths []string, stdin io.Reader) ([]bundle.AuditSource, error)
 			return nil, fmt.Errorf("invalid --audit-log: %w", err)
 		}
 		out = append(out, bundle.AuditFile(p))
+	}
+	if err := engine.CheckAuditLogs(context.Background(), out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -296,9 +296,10 @@ func checkSeedSources(t *testing.T, out, from string) {
 	}
 }
 
-// collect --audit-log with a log in no known format still writes the
-// whole bundle, and exits 2 with the error; a log without a watch request
-// is recorded without a file, and analyze reads that bundle.
+// collect and diagnose --audit-log with a log in no known format exit 2
+// with the error before any request (not after the sampling window), and
+// collect claims no directory; a log without a watch request is recorded
+// without a file, and analyze reads that bundle.
 func TestCollectAuditLogUnread(t *testing.T) {
 	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
@@ -312,12 +313,20 @@ func TestCollectAuditLogUnread(t *testing.T) {
 	}
 	t.Run("no known format", func(t *testing.T) {
 		b := filepath.Join(t.TempDir(), "b")
-		code, _, errOut := runLive(t, "collect", "--kubeconfig", kc, "--apiserver", a.Address(), "-d", b, "--audit-log", unknown)
-		if want := "--audit-log not kept: reading audit log: " + unknown + ` is in no audit log format read here`; code != ExitError || !strings.Contains(errOut, want) || !strings.Contains(errOut, `it starts "hello\x00world`) {
-			t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, ExitError, want)
+		for _, args := range [][]string{
+			{"collect", "--kubeconfig", kc, "--apiserver", a.Address(), "-d", b, "--audit-log", unknown},
+			{"diagnose", "--kubeconfig", kc, "--apiserver", a.Address(), "--samples", "2", "--audit-log", unknown},
+		} {
+			code, _, errOut := runLive(t, args...)
+			if want := "reading audit log: " + unknown + ` is in no audit log format read here`; code != ExitError || !strings.Contains(errOut, want) || !strings.Contains(errOut, `it starts "hello\x00world`) {
+				t.Errorf("%s: exit %d, stderr %q; want %d and %q", args[0], code, errOut, ExitError, want)
+			}
 		}
-		if _, err := os.Stat(filepath.Join(b, "manifest.json")); err != nil {
-			t.Errorf("the bundle is not finished: %v", err)
+		if got := a.Requests(); len(got) != 0 {
+			t.Errorf("requests before the log was refused: %q, want none", got)
+		}
+		if _, err := os.Stat(b); !os.IsNotExist(err) {
+			t.Errorf("collect claimed %s (%v), want no directory", b, err)
 		}
 	})
 	t.Run("no watch request", func(t *testing.T) {

@@ -105,14 +105,16 @@ var createBundleFile func(path string) (bundle.File, error)
 
 // Run claims the directory, fetches and writes the bundle.
 func (o *CollectOptions) Run() error {
+	// Refused before anything is fetched; read after the last sample.
+	logs, err := auditSources(o.AuditLogs, o.In)
+	if err != nil {
+		return err
+	}
 	cfg, err := o.engineConfig(o.ErrOut)
 	if err != nil {
 		return err
 	}
-	// Refused before anything is fetched; read after the last sample.
-	if cfg.AuditLogs, err = auditSources(o.AuditLogs, o.In); err != nil {
-		return err
-	}
+	cfg.AuditLogs = logs
 	dir := &bundle.Dir{Root: o.Dir, Create: createBundleFile}
 	// The claim is the first write: a directory another collect writes,
 	// or one that cannot be written, fails here, before any fetch.

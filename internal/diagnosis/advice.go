@@ -95,23 +95,23 @@ func stuckAdvice(r *api.Report, _ Words) []string {
 		}
 		return keys[i].user < keys[j].user
 	})
+	said := map[string]int{}
+	var rest *stuckRest
 	for _, k := range keys {
+		if rest != nil && rest.server != k.server {
+			out = append(out, rest.sentence())
+			rest = nil
+		}
 		idx := stuck[k]
-		gor, seats := 0, 0
-		seatsKnown := true
-		for _, i := range idx {
-			f := r.Findings[i]
-			gor += len(f.GoroutineIDs)
-			if f.SeatsKnown() {
-				seats += f.Client.Seats
-			} else {
-				seatsKnown = false
+		gor, seats, seatsKnown := stuckCost(r, idx)
+		if said[k.server]++; said[k.server] > maxClientAdvice {
+			if rest == nil {
+				rest = &stuckRest{server: k.server, seatsKnown: true}
 			}
+			rest.add(len(idx), gor, seats, seatsKnown)
+			continue
 		}
-		seatText := fmt.Sprintf("%d APF seat(s) held", seats)
-		if !seatsKnown {
-			seatText = "APF seats not known: no request attributed"
-		}
+		seatText := seatsText(seats, seatsKnown)
 		who := "an unidentified client"
 		switch c := r.Findings[idx[0]].Client; {
 		case c != nil && c.User != "" && c.Match == api.MatchAmbiguous:
@@ -128,7 +128,60 @@ func stuckAdvice(r *api.Report, _ Words) []string {
 		out = append(out, fmt.Sprintf("%s: %s stopped reading %s during the initial-events replay (%d watch(es), %d goroutines, %s). Fix the client so it keeps draining its watch (a blocked event handler is the usual cause) or restart it: the API server frees the watch only when the request ends, at the client's timeoutSeconds or after 1 to 2 x --min-request-timeout when unset (k8s.io/apiserver endpoints/handlers/get.go:276). With the proposed stall timeout (kubernetes PR 141899) it would have been stopped 30 s after its last send.",
 			k.server, who, what, len(idx), gor, seatText))
 	}
+	if rest != nil {
+		out = append(out, rest.sentence())
+	}
 	return out
+}
+
+// maxClientAdvice bounds the clients of one API server whose stuck
+// watches get a sentence of their own: a relist storm of 50,000
+// distinct clients would otherwise be 50,000 sentences (32 MB). The rest
+// are one sentence, their counts summed.
+const maxClientAdvice = 20
+
+// stuckRest sums the stuck clients of a server past maxClientAdvice.
+type stuckRest struct {
+	server                              string
+	clients, watches, goroutines, seats int
+	seatsKnown                          bool
+}
+
+func (rs *stuckRest) add(watches, goroutines, seats int, seatsKnown bool) {
+	rs.clients++
+	rs.watches += watches
+	rs.goroutines += goroutines
+	rs.seats += seats
+	rs.seatsKnown = rs.seatsKnown && seatsKnown
+}
+
+// sentence says what the clients past maxClientAdvice hold.
+func (rs *stuckRest) sentence() string {
+	return fmt.Sprintf("%s: %d more client(s) stopped reading their watches during the initial-events replay (%d watch(es), %d goroutines, %s). The same fix applies to each; the findings name them.",
+		rs.server, rs.clients, rs.watches, rs.goroutines, seatsText(rs.seats, rs.seatsKnown))
+}
+
+// stuckCost sums the goroutines and seats of the findings idx.
+func stuckCost(r *api.Report, idx []int) (goroutines, seats int, seatsKnown bool) {
+	seatsKnown = true
+	for _, i := range idx {
+		f := r.Findings[i]
+		goroutines += len(f.GoroutineIDs)
+		if f.SeatsKnown() {
+			seats += f.Client.Seats
+		} else {
+			seatsKnown = false
+		}
+	}
+	return goroutines, seats, seatsKnown
+}
+
+// seatsText says the seats held, or that they are not known.
+func seatsText(seats int, known bool) string {
+	if !known {
+		return "APF seats not known: no request attributed"
+	}
+	return fmt.Sprintf("%d APF seat(s) held", seats)
 }
 
 // perServer counts the findings keep accepts, per API server, and returns

@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -102,5 +103,43 @@ func TestAdvice(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("advice (-want +got):\n%s", diff)
+	}
+}
+
+// A relist storm of 50,000 distinct clients on one API server gets a
+// sentence for each of the first maxClientAdvice clients and one for the
+// rest, their watches, goroutines and seats summed; another server's
+// clients are counted on their own. Before, every client had its
+// sentence: 32 MB of advice.
+func TestStuckAdviceIsBounded(t *testing.T) {
+	const storm = 50_000
+	r := &api.Report{}
+	for i := range storm {
+		r.Findings = append(r.Findings, api.Finding{Type: api.StuckInitialEvents, APIServer: "srv-1", GoroutineIDs: []int64{1, 2, 3},
+			Client: &api.Client{User: fmt.Sprintf("client-%05d", i), Path: "/api/v1/pods", Seats: 1, Match: api.MatchExact}})
+	}
+	for i := range 3 {
+		r.Findings = append(r.Findings, api.Finding{Type: api.StuckInitialEvents, APIServer: "srv-2", GoroutineIDs: []int64{1},
+			Client: &api.Client{User: fmt.Sprintf("other-%d", i), Path: "/api/v1/pods", Seats: 1, Match: api.MatchExact}})
+	}
+	got := stuckAdvice(r, Words{})
+	if len(got) != maxClientAdvice+1+3 {
+		t.Fatalf("%d sentences, want %d: %d for srv-1 and 3 for srv-2", len(got), maxClientAdvice+4, maxClientAdvice+1)
+	}
+	if !strings.Contains(got[maxClientAdvice-1], `"client-00019"`) {
+		t.Errorf("the last sentence of its own is %q, want client-00019's", got[maxClientAdvice-1])
+	}
+	rest := fmt.Sprintf("srv-1: %d more client(s) stopped reading their watches during the initial-events replay (%d watch(es), %d goroutines, %d APF seat(s) held)",
+		storm-maxClientAdvice, storm-maxClientAdvice, 3*(storm-maxClientAdvice), storm-maxClientAdvice)
+	if !strings.HasPrefix(got[maxClientAdvice], rest) {
+		t.Errorf("the rest's sentence is\n%q\nwant it to start\n%q", got[maxClientAdvice], rest)
+	}
+	for _, s := range got[maxClientAdvice+1:] {
+		if !strings.HasPrefix(s, "srv-2: \"other-") {
+			t.Errorf("srv-2's sentence %q, want one per client", s)
+		}
+	}
+	if n := len(strings.Join(got, "\n")); n > 32<<10 {
+		t.Errorf("%d bytes of advice, want at most 32 KiB", n)
 	}
 }

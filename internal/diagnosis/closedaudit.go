@@ -26,13 +26,7 @@ type earlyEnds struct {
 func earlyEndsOf(events []audit.Event, key string, from, to time.Time) []earlyEnds {
 	by := map[[2]string][]audit.Event{}
 	for _, e := range events {
-		if !strings.EqualFold(e.Verb, "watch") || e.Completed.IsZero() || e.TimeoutSeconds <= 0 {
-			continue
-		}
-		if e.Completed.Before(from) || e.Completed.After(to) || auditResourceKey(e.Path) != key {
-			continue
-		}
-		if e.Completed.Sub(e.RequestReceived) >= time.Duration(e.TimeoutSeconds)*time.Second/2 {
+		if !endedEarly(&e, from, to) || auditResourceKey(e.Path) != key {
 			continue
 		}
 		k := [2]string{e.User, e.Path}
@@ -50,6 +44,18 @@ func earlyEndsOf(events []audit.Event, key string, from, to time.Time) []earlyEn
 		return out[i].path < out[j].path
 	})
 	return out
+}
+
+// endedEarly reports whether e is a watch that completed between from and
+// to in under half its timeoutSeconds.
+func endedEarly(e *audit.Event, from, to time.Time) bool {
+	if !strings.EqualFold(e.Verb, "watch") || e.Completed.IsZero() || e.TimeoutSeconds <= 0 {
+		return false
+	}
+	if e.Completed.Before(from) || e.Completed.After(to) {
+		return false
+	}
+	return e.Completed.Sub(e.RequestReceived) < time.Duration(e.TimeoutSeconds)*time.Second/2
 }
 
 // auditResourceKey is the "group/resource" of a request path

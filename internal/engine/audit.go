@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/audit"
@@ -16,19 +17,18 @@ import (
 // maxSkippedShown bounds the skipped lines a note lists of one log.
 const maxSkippedShown = 3
 
-// auditKey is what the join matches a request by before its time: its
-// user and path.
-type auditKey struct{ user, path string }
-
-// auditKeys are the users and paths of the watch requests of the APF
-// dumps of the captures: the only requests an audit event can be joined
-// to (a finding's client or candidate is one of them).
-func auditKeys(l *bundle.Loaded) map[auditKey]bool {
-	keys := map[auditKey]bool{}
+// auditNeed records the watch requests of the APF dumps of the captures
+// (their users, paths and starts) and the captures' times: what an audit
+// event can be joined to (a finding's client or candidate is one of
+// them), or tie a closure in.
+func auditNeed(l *bundle.Loaded) *diagnosis.AuditNeed {
+	need := diagnosis.NewAuditNeed()
 	if l == nil {
-		return keys
+		return need
 	}
 	for _, c := range l.Captures {
+		need.Sample(c.CapturedAt)
+		need.Sample(c.MetricsAt)
 		if c.Requests == nil {
 			continue
 		}
@@ -37,42 +37,38 @@ func auditKeys(l *bundle.Loaded) map[auditKey]bool {
 			if user == "" {
 				user = r.FlowDistinguisher
 			}
-			if user != "" && r.Path != "" {
-				keys[auditKey{user, r.Path}] = true
-			}
+			need.Request(user, r.Path, r.StartTime)
 		}
 	}
-	return keys
+	return need
 }
 
 // auditRead is what the audit logs of a run gave.
 type auditRead struct {
-	// events are the watch requests kept (of a key), in the logs' order.
+	// events are the watch requests kept, in the logs' order.
 	events []audit.Event
-	// watches counts the watch requests read, kept or not.
-	watches int
-	notes   []string
+	notes  []string
 }
 
 // readAudit reads each audit log once, at the time of the call (a live
 // run: after its last sample, so the requests made during the samples
-// are in it), and keeps the watch requests of keys alone: memory is
+// are in it), and keeps the watch requests need admits alone: memory is
 // bounded by the evidence, not by the log. A log that cannot be opened,
 // is past its bounds or in no known format is an error naming it; its
 // skipped lines are a note.
-func readAudit(ctx context.Context, sources []bundle.AuditSource, keys map[auditKey]bool) (*auditRead, error) {
+func readAudit(ctx context.Context, sources []bundle.AuditSource, need *diagnosis.AuditNeed) (*auditRead, error) {
 	out := &auditRead{}
+	total := 0
+	keep := need.Filter()
 	for _, src := range sources {
-		sum, err := scanSource(ctx, src, func(e *audit.Event) error {
-			if keys[auditKey{e.User, e.Path}] {
-				out.events = append(out.events, *e)
-			}
+		sum, err := scanSource(ctx, src, keep, func(e *audit.Event) error {
+			need.Add(e)
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		out.watches += sum.Watches
+		total += sum.Watches
 		if sum.SkippedCount > 0 {
 			out.notes = append(out.notes, skippedNote(src.Name, sum))
 		}
@@ -80,8 +76,14 @@ func readAudit(ctx context.Context, sources []bundle.AuditSource, keys map[audit
 			out.notes = append(out.notes, fmt.Sprintf("audit log %q (%s) lacks %s: the join rests on the user, the path and the time", src.Name, sum.Format, strings.Join(sum.Lacks, ", ")))
 		}
 	}
-	if len(sources) > 0 && len(out.events) == 0 {
-		out.notes = append(out.notes, fmt.Sprintf("audit log %s: %d watch requests read, none of a user and path of the APF dumps' watch requests: nothing to join (the log may be of another API server or period, or the dumps lack request details)", names(sources), out.watches))
+	out.events = need.Events()
+	out.notes = append(out.notes, need.Notes()...)
+	switch {
+	case len(sources) == 0 || len(out.events) > 0:
+	case need.Read() == 0:
+		out.notes = append(out.notes, fmt.Sprintf("audit log %s: %d watch requests read, none of a user and path of the APF dumps' watch requests: nothing to join (the log may be of another API server or period, or the dumps lack request details)", names(sources), total))
+	default:
+		out.notes = append(out.notes, fmt.Sprintf("audit log %s: %d watch requests read, %d of a user and path of the APF dumps' watch requests, none received within %s of their start there or ended early in the samples' window: nothing to join (the log may be of another period)", names(sources), total, need.Read(), diagnosis.AuditTolerance))
 	}
 	return out, nil
 }
@@ -94,14 +96,15 @@ type AuditError struct{ Err error }
 func (e *AuditError) Error() string { return "reading audit log: " + e.Err.Error() }
 func (e *AuditError) Unwrap() error { return e.Err }
 
-// scanSource opens src and scans it; the error names the log.
-func scanSource(ctx context.Context, src bundle.AuditSource, each func(*audit.Event) error) (*audit.Summary, error) {
+// scanSource opens src and scans it, keeping the requests keep admits
+// (all when nil); the error names the log.
+func scanSource(ctx context.Context, src bundle.AuditSource, keep audit.Filter, each func(*audit.Event) error) (*audit.Summary, error) {
 	rc, err := src.Open()
 	if err != nil {
 		return nil, &AuditError{fmt.Errorf("%q: %w", src.Name, unwrapPath(err))}
 	}
 	defer rc.Close()
-	sum, err := audit.Scan(ctx, rc, src.Name, audit.DefaultLimits(), each)
+	sum, err := audit.ScanFilter(ctx, rc, src.Name, audit.DefaultLimits(), keep, each)
 	if err != nil {
 		// Scan's errors name the log.
 		return nil, &AuditError{err}
@@ -207,7 +210,7 @@ func storeOne(ctx context.Context, src bundle.AuditSource, at AuditTarget) (api.
 		batch = batch[:0]
 		return err
 	}
-	sum, err := scanSource(ctx, src, func(e *audit.Event) error {
+	sum, err := scanSource(ctx, src, nil, func(e *audit.Event) error {
 		if batch = append(batch, *e); len(batch) == storeBatch {
 			return flush()
 		}
@@ -248,7 +251,7 @@ func (r *Result) readAudit(ctx context.Context, cfg *Config) error {
 	if len(cfg.AuditLogs) == 0 {
 		return nil
 	}
-	read, err := readAudit(ctx, cfg.AuditLogs, auditKeys(r.Loaded))
+	read, err := readAudit(ctx, cfg.AuditLogs, auditNeed(r.Loaded))
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,8 @@ type Config struct {
 	// (api.FileAuditLog), read once, after the last sample: their watch
 	// requests are joined to the findings' clients and candidates, and
 	// with Raw kept in the target (an AuditTarget). A Loaded bundle's
-	// logs are read with them.
+	// logs are read with them. A live run's caller looks at their form
+	// first (CheckAuditLogs), so a log in no form fails before a sample.
 	AuditLogs []bundle.AuditSource
 }
 

@@ -183,10 +183,13 @@ func FuzzParsePriorityLevels(f *testing.F) {
 		got, skipped, err := ParsePriorityLevels(bytes.NewReader(data))
 		checkParseErr(t, data, err)
 		if err != nil {
-			if got != nil || skipped != nil {
+			if got != nil || skipped.Count != 0 || skipped.First != nil {
 				t.Fatalf("ParsePriorityLevels returned %v, %v with error %v", got, skipped, err)
 			}
 			return
+		}
+		if len(skipped.First) != min(skipped.Count, MaxSkippedKept) {
+			t.Fatalf("%d skipped rows kept of %d, want the first %d", len(skipped.First), skipped.Count, MaxSkippedKept)
 		}
 		var parsed, skippedLines []int
 		for _, l := range got {
@@ -195,10 +198,10 @@ func FuzzParsePriorityLevels(f *testing.F) {
 			}
 			parsed = append(parsed, l.Line)
 		}
-		for _, s := range skipped {
+		for _, s := range skipped.First {
 			skippedLines = append(skippedLines, s.Line)
 		}
-		checkRows(t, data, parsed, skippedLines, len(skipped))
+		checkRows(t, data, parsed, skippedLines, skipped.Count)
 		for _, l := range got {
 			if !plain(l.Name) {
 				return

@@ -8,34 +8,50 @@ import (
 	"strings"
 )
 
+// Skips are the rows a parse left out: every one counted, the first
+// MaxSkippedKept kept with their lines, never all (a hostile dump of a
+// million bad rows keeps 20).
+type Skips struct {
+	Count int
+	First []Skipped
+}
+
+// add counts a skipped row, keeping the first MaxSkippedKept.
+func (s *Skips) add(line int, reason string) {
+	s.Count++
+	if len(s.First) < MaxSkippedKept {
+		s.First = append(s.First, Skipped{Line: line, Reason: reason})
+	}
+}
+
 // ParsePriorityLevels reads a dump_priority_levels dump. Columns are taken
 // by header name; columns this release does not know are ignored and
-// missing ones stay zero.
-func ParsePriorityLevels(r io.Reader) ([]PriorityLevel, []Skipped, error) {
+// missing ones stay zero. Rows that cannot be read are counted in Skips.
+func ParsePriorityLevels(r io.Reader) ([]PriorityLevel, Skips, error) {
 	rs := newRows(r)
 	header, ok, err := rs.next()
 	if err != nil {
-		return nil, nil, err
+		return nil, Skips{}, err
 	}
 	if !ok {
-		return nil, nil, errors.New("empty input: no dump_priority_levels header")
+		return nil, Skips{}, errors.New("empty input: no dump_priority_levels header")
 	}
 	if len(header) < 2 || header[0] != "PriorityLevelName" || header[1] != "ActiveQueues" {
-		return nil, nil, &SyntaxError{LineNo: rs.line, Msg: fmt.Sprintf("not an APF dump_priority_levels: header starts %q, want %q", strings.Join(header[:min(2, len(header))], ", "), PriorityLevelsHeader)}
+		return nil, Skips{}, &SyntaxError{LineNo: rs.line, Msg: fmt.Sprintf("not an APF dump_priority_levels: header starts %q, want %q", strings.Join(header[:min(2, len(header))], ", "), PriorityLevelsHeader)}
 	}
 	var levels []PriorityLevel
-	var skipped []Skipped
+	var skipped Skips
 	for {
 		cells, ok, err := rs.next()
 		if err != nil {
-			return nil, nil, err
+			return nil, Skips{}, err
 		}
 		if !ok {
 			break
 		}
 		pl, reason := parseLevelRow(header, cells)
 		if reason != "" {
-			skipped = append(skipped, Skipped{Line: rs.line, Reason: reason})
+			skipped.add(rs.line, reason)
 			continue
 		}
 		pl.Line = rs.line

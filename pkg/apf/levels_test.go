@@ -2,6 +2,7 @@ package apf
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestParsePriorityLevels(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("mismatch (-want +got):\n%s\ndump:\n%s", diff, dump)
 			}
-			if len(skipped) != 0 {
+			if skipped.Count != 0 {
 				t.Errorf("skipped %v", skipped)
 			}
 		})
@@ -69,7 +70,7 @@ func TestParsePriorityLevelsSkipsBadRows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]Skipped{{Line: 2, Reason: tt.want}}, skipped); diff != "" {
+			if diff := cmp.Diff(Skips{Count: 1, First: []Skipped{{Line: 2, Reason: tt.want}}}, skipped); diff != "" {
 				t.Errorf("skipped (-want +got):\n%s", diff)
 			}
 			want := []PriorityLevel{{Name: "exempt", ExecutingRequests: 1, DispatchedRequests: 2571, Line: 3}}
@@ -77,6 +78,33 @@ func TestParsePriorityLevelsSkipsBadRows(t *testing.T) {
 				t.Errorf("levels (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A hostile dump of 50,000 unreadable rows: every one counted, the
+// first MaxSkippedKept kept with their lines, the readable row read.
+func TestParsePriorityLevelsKeepsTheFirstSkipped(t *testing.T) {
+	const header = "PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests, DispatchedRequests, RejectedRequests, TimedoutRequests, CancelledRequests\n"
+	const bad = 50_000
+	var b strings.Builder
+	b.WriteString(header)
+	for i := range bad {
+		fmt.Fprintf(&b, "level-%d, NaN, false, false, 0, 1, 2, 0, 0, 0\n", i)
+	}
+	b.WriteString("exempt, 0, false, false, 0, 1, 2571, 0, 0, 0\n")
+	got, skipped, err := ParsePriorityLevels(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Skipped
+	for i := range MaxSkippedKept {
+		want = append(want, Skipped{Line: i + 2, Reason: `field ActiveQueues: "NaN" is not an integer`})
+	}
+	if diff := cmp.Diff(Skips{Count: bad, First: want}, skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if len(got) != 1 || got[0].Name != "exempt" || got[0].Line != bad+2 {
+		t.Errorf("levels %+v, want exempt's row at line %d", got, bad+2)
 	}
 }
 
@@ -112,7 +140,7 @@ func TestParsePriorityLevelsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, skipped, err := ParsePriorityLevels(strings.NewReader(tt.in))
-			if got != nil || skipped != nil {
+			if got != nil || skipped.Count != 0 || skipped.First != nil {
 				t.Errorf("ParsePriorityLevels returned %v, %v with the error", got, skipped)
 			}
 			checkErr(t, err, tt.wantLine, tt.wantMsg)

@@ -49,6 +49,7 @@ func ParseRequests(r io.Reader) (*Requests, error) {
 	}
 	base := header[:baseLen]
 	idx := headerIndex(base)
+	var skipped Skips
 	for {
 		cells, raw, ok, err := rs.nextRaw()
 		if err != nil {
@@ -59,15 +60,13 @@ func ParseRequests(r io.Reader) (*Requests, error) {
 		}
 		req, reason := parseRequestRow(cells, raw, base, idx, out.HasDetails)
 		if reason != "" {
-			out.SkippedRows++
-			if len(out.Skipped) < MaxSkippedKept {
-				out.Skipped = append(out.Skipped, Skipped{Line: rs.line, Reason: reason})
-			}
+			skipped.add(rs.line, reason)
 			continue
 		}
 		req.Line = rs.line
 		out.Requests = append(out.Requests, req)
 	}
+	out.SkippedRows, out.Skipped = skipped.Count, skipped.First
 	return out, nil
 }
 

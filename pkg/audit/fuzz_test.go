@@ -50,6 +50,20 @@ func FuzzScan(f *testing.F) {
 		if err != nil && s.Format != "" {
 			t.Fatalf("format %q with error %v", s.Format, err)
 		}
+		// Detect names the form a whole read recognised, and calls a
+		// log unknown when the whole read does; a filter that refuses
+		// every request passes none on and counts them all.
+		format, derr := Detect(context.Background(), bytes.NewReader(b), "fuzz", lim)
+		if format != s.Format || errors.As(derr, &u) != (err != nil) {
+			t.Fatalf("Detect = %q, %v; the whole read %q, %v", format, derr, s.Format, err)
+		}
+		fs, ferr := ScanFilter(context.Background(), bytes.NewReader(b), "fuzz", lim, func(*Event) bool { return false }, func(e *Event) error {
+			t.Fatalf("refused event %+v passed on", e)
+			return nil
+		})
+		if (ferr == nil) != (err == nil) || fs.Watches != s.Watches {
+			t.Fatalf("filtered read: %d watches, %v; whole read %d, %v", fs.Watches, ferr, s.Watches, err)
+		}
 	})
 }
 

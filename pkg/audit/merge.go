@@ -14,10 +14,14 @@ import (
 // once per request: as soon as its start and end are known, or at the end.
 // Not safe for concurrent use.
 type merger struct {
-	name    string
-	limits  Limits
-	sum     *Summary
-	each    func(*Event) error
+	name   string
+	limits Limits
+	sum    *Summary
+	each   func(*Event) error
+	// keep, when set, refuses requests at their first record (Filter);
+	// detect stops the read at the first record (Detect).
+	keep    Filter
+	detect  bool
 	pending map[string]*pendingEvent
 	// done holds the requests already passed to each, by a seeded hash
 	// of their auditID (8 bytes each, not the ID).
@@ -31,8 +35,8 @@ type pendingEvent struct {
 	start, end bool
 }
 
-func (m *merger) init(name string, limits Limits, sum *Summary, each func(*Event) error) {
-	m.name, m.limits, m.sum, m.each = name, limits, sum, each
+func (m *merger) init(name string, limits Limits, sum *Summary) {
+	m.name, m.limits, m.sum = name, limits, sum
 	m.pending = map[string]*pendingEvent{}
 	m.done = map[uint64]struct{}{}
 	m.seed = maphash.MakeSeed()
@@ -50,6 +54,9 @@ func (m *merger) add(r *rec) error {
 			return err
 		}
 		p := m.newEvent(r)
+		if m.keep != nil && !m.keep(&p.Event) {
+			return nil
+		}
 		return m.each(&p.Event)
 	}
 	if p, ok := m.pending[string(r.auditID)]; ok {
@@ -69,6 +76,10 @@ func (m *merger) add(r *rec) error {
 		return err
 	}
 	p := m.newEvent(r)
+	if m.keep != nil && !m.keep(&p.Event) {
+		m.done[h] = struct{}{}
+		return nil
+	}
 	if p.start && p.end {
 		m.done[h] = struct{}{}
 		return m.each(&p.Event)

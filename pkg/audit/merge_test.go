@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // Scan's work grows linearly with the log: the heap allocations (count
@@ -68,5 +70,44 @@ func TestMergeStages(t *testing.T) {
 		if got := timeoutOf([]byte("/api/v1/pods?" + q)); got != want {
 			t.Errorf("timeoutOf(%s) = %d, want %d", q, got, want)
 		}
+	}
+}
+
+// ScanFilter asks once per request, at its first record: a refused
+// request is counted, never passed on, and its later stages are not new
+// requests, whether or not the log shows its end; the kept ones merge
+// their stages as Scan does.
+func TestScanFilter(t *testing.T) {
+	uri := "/api/v1/pods?timeoutSeconds=300&watch=true"
+	var b strings.Builder
+	for i := range 1000 {
+		user := "other"
+		if i%100 == 0 {
+			user = "kept"
+		}
+		id := fmt.Sprintf("id-%d", i)
+		b.WriteString(line(id, "ResponseStarted", "watch", user, uri, "10.0.0.1", "ua"))
+		if i%2 == 0 {
+			b.WriteString(line(id, "ResponseComplete", "watch", user, uri, "10.0.0.1", "ua"))
+		}
+	}
+	asked := 0
+	var got []string
+	sum, err := ScanFilter(context.Background(), strings.NewReader(b.String()), "f.log", DefaultLimits(), func(e *Event) bool {
+		asked++
+		return e.User == "kept"
+	}, func(e *Event) error {
+		got = append(got, fmt.Sprintf("%s %v", e.AuditID, !e.Completed.IsZero()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"id-0 true", "id-100 true", "id-200 true", "id-300 true", "id-400 true", "id-500 true", "id-600 true", "id-700 true", "id-800 true", "id-900 true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("passed on (-want +got):\n%s", diff)
+	}
+	if asked != 1000 || sum.Watches != 1000 {
+		t.Errorf("asked %d times, %d watch requests counted; want 1000 and 1000", asked, sum.Watches)
 	}
 }

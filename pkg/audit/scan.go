@@ -36,6 +36,48 @@ var errTooManyRecords = errors.New("more records than the bound")
 // *UnknownFormatError. The Summary is returned with any error after the
 // format was recognised.
 func Scan(ctx context.Context, r io.Reader, name string, limits Limits, each func(*Event) error) (*Summary, error) {
+	return scan(ctx, r, name, limits, &merger{each: each})
+}
+
+// Filter decides, from the first record of a watch request, whether a
+// read keeps it. It may refuse only what no later record of the request
+// could make worth keeping: the user, the path, the time received and
+// the timeout are the first record's (Scan keeps the first of each), the
+// end and the code come later.
+type Filter func(*Event) bool
+
+// ScanFilter is Scan keeping only the watch requests keep accepts: a
+// request refused is counted (Summary.Watches) but never merged or
+// passed on, and holds 8 bytes until the end (the hash that tells its
+// later stages), so memory grows with the requests kept, not with the
+// log, whether or not the log shows their ends.
+func ScanFilter(ctx context.Context, r io.Reader, name string, limits Limits, keep Filter, each func(*Event) error) (*Summary, error) {
+	return scan(ctx, r, name, limits, &merger{each: each, keep: keep})
+}
+
+// errDetected ends the read of Detect once the form is known.
+var errDetected = errors.New("form recognised")
+
+// Detect reads r until it recognises the form of the log (its first
+// record read as an audit event) and returns the form's name. A log that
+// ends in no known form is an *UnknownFormatError naming the forms read
+// and showing its first bytes; a log that ends before its first record
+// is one too. Detect reads no further than its first record needs (and
+// a 64 KiB buffer): a caller can look at the head of a log before a run
+// that reads it whole at its end.
+func Detect(ctx context.Context, r io.Reader, name string, limits Limits) (string, error) {
+	sum, err := scan(ctx, r, name, limits, &merger{each: func(*Event) error { return nil }, detect: true})
+	if errors.Is(err, errDetected) {
+		return sum.Format, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return sum.Format, nil
+}
+
+// scan is Scan with m's each, filter and mode.
+func scan(ctx context.Context, r io.Reader, name string, limits Limits, m *merger) (*Summary, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -45,7 +87,7 @@ func Scan(ctx context.Context, r io.Reader, name string, limits Limits, each fun
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, 64<<10)
 	}
-	s := newScanner(ctx, name, limits, each)
+	s := newScanner(ctx, name, limits, m)
 	s.in = bufio.NewReaderSize(bounded.NewReader(br, limits.Bytes, name, "an audit log"), 64<<10)
 	var err error
 	switch s.sniff() {
@@ -79,12 +121,12 @@ type scanner struct {
 	dec   decoder
 	// elem holds the element of a JSON document being read.
 	elem []byte
-	merger
+	*merger
 }
 
-func newScanner(ctx context.Context, name string, limits Limits, each func(*Event) error) *scanner {
-	s := &scanner{ctx: ctx, limits: limits, sum: Summary{Name: name}}
-	s.merger.init(name, limits, &s.sum, each)
+func newScanner(ctx context.Context, name string, limits Limits, m *merger) *scanner {
+	s := &scanner{ctx: ctx, limits: limits, sum: Summary{Name: name}, merger: m}
+	s.merger.init(name, limits, &s.sum)
 	return s
 }
 
@@ -208,6 +250,9 @@ func (s *scanner) element(b []byte, n int, in where, format string) error {
 	}
 	if s.sum.Format == "" {
 		s.sum.Format, s.sum.Lacks = format, lacks[format]
+		if s.detect {
+			return errDetected
+		}
 	}
 	return s.add(r)
 }

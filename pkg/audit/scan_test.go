@@ -6,8 +6,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/watch-doctor/watch-doctor/internal/bounded"
 )
@@ -173,5 +176,37 @@ func TestScanHonoursCancel(t *testing.T) {
 				t.Errorf("%d reads after the cancel", after)
 			}
 		})
+	}
+}
+
+// Detect names each fixture's form as a whole read does, reading no
+// further than its first record (the rest of the log fails, unread); a
+// log in no form is the same *UnknownFormatError as Scan's.
+func TestDetect(t *testing.T) {
+	for _, file := range []string{"upstream.jsonl", "eks-filter-log-events.json", "eks-logs-tail.txt", "aks-event-hub.json", "aks-log-analytics.json", "gke-gcloud-logging-read.json", "gke-log-sink.jsonl"} {
+		t.Run(file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := Read(context.Background(), bytes.NewReader(data), file, DefaultLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The log then fails: a whole read meets the failure, Detect
+			// stops at the first record, before it.
+			head := io.MultiReader(bytes.NewReader(data), iotest.ErrReader(errors.New("read past the log")))
+			if _, err := Scan(context.Background(), io.MultiReader(bytes.NewReader(data), iotest.ErrReader(errors.New("read past the log"))), file, DefaultLimits(), func(*Event) error { return nil }); err == nil {
+				t.Fatal("a whole read of the failing log did not fail")
+			}
+			got, err := Detect(context.Background(), head, file, DefaultLimits())
+			if err != nil || got != whole.Format {
+				t.Errorf("Detect = %q, %v; want %q", got, err, whole.Format)
+			}
+		})
+	}
+	var u *UnknownFormatError
+	if _, err := Detect(context.Background(), strings.NewReader("hello\x00world\n"), "x.log", DefaultLimits()); !errors.As(err, &u) || string(u.First) != "hello\x00world\n" {
+		t.Errorf("Detect of no form: %v, want an *UnknownFormatError showing its bytes", err)
 	}
 }

@@ -46,28 +46,13 @@ func apfOnlyBench(args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "APF-only: analyze -o json on two captures without a goroutine dump, %d executing watch rows in each APF dump_requests (%.1f MB each), best of %d\n",
 		*n, float64(st.Size())/1e6, *runs)
-	var best measurement
-	var walls []time.Duration
-	for i := range *runs {
-		m, err := measure(2*time.Minute, *wd, append(append([]string{"analyze"}, dirs...), "-o", "json")...)
-		if err != nil {
-			return err
-		}
-		if m.timedOut {
-			return fmt.Errorf("analyze did not finish within 2m (CPU %.1f s, peak RSS %.0f MiB so far)", m.user.Seconds(), float64(m.maxRSS)/(1<<20))
-		}
-		if err := checkAPFOnly(m, *n); err != nil {
-			return err
-		}
-		walls = append(walls, m.wall)
-		if i == 0 || m.wall < best.wall {
-			best = m
-		}
+	best, walls, err := bestOf(*runs, 2*time.Minute, func(m measurement) error { return checkAPFOnly(m, *n) }, *wd, append(append([]string{"analyze"}, dirs...), "-o", "json")...)
+	if err != nil {
+		return err
 	}
-	verdict := func(ok bool) string { return map[bool]string{true: "PASS", false: "FAIL"}[ok] }
 	fmt.Fprintf(out, "  wall %.2f s (median %.2f s; target < %s: %s), cpu %.2f s, peak RSS %.1f MiB (target < %d MiB: %s)\n",
-		best.wall.Seconds(), median(walls).Seconds(), targetAPFOnlyWall, verdict(best.wall < targetAPFOnlyWall), (best.user + best.sys).Seconds(),
-		float64(best.maxRSS)/(1<<20), targetAPFOnlyRSS>>20, verdict(best.maxRSS < targetAPFOnlyRSS))
+		best.wall.Seconds(), median(walls).Seconds(), targetAPFOnlyWall, passFail(best.wall < targetAPFOnlyWall), (best.user + best.sys).Seconds(),
+		float64(best.maxRSS)/(1<<20), targetAPFOnlyRSS>>20, passFail(best.maxRSS < targetAPFOnlyRSS))
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(out, "  load average during the run: %s", load)
 	}

@@ -8,6 +8,7 @@
 //	wdbench match -wd BIN [-shape spread|one-connection|same-instant] [-n 50000]
 //	wdbench floor -wd BIN -peers BIN [-n 300k] [-stuck 134]
 //	wdbench apfonly -wd BIN [-n 50000]
+//	wdbench auditjoin -wd BIN [-rows 2000] [-events 1000000]
 //	wdbench probe FILE      (internal: one in-process analyze, prints allocations)
 //
 // Every tool runs as its own process, one at a time, reading the same file
@@ -59,6 +60,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "apfonly" {
 		if err := apfOnlyBench(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "wdbench apfonly:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "auditjoin" {
+		if err := auditJoinBench(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "wdbench auditjoin:", err)
 			os.Exit(1)
 		}
 		return

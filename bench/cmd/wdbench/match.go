@@ -92,29 +92,14 @@ func matchBench(args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "matching (%s storm: %s): analyze -o json on %d initial-phase watchers (%d goroutines, %.1f MB) with %d executing watch requests in the APF dump, best of %d\n",
 		*shape, shapeText[*shape], len(res.Planted), res.Goroutines, float64(res.Bytes)/1e6, *n, *runs)
-	var best measurement
-	var walls []time.Duration
-	for i := range *runs {
-		m, err := measure(2*time.Minute, *wd, "analyze", "--max-dump-size", maxDumpSize, bundle, "-o", "json")
-		if err != nil {
-			return err
-		}
-		if m.timedOut {
-			return fmt.Errorf("analyze did not finish within 2m")
-		}
-		if err := checkMatch(m, len(res.Planted)); err != nil {
-			return err
-		}
-		walls = append(walls, m.wall)
-		if i == 0 || m.wall < best.wall {
-			best = m
-		}
+	best, walls, err := bestOf(*runs, 2*time.Minute, func(m measurement) error { return checkMatch(m, len(res.Planted)) }, *wd, "analyze", "--max-dump-size", maxDumpSize, bundle, "-o", "json")
+	if err != nil {
+		return err
 	}
-	verdict := func(ok bool) string { return map[bool]string{true: "PASS", false: "FAIL"}[ok] }
 	cpu := best.user + best.sys
 	fmt.Fprintf(out, "  wall %.2f s (median %.2f s; target < %s: %s), cpu %.2f s, peak RSS %.1f MiB (target < %d MiB: %s)\n",
-		best.wall.Seconds(), median(walls).Seconds(), targetMatchWall, verdict(best.wall < targetMatchWall), cpu.Seconds(),
-		float64(best.maxRSS)/(1<<20), targetMatchRSS>>20, verdict(best.maxRSS < targetMatchRSS))
+		best.wall.Seconds(), median(walls).Seconds(), targetMatchWall, passFail(best.wall < targetMatchWall), cpu.Seconds(),
+		float64(best.maxRSS)/(1<<20), targetMatchRSS>>20, passFail(best.maxRSS < targetMatchRSS))
 	if err := stormTable(out, *wd, bundle, *runs); err != nil {
 		return err
 	}
@@ -148,10 +133,9 @@ func stormTable(out io.Writer, wd, bundle string, runs int) error {
 		}
 	}
 	lines := bytes.Count(best.stdout, []byte("\n"))
-	verdict := func(ok bool) string { return map[bool]string{true: "PASS", false: "FAIL"}[ok] }
 	fmt.Fprintf(out, "  table: %d lines (target <= %d: %s), %d bytes, wall %.2f s (target < %s: %s), cpu %.2f s, peak RSS %.1f MiB\n",
-		lines, targetStormLines, verdict(lines <= targetStormLines), len(best.stdout), best.wall.Seconds(), targetStormWall,
-		verdict(best.wall < targetStormWall), (best.user + best.sys).Seconds(), float64(best.maxRSS)/(1<<20))
+		lines, targetStormLines, passFail(lines <= targetStormLines), len(best.stdout), best.wall.Seconds(), targetStormWall,
+		passFail(best.wall < targetStormWall), (best.user + best.sys).Seconds(), float64(best.maxRSS)/(1<<20))
 	return nil
 }
 

@@ -217,3 +217,31 @@ func maxRSSBytes(ru *syscall.Rusage) int64 {
 	}
 	return int64(ru.Maxrss) << 10 // kilobytes on Linux
 }
+
+// bestOf runs argv0 args runs times, each within timeout and checked by
+// check, and returns the run of the best wall time and every run's wall
+// time.
+func bestOf(runs int, timeout time.Duration, check func(measurement) error, argv0 string, args ...string) (measurement, []time.Duration, error) {
+	var best measurement
+	var walls []time.Duration
+	for i := range runs {
+		m, err := measure(timeout, argv0, args...)
+		if err != nil {
+			return best, nil, err
+		}
+		if m.timedOut {
+			return best, nil, fmt.Errorf("%s did not finish within %s (CPU %.1f s, peak RSS %.0f MiB so far)", args[0], timeout, m.user.Seconds(), float64(m.maxRSS)/(1<<20))
+		}
+		if err := check(m); err != nil {
+			return best, nil, err
+		}
+		walls = append(walls, m.wall)
+		if i == 0 || m.wall < best.wall {
+			best = m
+		}
+	}
+	return best, walls, nil
+}
+
+// passFail is a gate's verdict.
+func passFail(ok bool) string { return map[bool]string{true: "PASS", false: "FAIL"}[ok] }
