@@ -230,7 +230,11 @@ func (c closure) finding() *api.Finding {
 	for _, ee := range c.early {
 		f.Evidence = append(f.Evidence, ee.evidence())
 	}
-	switch len(c.clients) {
+	clients, picked := c.clients, false
+	if r, ok := auditPick(c.clients, c.early); ok {
+		clients, picked = []returning{r}, true
+	}
+	switch len(clients) {
 	case 0:
 		if len(c.early) == 1 {
 			// The audit log ties them: one user and path whose watches
@@ -243,12 +247,15 @@ func (c closure) finding() *api.Finding {
 		}
 		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up; the evidence could not tie them to a client: no watch of %s came back with a new start time in the APF dumps (a client between watches, or no APF dump with request details)", c.closed, keyName(c.key), c.windowText(), keyName(c.key))
 	case 1:
-		r := c.clients[0]
+		r := clients[0]
 		f.Client = clientFrom(r.newest, api.MatchLikely)
 		f.Client.Seats = r.newest.InitialSeats
 		c.tie(f, r)
 		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up, and %s watched it again from the start %d time(s) in that window (%s): %s", c.closed, keyName(c.key), c.windowText(), userOf(r.newest), len(r.starts), returnCost(r, f.Closures), caughtUpText(f.Closures.CaughtUp))
-		f.Evidence = append(f.Evidence, returnEvidence(r)...)
+		f.Message += auditAgreement(r, c.early, picked, len(c.clients))
+		for _, o := range c.clients {
+			f.Evidence = append(f.Evidence, returnEvidence(o)...)
+		}
 	default:
 		pool := make([]apf.Request, len(c.clients))
 		for i, r := range c.clients {
