@@ -232,7 +232,10 @@ func (e *Exporter) tieHeld(instance string, prev, cur watches.Sample, fs []api.F
 		user := e.closures.addClient(c.k, c.f, c.n, b)
 		e.mu.Unlock()
 		args := []any{"apiserver", instance, "resource", c.k.resource, "closed", c.n, "user", user, "since", c.h.since.UTC().Format(time.RFC3339)}
-		if c.f != nil && c.f.Client != nil && c.f.Client.User != "" {
+		switch {
+		case c.f != nil && len(c.f.Candidates) > 0:
+			args = append(args, "candidates", c.f.CandidateUsers())
+		case c.f != nil && c.f.Client != nil && c.f.Client.User != "":
 			args = append(args, "match", string(c.f.Client.Match))
 		}
 		e.cfg.Logger.Info("closed watches counted by client", args...)
