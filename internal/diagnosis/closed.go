@@ -49,12 +49,13 @@ func closedWatches(s watches.Server, events []audit.Event) added {
 		window = b.CapturedAt.Sub(a.CapturedAt)
 	}
 	var out added
+	dump := fullBuffers(s.Samples)
 	for _, key := range sortedKeys(b.Metrics.TerminatedWatchers) {
 		closed := counterGrowth(a.Metrics.TerminatedWatchers, b.Metrics.TerminatedWatchers, key)
 		if closed < 1 {
 			continue
 		}
-		c := closure{server: s.Name, key: key, closed: int(closed), window: window, a: a, b: b}
+		c := closure{server: s.Name, key: key, closed: int(closed), window: window, a: a, b: b, dump: dump}
 		c.reasons = reasonGrowth(a.Metrics.TerminatedReasons[key], b.Metrics.TerminatedReasons[key])
 		c.clients = returningClients(s.Samples, a.CapturedAt, key)
 		if !a.CapturedAt.IsZero() && !b.CapturedAt.IsZero() {
@@ -211,6 +212,9 @@ type closure struct {
 	// early are the audit log's watches of the resource that ended long
 	// before their timeoutSeconds in the window (closedaudit.go).
 	early []earlyEnds
+	// dump is what the goroutine dump shows of full buffers
+	// (closeddump.go); "" when nothing.
+	dump string
 }
 
 // finding is the WatchClosedByServer finding of c: critical from
@@ -229,6 +233,9 @@ func (c closure) finding() *api.Finding {
 	f.Evidence = append(f.Evidence, c.replayEvidence(f.Closures, res)...)
 	for _, ee := range c.early {
 		f.Evidence = append(f.Evidence, ee.evidence())
+	}
+	if c.dump != "" {
+		f.Evidence = append(f.Evidence, c.dump)
 	}
 	clients, picked := c.clients, false
 	if r, ok := auditPick(c.clients, c.early); ok {
