@@ -49,12 +49,13 @@ func closedWatches(s watches.Server, events []audit.Event) added {
 		window = b.CapturedAt.Sub(a.CapturedAt)
 	}
 	var out added
+	dump := fullBuffers(s.Samples)
 	for _, key := range sortedKeys(b.Metrics.TerminatedWatchers) {
 		closed := counterGrowth(a.Metrics.TerminatedWatchers, b.Metrics.TerminatedWatchers, key)
 		if closed < 1 {
 			continue
 		}
-		c := closure{server: s.Name, key: key, closed: int(closed), window: window, a: a, b: b}
+		c := closure{server: s.Name, key: key, closed: int(closed), window: window, a: a, b: b, dump: dump}
 		c.reasons = reasonGrowth(a.Metrics.TerminatedReasons[key], b.Metrics.TerminatedReasons[key])
 		c.clients = returningClients(s.Samples, a.CapturedAt, key)
 		if !a.CapturedAt.IsZero() && !b.CapturedAt.IsZero() {
@@ -211,6 +212,9 @@ type closure struct {
 	// early are the audit log's watches of the resource that ended long
 	// before their timeoutSeconds in the window (closedaudit.go).
 	early []earlyEnds
+	// dump is what the goroutine dump shows of full buffers
+	// (closeddump.go); "" when nothing.
+	dump string
 }
 
 // finding is the WatchClosedByServer finding of c: critical from
@@ -230,7 +234,14 @@ func (c closure) finding() *api.Finding {
 	for _, ee := range c.early {
 		f.Evidence = append(f.Evidence, ee.evidence())
 	}
-	switch len(c.clients) {
+	if c.dump != "" {
+		f.Evidence = append(f.Evidence, c.dump)
+	}
+	clients, picked := c.clients, false
+	if r, ok := auditPick(c.clients, c.early); ok {
+		clients, picked = []returning{r}, true
+	}
+	switch len(clients) {
 	case 0:
 		if len(c.early) == 1 {
 			// The audit log ties them: one user and path whose watches
@@ -243,12 +254,15 @@ func (c closure) finding() *api.Finding {
 		}
 		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up; the evidence could not tie them to a client: no watch of %s came back with a new start time in the APF dumps (a client between watches, or no APF dump with request details)", c.closed, keyName(c.key), c.windowText(), keyName(c.key))
 	case 1:
-		r := c.clients[0]
+		r := clients[0]
 		f.Client = clientFrom(r.newest, api.MatchLikely)
 		f.Client.Seats = r.newest.InitialSeats
 		c.tie(f, r)
 		f.Message = fmt.Sprintf("the server closed %d watcher(s) of %s in %s for not keeping up, and %s watched it again from the start %d time(s) in that window (%s): %s", c.closed, keyName(c.key), c.windowText(), userOf(r.newest), len(r.starts), returnCost(r, f.Closures), caughtUpText(f.Closures.CaughtUp))
-		f.Evidence = append(f.Evidence, returnEvidence(r)...)
+		f.Message += auditAgreement(r, c.early, picked, len(c.clients))
+		for _, o := range c.clients {
+			f.Evidence = append(f.Evidence, returnEvidence(o)...)
+		}
 	default:
 		pool := make([]apf.Request, len(c.clients))
 		for i, r := range c.clients {

@@ -213,3 +213,53 @@ func TestAuditResourceKey(t *testing.T) {
 		}
 	}
 }
+
+// Where the APF dumps saw several clients come back, the audit log's
+// early ends pick the one whose watches the server ended (likely), and
+// the message says of how many; where they saw one, the audit log agrees
+// in the message. Where it shows the early ends of several, or of none of
+// them, they stay "one of these".
+func TestClosedWatchesAuditLogPicksAmongReturns(t *testing.T) {
+	a, b := t0.Add(time.Minute), t0.Add(2*time.Minute+10*time.Second)
+	cm := "/api/v1/namespaces/ns/configmaps"
+	ev := func(user string, received time.Time) audit.Event {
+		return audit.Event{Source: "audit.log", Line: 7, User: user, Verb: "watch", Path: cm,
+			RequestReceived: received, Completed: received.Add(20 * time.Second), TimeoutSeconds: 3600}
+	}
+	slowB, otherB := cmWatch("slow", b.Add(-3*time.Second), 8), cmWatch("other", b.Add(-2*time.Second), 8)
+	tests := []struct {
+		name    string
+		reqs    []apf.Request
+		events  []audit.Event
+		user    string
+		message string
+	}{
+		{"two came back, one ended early", []apf.Request{slowB, otherB}, []audit.Event{ev("slow", a.Add(5*time.Second)), ev("slow", a.Add(30*time.Second))}, "slow",
+			"the server closed 2 watcher(s) of configmaps in 1m10s between the samples for not keeping up, and slow watched it again from the start 1 time(s) in that window (8 APF seat(s) per replay): it never caught up: at the last sample it was replaying the initial events again; of the 2 clients whose watches of it came back, the audit log shows only slow's ending long before their timeoutSeconds (2 time(s) in that window)"},
+		{"one came back, the audit log agrees", []apf.Request{slowB}, []audit.Event{ev("slow", a.Add(5*time.Second))}, "slow",
+			"the server closed 2 watcher(s) of configmaps in 1m10s between the samples for not keeping up, and slow watched it again from the start 1 time(s) in that window (8 APF seat(s) per replay): it never caught up: at the last sample it was replaying the initial events again; the audit log agrees: 1 of its watches of it ended long before their timeoutSeconds in that window"},
+		{"two came back, both ended early", []apf.Request{slowB, otherB}, []audit.Event{ev("slow", a.Add(5*time.Second)), ev("other", a.Add(6*time.Second))}, "", ""},
+		{"two came back, neither ended early", []apf.Request{slowB, otherB}, nil, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{closedSample(a, 0, 0), closedSample(b, 2, 0, tt.reqs...)}}}, Options{Audit: tt.events})
+			got := closedVerdicts(r)
+			if len(got) != 1 {
+				t.Fatalf("verdicts %+v, want one", got)
+			}
+			if tt.user == "" {
+				if got[0].Match != api.MatchAmbiguous || len(got[0].Candidates) != 2 {
+					t.Errorf("verdict %+v, want one of the 2", got[0])
+				}
+				return
+			}
+			if got[0].User != tt.user || got[0].Match != api.MatchLikely {
+				t.Errorf("verdict %+v, want %s (likely)", got[0], tt.user)
+			}
+			if f := r.Findings[0]; f.Message != tt.message {
+				t.Errorf("message\n%s\nwant\n%s", f.Message, tt.message)
+			}
+		})
+	}
+}

@@ -99,3 +99,48 @@ func (ee earlyEnds) evidence() string {
 	}
 	return s
 }
+
+// earlyOf is the early ends of r's user and path among early; false when
+// it has none.
+func earlyOf(r returning, early []earlyEnds) (earlyEnds, bool) {
+	for _, ee := range early {
+		if ee.user == userOf(r.newest) && ee.path == r.newest.Path {
+			return ee, true
+		}
+	}
+	return earlyEnds{}, false
+}
+
+// auditPick is the one client, of several whose watches came back in the
+// APF dumps, whose watches of the resource also ended early in the audit
+// log; false when none or more than one did (then they stay "one of
+// these").
+func auditPick(clients []returning, early []earlyEnds) (returning, bool) {
+	if len(clients) < 2 {
+		return returning{}, false
+	}
+	var picked []returning
+	for _, r := range clients {
+		if _, ok := earlyOf(r, early); ok {
+			picked = append(picked, r)
+		}
+	}
+	if len(picked) != 1 {
+		return returning{}, false
+	}
+	return picked[0], true
+}
+
+// auditAgreement is what the audit log adds to the tie of r: that its
+// watches ended early too, and, when it picked r among came back (picked),
+// that the others' did not; "" when the log shows none of r's.
+func auditAgreement(r returning, early []earlyEnds, picked bool, came int) string {
+	ee, ok := earlyOf(r, early)
+	if !ok {
+		return ""
+	}
+	if picked {
+		return fmt.Sprintf("; of the %d clients whose watches of it came back, the audit log shows only %s's ending long before their timeoutSeconds (%d time(s) in that window)", came, ee.user, len(ee.events))
+	}
+	return fmt.Sprintf("; the audit log agrees: %d of its watches of it ended long before their timeoutSeconds in that window", len(ee.events))
+}

@@ -117,7 +117,7 @@ func loopPart(res *api.Replay, un, fixed *api.Column) string {
 		}
 	}
 	if len(never) > 0 {
-		s += fmt.Sprintf("; with the stall timeout %s never ha%s its initial events (%s), unpatched it did", strings.Join(never, ", "), english.Plural(len(never), "s", "ve"), fixed.Name)
+		s += fmt.Sprintf("; with the stall timeout %s never %s initial events (%s), unpatched %s", strings.Join(never, ", "), english.Plural(len(never), "has its", "have their"), fixed.Name, english.Plural(len(never), "it did", "they did"))
 	}
 	return s
 }

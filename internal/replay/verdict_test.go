@@ -63,3 +63,33 @@ func TestVerdictOf(t *testing.T) {
 		})
 	}
 }
+
+// The loop part names the clients that never have their initial events
+// with the stall timeout, in the number of the clients named.
+func TestLoopPartGrammar(t *testing.T) {
+	done := 3.0
+	loop := func(names ...string) (api.Column, api.Column) {
+		un, fixed := api.Column{Name: api.ColumnUnpatched}, api.Column{Name: api.ColumnPR141899, Closures: 2, Returns: 2}
+		for _, n := range names {
+			un.Clients = append(un.Clients, api.ClientResult{Name: n, InitialDoneAtSeconds: &done})
+			fixed.Clients = append(fixed.Clients, api.ClientResult{Name: n, Returns: 1})
+		}
+		return un, fixed
+	}
+	tests := []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"slow-curl"}, "clients that relist loop, closures and returns: unpatched 0 and 0 (0 APF seat-seconds), pr141899 2 and 2 (0 APF seat-seconds); with the stall timeout slow-curl never has its initial events (pr141899), unpatched it did"},
+		{[]string{"slow-curl", "slow-node"}, "clients that relist loop, closures and returns: unpatched 0 and 0 (0 APF seat-seconds), pr141899 2 and 2 (0 APF seat-seconds); with the stall timeout slow-curl, slow-node never have their initial events (pr141899), unpatched they did"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.names[0], func(t *testing.T) {
+			un, fixed := loop(tt.names...)
+			res := &api.Replay{Columns: []api.Column{un, fixed}}
+			if diff := cmp.Diff(tt.want, loopPart(res, &un, &fixed)); diff != "" {
+				t.Errorf("loop part (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -16,6 +16,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -35,20 +40,27 @@ import (
 	"github.com/watch-doctor/watch-doctor/test/e2e/workload"
 )
 
-// The workload of TestWatchClosedByServerLoop. A replay of relistObjects
-// configmaps of relistObjectBytes (30 MB) to a client reading
-// relistReadEvery (2 events/s) takes half a minute; the cacher's input
-// buffer of such a watcher holds 10 events (minWatchChanSize:
-// watch_cache_history.go:197-211, a small history), which one update a
-// second fills in 10 s: the watcher is closed mid-replay, its client
-// drains the 4 MiB stream window and the result buffer (about 9 s) and
-// watches again. A cycle of about 20 s, half of it initializing (in APF).
+// The workload of TestWatchClosedByServerLoop, sized so that each cycle of
+// the loop is short (about 18 s) and ends in a closure. The cacher's input
+// buffer of a watcher holds 10 events (minWatchChanSize:
+// watch_cache_history.go:197-211, a small history), which two updates a
+// second fill in 5 s. The slow client reads 4 events a second: the replay
+// of relistObjects configmaps of relistObjectBytes (30 MB) is all sent to
+// it (the 4 MiB stream window and the result buffer hold about 18 of them)
+// only after about 10 s, so its watcher, still replaying, is closed first:
+// gracefully (cache_watcher.go:198-207, its bookmark was received), it
+// finishes the replay and its input buffer, 70 events, and ends. The
+// client reads them (about 18 s) and watches again. Measured at 60 objects,
+// 2 events/s and an update a second: the audit log's watches ended after
+// 29 s, the next began 7 s later, 70 events read per watch.
 const (
 	relistNamespace   = "relist"
 	relistObjects     = 60
 	relistObjectBytes = 500 * 1024
-	relistReadEvery   = 500 * time.Millisecond
-	relistWriteEvery  = time.Second
+	relistReadEvery   = 250 * time.Millisecond
+	relistWriteEvery  = 500 * time.Millisecond
+	relistSamples     = 10
+	relistSampleEvery = 7 * time.Second
 )
 
 // relistClient watches the configmaps of a namespace with initial events
@@ -63,6 +75,8 @@ type relistClient struct {
 	events  atomic.Int64
 	done    chan struct{}
 	cancel  context.CancelFunc
+	// logf says when each watch began and ended (the loop's cycles).
+	logf func(format string, args ...any)
 }
 
 // startRelistClient runs the client as user, reading one event per every
@@ -80,7 +94,7 @@ func startRelistClient(ctx context.Context, t *testing.T, c *cluster.Cluster, us
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	rc := &relistClient{name: user, done: make(chan struct{}), cancel: cancel}
+	rc := &relistClient{name: user, done: make(chan struct{}), cancel: cancel, logf: t.Logf}
 	go func() {
 		defer close(rc.done)
 		for ctx.Err() == nil {
@@ -92,8 +106,10 @@ func startRelistClient(ctx context.Context, t *testing.T, c *cluster.Cluster, us
 				}
 				continue
 			}
-			rc.watches.Add(1)
-			rc.consume(ctx, w.ResultChan(), every)
+			n, began := rc.watches.Add(1), time.Now()
+			if rc.consume(ctx, w.ResultChan(), every) {
+				rc.logf("%s: the server ended watch %d after %v (%d events read so far)", rc.name, n, time.Since(began).Round(100*time.Millisecond), rc.events.Load())
+			}
 			w.Stop()
 		}
 	}()
@@ -101,7 +117,9 @@ func startRelistClient(ctx context.Context, t *testing.T, c *cluster.Cluster, us
 	return rc
 }
 
-func (rc *relistClient) consume(ctx context.Context, ch <-chan watch.Event, every time.Duration) {
+// consume reads ch, one event per every, until the server ends it (true)
+// or ctx is done.
+func (rc *relistClient) consume(ctx context.Context, ch <-chan watch.Event, every time.Duration) bool {
 	var tick <-chan time.Time
 	if every > 0 {
 		tk := time.NewTicker(every)
@@ -111,18 +129,18 @@ func (rc *relistClient) consume(ctx context.Context, ch <-chan watch.Event, ever
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case _, ok := <-ch:
 			if !ok {
 				rc.closed.Add(1)
-				return
+				return true
 			}
 			rc.events.Add(1)
 		}
 		if tick != nil {
 			select {
 			case <-ctx.Done():
-				return
+				return false
 			case <-tick:
 			}
 		}
@@ -134,18 +152,28 @@ func (rc *relistClient) stop() {
 	<-rc.done
 }
 
-// TestWatchClosedByServerLoop: on a kube-apiserver with --profiling=false,
-// paced-reader watches the configmaps of a namespace updated once a second
-// and reads 2 events a second; healthy-client watches the same and reads
-// everything. Once the server closed paced-reader's watch at least twice
+// TestWatchClosedByServerLoop: on a kube-apiserver with --profiling=false
+// and audit logging, paced-reader watches the configmaps of a namespace
+// updated relistWriteEvery and reads relistReadEvery; healthy-client
+// watches the same and reads everything. serve looks every 5 s from the
+// start. Once the server closed paced-reader's watch
 // (apiserver_terminated_watchers_total{resource="configmaps"}, and the
-// client's own count of its watches), diagnose reports the loop as a
-// critical WatchClosedByServer naming paced-reader, and healthy-client is
-// in no finding. (collect then analyze, and serve, over the same loop are
-// not proven here yet: their windows caught one closure, or none tied.)
+// client's own count of its watches), diagnose, and collect then analyze
+// of the bundle, sampling the same span at once, each report the loop as a
+// critical WatchClosedByServer naming paced-reader (likely), from APF and
+// /metrics alone; diagnose with --audit-log, and analyze of the same
+// bundle with it, also show paced-reader's watches ending early, and
+// nobody else's; serve's
+// watchdoctor_watch_closures_by_client_total names paced-reader; and
+// healthy-client is in no finding and in no series.
 func TestWatchClosedByServerLoop(t *testing.T) {
 	t.Parallel()
-	c := cluster.StartForTest(t, cluster.Options{Logf: t.Logf, ExtraAPIServerArgs: []string{"--profiling=false"}})
+	dir := t.TempDir()
+	policy, auditLog := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := cluster.StartForTest(t, cluster.Options{Logf: t.Logf, ExtraAPIServerArgs: []string{"--profiling=false", "--audit-policy-file=" + policy, "--audit-log-path=" + auditLog}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	admin, err := c.Clientset(cluster.UserAdmin)
@@ -156,48 +184,116 @@ func TestWatchClosedByServerLoop(t *testing.T) {
 	if err := relistWorkload(ctx, admin, slowUser, fastUser); err != nil {
 		t.Fatal(err)
 	}
+	bindAuditRole(t, admin)
 	stopWrites := startRelistWrites(ctx, t, admin)
 	defer stopWrites()
 	fast := startRelistClient(ctx, t, c, fastUser, 0)
 	slow := startRelistClient(ctx, t, c, slowUser, relistReadEvery)
-
-	rcAdmin := admin.CoreV1().RESTClient()
 	began := time.Now()
+	addr, serveLog := runServeLogged(t, func(bin string, args ...string) *exec.Cmd { return exec.Command(bin, args...) }, c.Kubeconfig(cluster.UserWatchDoctor))
+
+	// The loop has begun once the server closed the slow client's watch
+	// and it watched again.
+	rcAdmin := admin.CoreV1().RESTClient()
 	var closures float64
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		n, err := terminatedWatchersOf(ctx, rcAdmin, "configmaps")
 		if err != nil {
 			return false, err
 		}
 		closures = n
-		return n >= 2 && slow.closed.Load() >= 2 && slow.watches.Load() >= 3, nil
+		return n >= 1 && slow.closed.Load() >= 1 && slow.watches.Load() >= 2, nil
 	})
 	if err != nil {
 		t.Fatalf("the server closed %v configmaps watchers, %s was closed %d times and watched %d times in %v: %v", closures, slowUser, slow.closed.Load(), slow.watches.Load(), time.Since(began).Round(time.Second), err)
 	}
-	t.Logf("in %v: apiserver_terminated_watchers_total{resource=\"configmaps\"} %v; %s watched %d times, closed %d, %d events; %s watched %d times, closed %d, %d events",
-		time.Since(began).Round(time.Second), closures, slowUser, slow.watches.Load(), slow.closed.Load(), slow.events.Load(), fastUser, fast.watches.Load(), fast.closed.Load(), fast.events.Load())
+	logClients := func(when string) {
+		n, _ := terminatedWatchersOf(ctx, rcAdmin, "configmaps")
+		t.Logf("%s, %v after the clients started: apiserver_terminated_watchers_total{resource=\"configmaps\"} %v; %s watched %d times, closed %d, %d events; %s watched %d times, closed %d, %d events",
+			when, time.Since(began).Round(time.Second), n, slowUser, slow.watches.Load(), slow.closed.Load(), slow.events.Load(), fastUser, fast.watches.Load(), fast.closed.Load(), fast.events.Load())
+	}
+	logClients("the loop began")
+
+	// diagnose, and collect, over the same span: relistSamples samples
+	// relistSampleEvery apart span two cycles of the loop or more, and
+	// catch the slow client replaying after the first.
+	sampling := []string{"--samples", strconv.Itoa(relistSamples), "--interval", relistSampleEvery.String()}
+	bundle := filepath.Join(dir, "bundle")
+	t.Run("sampled", func(t *testing.T) {
+		t.Run("diagnose", func(t *testing.T) {
+			t.Parallel()
+			d := runPlugin(t, c, cluster.UserWatchDoctor, append(append([]string{"diagnose"}, sampling...), "--output", "json", "--fail-on", "none")...)
+			checkClosedLoop(t, "diagnose", d, slowUser, fastUser)
+		})
+		t.Run("diagnose --audit-log", func(t *testing.T) {
+			t.Parallel()
+			d := runPlugin(t, c, cluster.UserWatchDoctor, append(append([]string{"diagnose", "--audit-log", auditLog}, sampling...), "--output", "json", "--fail-on", "none")...)
+			checkEarlyEnds(t, checkClosedLoop(t, "diagnose --audit-log", d, slowUser, fastUser), slowUser, fastUser)
+		})
+		t.Run("collect", func(t *testing.T) {
+			t.Parallel()
+			// Incomplete (exit 2) for the goroutine dumps --profiling=false
+			// refuses, and for nothing else.
+			col := runPlugin(t, c, cluster.UserWatchDoctor, append([]string{"collect", "-d", bundle}, sampling...)...)
+			refused := fmt.Sprintf("error: %d request(s) failed, the result is incomplete; first: %s: /debug/pprof is not served: profiling is disabled on this API server (--profiling=false)", relistSamples, strings.TrimPrefix(c.Server(), "https://"))
+			if col.ExitCode != 2 || !strings.Contains(col.Stderr, refused) {
+				t.Fatalf("collect: exit %d, want 2 for the %d goroutine dumps refused (%q)\n%s", col.ExitCode, relistSamples, refused, col.Stderr)
+			}
+		})
+	})
+	logClients("sampled")
+	if _, err := os.Stat(bundle); err == nil {
+		an := runPlugin(t, c, cluster.UserWatchDoctor, "analyze", bundle, "--output", "json", "--fail-on", "none")
+		checkClosedLoop(t, "analyze", an, slowUser, fastUser)
+		an = runPlugin(t, c, cluster.UserWatchDoctor, "analyze", bundle, "--audit-log", auditLog, "--output", "json", "--fail-on", "none")
+		f := checkClosedLoop(t, "analyze --audit-log", an, slowUser, fastUser)
+		checkEarlyEnds(t, f, slowUser, fastUser)
+	}
+
+	// serve: its looks since the clients started tie closures to the
+	// slow client (at the look that counted them, or a later one that
+	// saw it back).
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		text, err := scrape(ctx, addr)
+		if err != nil {
+			return false, nil
+		}
+		last = text
+		for _, s := range parseScrape(t, text)["watchdoctor_watch_closures_by_client_total"] {
+			if s.labels["resource"] == "configmaps" && s.labels["user"] == slowUser && s.value >= 1 {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Errorf("serve never counted a closure of configmaps tied to %s: %v; its last scrape's closures:\n%s", slowUser, err, grepLines(last, "watchdoctor_watch_closures"))
+	}
+	for _, s := range parseScrape(t, last)["watchdoctor_watch_closures_by_client_total"] {
+		if s.labels["user"] == fastUser {
+			t.Errorf("serve ties closures to %s: %v", fastUser, s.labels)
+		}
+	}
+	t.Logf("serve: %s", strings.ReplaceAll(grepLines(last, "watchdoctor_watch_closures"), "\n", "; "))
+	if b, err := os.ReadFile(serveLog); err == nil {
+		t.Logf("serve's records of closures:\n%s", grepLines(string(b), `{"time"`, "closed watches"))
+	}
+	logClients("the end")
 	if fast.closed.Load() != 0 {
 		t.Errorf("%s's watch was closed %d times: the fast client must keep up", fastUser, fast.closed.Load())
 	}
-
-	// Ten samples 7 s apart (about 65 s) span two cycles of the loop (a
-	// cycle took about 35 s here: two closures in the first 71 s) and catch
-	// the slow client initializing at least once after the first: the gap
-	// is shorter than the part of a cycle it spends initializing.
-	sampling := []string{"--samples", "10", "--interval", "7s", "--output", "json", "--fail-on", "none"}
-	d := runPlugin(t, c, cluster.UserWatchDoctor, append([]string{"diagnose"}, sampling...)...)
-	checkClosedLoop(t, "diagnose", d, slowUser, fastUser)
 }
 
 // checkClosedLoop checks a report: a WatchClosedByServer finding of
 // configmaps naming slow, critical (two closures or more), and no finding
-// naming fast.
-func checkClosedLoop(t *testing.T, what string, res pluginResult, slow, fast string) {
+// naming fast. It returns the finding, nil when there is none.
+func checkClosedLoop(t *testing.T, what string, res pluginResult, slow, fast string) *api.Finding {
 	t.Helper()
 	var r api.Report
 	if err := json.Unmarshal([]byte(res.Stdout), &r); err != nil {
-		t.Fatalf("%s: exit %d, not a JSON report: %v\nstderr:\n%s", what, res.ExitCode, err, res.Stderr)
+		t.Errorf("%s: exit %d, not a JSON report: %v\nstderr:\n%s", what, res.ExitCode, err, res.Stderr)
+		return nil
 	}
 	var found *api.Finding
 	for i, f := range r.Findings {
@@ -209,7 +305,8 @@ func checkClosedLoop(t *testing.T, what string, res pluginResult, slow, fast str
 		}
 	}
 	if found == nil {
-		t.Fatalf("%s: no WatchClosedByServer finding of configmaps; findings %d, advice:\n%s\nstderr:\n%s", what, len(r.Findings), strings.Join(r.Advice, "\n"), res.Stderr)
+		t.Errorf("%s: no WatchClosedByServer finding of configmaps; findings %d, advice:\n%s\nstderr:\n%s", what, len(r.Findings), strings.Join(r.Advice, "\n"), res.Stderr)
+		return nil
 	}
 	b, _ := json.MarshalIndent(found, "", "  ")
 	t.Logf("%s: %s", what, b)
@@ -218,6 +315,38 @@ func checkClosedLoop(t *testing.T, what string, res pluginResult, slow, fast str
 	}
 	if found.Severity != api.SeverityCritical || found.Closures.Closed < 2 || found.Closures.Returns < 1 {
 		t.Errorf("%s: severity %s, %d closures, %d returns: want critical, a loop of two closures or more and a return", what, found.Severity, found.Closures.Closed, found.Closures.Returns)
+	}
+	return found
+}
+
+// checkEarlyEnds checks that f's evidence has the audit log's watches of
+// slow ending long before their timeoutSeconds, and none of fast's, and
+// that its message says the audit log ties them too.
+func checkEarlyEnds(t *testing.T, f *api.Finding, slow, fast string) {
+	t.Helper()
+	if f == nil {
+		return
+	}
+	if !strings.Contains(f.Message, "; the audit log agrees: ") && !strings.Contains(f.Message, "the audit log shows only "+slow+"'s ending") {
+		t.Errorf("the message does not say what the audit log shows: %s", f.Message)
+	}
+	var early []string
+	for _, ev := range f.Evidence {
+		if strings.HasPrefix(ev, "audit log (") {
+			early = append(early, ev)
+		}
+	}
+	ofSlow := false
+	for _, ev := range early {
+		switch {
+		case strings.Contains(ev, " by "+fast+" ended long before"):
+			t.Errorf("the audit log's early ends name the fast client %s: %s", fast, ev)
+		case strings.Contains(ev, " by "+slow+" ended long before"):
+			ofSlow = true
+		}
+	}
+	if !ofSlow {
+		t.Errorf("no evidence of %s's watches ending early in the audit log; the finding's evidence:\n%s", slow, strings.Join(f.Evidence, "\n"))
 	}
 }
 
@@ -285,4 +414,31 @@ func startRelistWrites(ctx context.Context, t *testing.T, admin kubernetes.Inter
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// scrape reads serve's /metrics.
+func scrape(ctx context.Context, addr string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	return string(b), err
+}
+
+// grepLines are the lines of text that start with prefix and contain
+// each of also.
+func grepLines(text, prefix string, also ...string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) && containsAll(l, also...) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

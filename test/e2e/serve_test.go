@@ -238,6 +238,14 @@ func startServe(t *testing.T, kubeconfig string, extra ...string) string {
 // it is stopped with SIGTERM and must exit 0, having shut down gracefully.
 func runServe(t *testing.T, command func(bin string, args ...string) *exec.Cmd, kubeconfig string, extra ...string) string {
 	t.Helper()
+	addr, _ := runServeLogged(t, command, kubeconfig, extra...)
+	return addr
+}
+
+// runServeLogged is runServe, and returns the file serve's log is copied
+// to as it comes.
+func runServeLogged(t *testing.T, command func(bin string, args ...string) *exec.Cmd, kubeconfig string, extra ...string) (string, string) {
+	t.Helper()
 	bin := os.Getenv(envPluginBin)
 	if bin == "" {
 		t.Fatalf("$%s is not set: build the plugin (make build) and export %s, or run `make e2e`", envPluginBin, envPluginBin)
@@ -288,11 +296,11 @@ func runServe(t *testing.T, command func(bin string, args ...string) *exec.Cmd, 
 	})
 	select {
 	case a := <-addr:
-		return a
+		return a, logPath
 	case <-time.After(time.Minute):
 		t.Fatal("serve did not say where it serves within a minute")
 	}
-	return ""
+	return "", logPath
 }
 
 func tail(s string, n int) string {
