@@ -37,6 +37,9 @@ func (sp *sampler) gatherEvidence() {
 		// /debug/pprof refused the profile: a dump or trace would be
 		// refused too (evidenceText says so).
 		return
+	case sp.elsewhere:
+		// Another connection samples this process (checkSampledElsewhere).
+		return
 	case ir.Trace != nil && sp.n > 1 && ir.Trace.Summary != nil:
 		sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump: the execution trace of the interval decides")
 		return
