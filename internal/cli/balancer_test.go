@@ -109,8 +109,8 @@ func TestDiagnoseFewerInstancesThroughTheBalancerIsIncomplete(t *testing.T) {
 // behind an HTTP (L7) balancer that answers each request from the next
 // one: every connection's requests reach all three. Their own addresses
 // do not answer; three identity leases are live. It returns a kubeconfig
-// of the balancer.
-func behindL7Balancer(t *testing.T) string {
+// of the balancer. Each of opts is applied to every instance.
+func behindL7Balancer(t *testing.T, opts ...func(*fakeapiserver.Server)) string {
 	t.Helper()
 	renewed := time.Date(2026, 11, 29, 10, 23, 0, 0, time.UTC)
 	var servers []*fakeapiserver.Server
@@ -120,6 +120,9 @@ func behindL7Balancer(t *testing.T) string {
 		s.Endpoints = []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}
 		for j := range 3 {
 			s.Leases = append(s.Leases, fakeapiserver.Lease{Name: "apiserver-" + strconv.Itoa(j), Hostname: "cp-" + strconv.Itoa(j), Renewed: renewed, DurationSeconds: 3600})
+		}
+		for _, o := range opts {
+			o(s)
 		}
 		servers = append(servers, s)
 	}
@@ -154,6 +157,43 @@ func TestDiagnoseThroughAnL7BalancerIsUndecided(t *testing.T) {
 	}
 	if undecided == 0 {
 		t.Errorf("no undecided finding: the blocked watchers of the dumps are said nowhere\n%s", out)
+	}
+	if !strings.Contains(strings.Join(r.Incomplete, "\n"), "reached different API server processes") {
+		t.Errorf("incomplete %q does not say the samples reached different processes", r.Incomplete)
+	}
+	code, table, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1")
+	if code != ExitError || strings.Contains(table, "critical") {
+		t.Errorf("the table: exit %d, want %d and nothing critical\n%s\nstderr:\n%s", code, ExitError, table, errOut)
+	}
+	t.Logf("what it said:\n%s\nstderr:\n%s", table, errOut)
+}
+
+// TestDiagnoseThroughAnL7BalancerWithoutProfilingIsUndecided (issue 35):
+// the same balancer with profiling off on every process. The APF dumps
+// and /metrics alone decide, and they too come from different processes:
+// no finding names a client or seats, each watch initializing past the
+// stall bound is UndecidedInitialEvents (MixedProcesses), and the run
+// exits 2, as on the dump path.
+func TestDiagnoseThroughAnL7BalancerWithoutProfilingIsUndecided(t *testing.T) {
+	t.Parallel()
+	kc := behindL7Balancer(t, func(s *fakeapiserver.Server) { s.NoProfiling = true })
+	code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1", "-o", "json")
+	if code != ExitError {
+		t.Errorf("exit %d, want %d\nstderr:\n%s", code, ExitError, errOut)
+	}
+	r := apiReport(t, out)
+	undecided := 0
+	for _, f := range r.Findings {
+		if f.Client != nil || f.Severity == api.SeverityCritical || f.SeatsKnown() {
+			t.Errorf("finding %s %s on %s names client %+v: from evidence of another process", f.Severity, f.Type, f.APIServer, f.Client)
+		}
+		if f.Type != api.UndecidedInitialEvents || f.UndecidedReason != api.UndecidedMixedProcesses {
+			t.Errorf("finding %s (%s) on %s, want UndecidedInitialEvents (MixedProcesses)", f.Type, f.UndecidedReason, f.APIServer)
+		}
+		undecided++
+	}
+	if undecided == 0 || r.Summary.StuckSeats != 0 {
+		t.Errorf("%d undecided findings, %d stuck seats: want the APF dumps' old watches said, with no seats\n%s", undecided, r.Summary.StuckSeats, out)
 	}
 	if !strings.Contains(strings.Join(r.Incomplete, "\n"), "reached different API server processes") {
 		t.Errorf("incomplete %q does not say the samples reached different processes", r.Incomplete)

@@ -30,7 +30,13 @@ func (c autoStepClock) After(d time.Duration) <-chan time.Time {
 // runLive runs the command tree on the auto-stepping clock.
 func runLive(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	clk := autoStepClock{testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 23, 9, 0, time.UTC))}
+	return runLiveOn(t, testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 23, 9, 0, time.UTC)), args...)
+}
+
+// runLiveOn is runLive on clk, auto-stepped.
+func runLiveOn(t *testing.T, fc *testingclock.FakeClock, args ...string) (int, string, string) {
+	t.Helper()
+	clk := autoStepClock{fc}
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	code := execute(newCmdRoot(streams, clk), streams, args)

@@ -174,7 +174,7 @@ func (o *LiveOptions) config(progress io.Writer) (model.Config, error) {
 		REST: rc, APIServers: servers, Samples: o.Samples, Interval: o.Interval,
 		RequestTimeout: timeout, MaxPause: o.MaxPause, MaxGoroutines: o.MaxGoroutines, Force: o.Force,
 		Clock: clk, Progress: escapedProgress(progress),
-		Hints: model.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", MaxPause: "--max-pause", Evidence: "--evidence", TraceBudget: "--trace-budget"},
+		Hints: model.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", MaxPause: "--max-pause", Evidence: "--evidence", TraceBudget: "--trace-budget", Force: "--force"},
 		Trace: o.Trace.config(),
 	}, nil
 }

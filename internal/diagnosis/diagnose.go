@@ -142,6 +142,9 @@ func serverRoute(ctx context.Context, s watches.Server, opts Options) (api.APISe
 	if note != "" {
 		info.Notes = append(info.Notes, note)
 	}
+	if why := anyMixed(s.Samples); why != "" && last < 0 && hasRequests(s) {
+		return decideMixedAPF(ctx, info, s, why)
+	}
 	if last < 0 && hasRequests(s) {
 		return diagnoseAPF(ctx, info, s)
 	}

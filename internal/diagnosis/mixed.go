@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/watch-doctor/watch-doctor/internal/watches"
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -47,6 +48,61 @@ func decideMixed(ctx context.Context, info api.APIServer, s watches.Server, cur 
 		out.warnings = append(out.warnings, fmt.Sprintf("%s: execution trace %s set aside, nothing is decided from it: the samples around it reached different API server processes", s.Name, s.Trace.Source))
 	}
 	return info, out
+}
+
+// anyMixed says why some sample of ss may hold evidence of different
+// processes, "" when none says so.
+func anyMixed(ss []watches.Sample) string {
+	for _, sm := range ss {
+		if sm.Mixed != "" {
+			return sm.Mixed
+		}
+	}
+	return ""
+}
+
+// decideMixedAPF is decideMixed for a server without a goroutine dump
+// (profiling off: APF dump_requests and /metrics only): each APF dump
+// may be another process's, so no row gives a finding its client, seats
+// or verdict (issue 35: the APF-only path still named the client). Each
+// executing watch initializing past StallBound at the last sample is
+// UndecidedInitialEvents (MixedProcesses) with no client, its resource
+// and age in its evidence; the server is incomplete whatever the dumps
+// list.
+func decideMixedAPF(ctx context.Context, info api.APIServer, s watches.Server, why string) (api.APIServer, added) {
+	var out added
+	_, b := traceSamples(s.Samples)
+	info.DumpFormat = FormatAPF
+	if !b.CapturedAt.IsZero() {
+		at := b.CapturedAt.UTC()
+		info.CapturedAt = &at
+	}
+	info.Notes = append(info.Notes, "evidence: APF dump_requests and /metrics only, of samples that reached different API server processes")
+	for _, rq := range initializingLonger(executingWatches(b.Requests), b.CapturedAt) {
+		if done(ctx) {
+			break
+		}
+		age := "of unknown age (no capture time)"
+		if !b.CapturedAt.IsZero() {
+			age = "initializing for " + roundDuration(b.CapturedAt.Sub(rq.StartTime))
+		}
+		out.findings = append(out.findings, &api.Finding{
+			Type: api.UndecidedInitialEvents, Severity: api.SeverityWarning, APIServer: s.Name, Phase: api.PhaseInitial,
+			GoroutineIDs: []int64{}, UndecidedReason: api.UndecidedMixedProcesses,
+			Message:  "stuck or slow: not decided: " + mixedText,
+			Evidence: []string{fmt.Sprintf("an APF dump_requests read through the load balancer lists a watch of %s %s, of whichever API server process answered it", resourceOrUnknown(rq), age), why},
+		})
+	}
+	out.incomplete = append(out.incomplete, fmt.Sprintf("%s: %s: %s; no watch of it is decided and no client named", s.Name, why, mixedText))
+	return info, out
+}
+
+// resourceOrUnknown is the resource a row watches, quoted.
+func resourceOrUnknown(rq apf.Request) string {
+	if rq.Resource == "" {
+		return "an unknown resource"
+	}
+	return fmt.Sprintf("%q", rq.Resource)
 }
 
 // mixedText says what evidence from different processes cannot tell.

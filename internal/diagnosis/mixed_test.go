@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/watch-doctor/watch-doctor/internal/watches"
+	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -63,5 +64,65 @@ func TestMixedSamples(t *testing.T) {
 		if got := mixedSamples(s, tc.last, tc.prev); got != tc.want {
 			t.Errorf("mixedSamples(%d, %d) = %q, want %q", tc.last, tc.prev, got, tc.want)
 		}
+	}
+}
+
+// Without a goroutine dump (profiling off) a mixed sample's APF dumps
+// decide nothing either: alice's watch, initializing 3 minutes and
+// executing in both samples while no watch event was written, which one
+// process's samples call stuck, is undecided with no client and no
+// seats; the young one is not listed; the report is incomplete.
+func TestDiagnoseMixedAPFOnlyDecidesNothing(t *testing.T) {
+	t.Parallel()
+	apfOnly := func(at time.Time, mixed string) watches.Sample {
+		s := sample(at, nil, watchRequest("alice", t0), watchRequest("bob", at.Add(-5*time.Second)))
+		s.Dump, s.Mixed = nil, mixed
+		return s
+	}
+	for _, tc := range []struct {
+		name, mixed string
+		want        []verdict
+	}{
+		{"one process", "", []verdict{{Type: api.UndecidedInitialEvents, Severity: api.SeverityWarning, User: "alice"}}},
+		{"mixed processes", "sample 2 reached different API server processes", []verdict{{Type: api.UndecidedInitialEvents, Severity: api.SeverityWarning}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := watches.Server{Name: "s", Samples: []watches.Sample{apfOnly(t0.Add(time.Minute), ""), apfOnly(t0.Add(3*time.Minute), tc.mixed)}}
+			r := Diagnose([]watches.Server{s}, Options{})
+			var got []verdict
+			for _, f := range r.Findings {
+				v := verdict{Type: f.Type, Severity: f.Severity}
+				if f.Client != nil {
+					v.User, v.Match = f.Client.User, f.Client.Match
+				}
+				got = append(got, v)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			if tc.mixed == "" {
+				return
+			}
+			f := r.Findings[0]
+			if f.UndecidedReason != api.UndecidedMixedProcesses || f.SeatsKnown() || r.Summary.StuckSeats != 0 {
+				t.Errorf("reason %q, seats known %v, stuck seats %d; want MixedProcesses and no seats", f.UndecidedReason, f.SeatsKnown(), r.Summary.StuckSeats)
+			}
+			if want := `an APF dump_requests read through the load balancer lists a watch of "pods" initializing for 3m0s, of whichever API server process answered it`; len(f.Evidence) == 0 || f.Evidence[0] != want {
+				t.Errorf("evidence %q\nwant first %q", f.Evidence, want)
+			}
+			if inc := strings.Join(r.Incomplete, "\n"); !strings.Contains(inc, "s: "+tc.mixed+": ") || !strings.Contains(inc, "no client named") {
+				t.Errorf("incomplete %q, want it to say why", r.Incomplete)
+			}
+		})
+	}
+}
+
+func TestResourceOrUnknown(t *testing.T) {
+	t.Parallel()
+	if got := resourceOrUnknown(apf.Request{Resource: "pods"}); got != `"pods"` {
+		t.Errorf("got %s", got)
+	}
+	if got := resourceOrUnknown(apf.Request{}); got != "an unknown resource" {
+		t.Errorf("got %s", got)
 	}
 }

@@ -173,6 +173,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.attachPods(ctx, cfg)
 	res.cover(run.Coverage)
+	res.asideTraces()
 	if len(res.Loaded.Captures) == 0 {
 		first := "nothing fetched"
 		if len(res.Errors) > 0 {
@@ -194,6 +195,21 @@ func (r *Result) cover(c api.InstanceCoverage) {
 	r.Report.Instances = &c
 	if c.Live > 0 && c.Read < c.Live {
 		r.Report.Incomplete = append(r.Report.Incomplete, c.Text()+": a stuck watch on an instance not read is in no finding")
+	}
+}
+
+// asideTraces makes the report incomplete for each instance whose
+// execution trace, its chosen evidence, was set aside with nothing in its
+// place (model.InstanceResult.AsideIncomplete): its watches were not
+// decided, so the run is no all-clear.
+func (r *Result) asideTraces() {
+	if r.Report == nil {
+		return
+	}
+	for _, ir := range r.Run.Instances {
+		if why := ir.AsideIncomplete(); why != "" {
+			r.Report.Incomplete = append(r.Report.Incomplete, why)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -164,4 +165,20 @@ func TestForceAdvised(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An instance whose trace was set aside, with no dump in its place,
+// makes the report incomplete with why; one whose trace was kept does
+// not.
+func TestAsideTraces(t *testing.T) {
+	t.Parallel()
+	aside := model.InstanceResult{Trace: &model.TraceResult{SetAside: true, Err: errors.New("api: the execution trace was set aside")}, Samples: []api.Sample{{}, {}}}
+	kept := model.InstanceResult{Trace: &model.TraceResult{}, Samples: []api.Sample{{}, {}}}
+	r := &Result{Report: &api.Report{}, Run: &live.Result{Instances: []model.InstanceResult{kept, aside}}}
+	r.asideTraces()
+	want := []string{"api: the execution trace was set aside; no goroutine dump took its place, so the watches it was chosen to decide are not decided"}
+	if diff := cmp.Diff(want, r.Report.Incomplete); diff != "" {
+		t.Errorf("incomplete (-want +got):\n%s", diff)
+	}
+	(&Result{Run: r.Run}).asideTraces() // no report: nothing to say it in
 }

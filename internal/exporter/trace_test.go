@@ -2,9 +2,7 @@ package exporter
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -23,73 +21,18 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 )
 
-// traceSeed is the capture of a real kube-apiserver v1.37.2 traced for
-// 20 s between two samples (test/e2e/cmd/capture-trace): slow-informer
-// and paced-reader initializing since 22:20:37, sample A at 22:21:17
-// (past the stall bound), one of them stuck and one slow (analyze says
-// so).
-var traceSeed = filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "trace-seed", "bundle", "127.0.0.1")
-
-// seedSample copies sample-n of the trace seed into a directory the fake
-// server serves: metrics.txt unzipped, and the priority levels of the
-// seed-repro (the trace seed has none) so that every fetch answers.
-func seedSample(t *testing.T, n string) string {
-	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(traceSeed, "sample-"+n)
-	for _, f := range []string{"apf-requests.txt", "captured-at.txt", "goroutine-debug1.txt", "version.json"} {
-		copyFile(t, filepath.Join(src, f), filepath.Join(dir, f))
-	}
-	copyFile(t, filepath.Join(seedRepro, "t1", "apf-priority-levels.txt"), filepath.Join(dir, "apf-priority-levels.txt"))
-	f, err := os.Open(filepath.Join(src, "metrics.txt.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "metrics.txt"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func seedTrace(t *testing.T) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(traceSeed, "trace.out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // newTraceTest serves the trace seed: the cheap look's two /metrics read
 // sample A, and so does the traced look's sample A; its sample B reads
-// sample-2. The trace served is the seed's.
+// sample-2. The trace served is the seed's (fakeapiserver.TraceSeed),
+// taking as long as asked on the clock.
 func newTraceTest(t *testing.T, tc TraceConfig) (*Exporter, *fakeapiserver.Server, *testingclock.FakeClock, *bytes.Buffer) {
 	t.Helper()
-	a, b := seedSample(t, "1"), seedSample(t, "2")
+	a, b := fakeapiserver.TraceSeedSample(t, "1"), fakeapiserver.TraceSeedSample(t, "2")
 	s := fakeapiserver.Start(t, a, a, a, b)
 	s.Endpoints = []string{s.Address()}
-	s.TraceBody = seedTrace(t)
+	s.TraceBody = fakeapiserver.TraceSeed(t)
 	clk := testingclock.NewFakeClock(lookedAt)
+	s.TraceClock = clk
 	logs := &bytes.Buffer{}
 	e, err := New(Config{
 		// The traced look's deadline counts twice the request timeout in

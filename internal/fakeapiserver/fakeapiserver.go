@@ -82,8 +82,14 @@ type Server struct {
 	// a real execution trace of the test process (one at a time, as the
 	// runtime allows). Without it the path answers 404.
 	Trace bool
-	// TraceBody, when set, is served as /debug/pprof/trace instead.
+	// TraceBody, when set, is served as /debug/pprof/trace instead, at
+	// once: as a replayed or hostile answer arrives.
 	TraceBody []byte
+	// TraceClock, when set, is stepped by the seconds= a trace request
+	// asks for before it is answered (TraceBody, or a Hostile answer):
+	// the canned trace then takes as long as asked on the run's fake
+	// clock, as a live one does.
+	TraceClock *testingclock.FakeClock
 	// Pods are listed by PodsPath, by their status.podIP (pods.go).
 	Pods []corev1.Pod
 	// ForbidPods makes PodsPath answer 403.
@@ -156,6 +162,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// traceTakes steps TraceClock by the window a trace request asks for.
+func (s *Server) traceTakes(r *http.Request) {
+	if s.TraceClock == nil || !strings.HasSuffix(r.URL.Path, "/debug/pprof/trace") {
+		return
+	}
+	if secs, err := strconv.ParseFloat(r.URL.Query().Get("seconds"), 64); err == nil && secs > 0 {
+		s.TraceClock.Step(time.Duration(secs * float64(time.Second)))
+	}
+}
+
 // admit records the request and answers it when it goes no further than
 // the checks: the token, a hostile answer, the path prefix, discovery,
 // Fail, RBAC and BlockAll. Otherwise it returns the path, prefix removed,
@@ -179,6 +195,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (string, bool) {
 		status(w, http.StatusUnauthorized, "Unauthorized")
 		return "", false
 	}
+	s.traceTakes(r)
 	if h := s.hostile(r); h != nil {
 		h.serve(w, r)
 		return "", false

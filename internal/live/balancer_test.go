@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,51 @@ func TestRunThroughTheBalancerWithoutMetrics(t *testing.T) {
 	}
 	if c := res.Coverage; c.Read != 1 || c.Live != 2 || c.Connections != 1 {
 		t.Errorf("coverage %+v, want 1 of 2 after 1 connection", c)
+	}
+}
+
+// TestRunDumpsAProcessOnceThroughTheBalancer (issue 35): one process
+// behind a balancer, 5,000 identity leases live, and a /metrics that
+// names a new process start on each of the search's reads, so the search
+// keeps as many connections as its bound allows (64 by default, here 8
+// to keep the test short). Their samples all reach the one process: it
+// gives one goroutine dump, not one per connection, and each other
+// connection says why it took none.
+func TestRunDumpsAProcessOnceThroughTheBalancer(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
+	s := fakeapiserver.Start(t, golden.Fixture("t2"))
+	s.Endpoints = []string{"127.0.0.1:1", "127.0.0.1:2"}
+	for i := range 5000 {
+		s.Leases = append(s.Leases, fakeapiserver.Lease{Name: fmt.Sprintf("apiserver-%d", i), Hostname: fmt.Sprintf("cp-%d", i), Renewed: now, DurationSeconds: 3600})
+	}
+	const bound = 8
+	for i := range bound {
+		s.ProcessStart = append(s.ProcessStart, 1764410000+float64(i))
+	}
+	s.ProcessStart = append(s.ProcessStart, 1764500000) // every read after the search's
+	lb := fakeapiserver.StartBalancer(t, fakeapiserver.RoundRobin(1), s)
+	cfg := model.Config{REST: fakeapiserver.RESTConfigAt(t, s, lb.URL(), fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(now), Force: true}
+	cfg.Balancer.Connections = bound
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Instances) != bound {
+		t.Fatalf("%d instances kept, want the bound's %d: the test no longer makes one process look like many", len(res.Instances), bound)
+	}
+	if n := dumpsServed(s); n != 1 {
+		t.Errorf("the one process served %d goroutine dumps, want 1", n)
+	}
+	said := 0
+	for _, ir := range res.Instances {
+		for _, n := range ir.Notes {
+			if strings.Contains(n, "(process_start_time_seconds 1764500000.00): no goroutine dump or execution trace is taken of it again over this connection") {
+				said++
+			}
+		}
+	}
+	if said != bound-1 {
+		t.Errorf("%d instances say why they took no dump, want %d", said, bound-1)
 	}
 }

@@ -39,6 +39,9 @@ type sampler struct {
 	look harm.CheapLook
 	// debug1 is the debug=1 profile, stored after the decision.
 	debug1 []byte
+	// elsewhere is set when the sample reached a process another
+	// connection samples (checkSampledElsewhere): no dump or trace.
+	elsewhere bool
 }
 
 // fetch GETs kind's path and hands the body to consume, recording the
@@ -129,6 +132,7 @@ func takeSample(ctx context.Context, cfg model.Config, c *model.Client, n int, i
 	}
 	sp.readMetrics()
 	sp.checkOwnProcess()
+	sp.checkSampledElsewhere()
 	sp.readAPF()
 	sp.readProfile()
 	sp.look.At = sp.sample.CapturedAt
@@ -353,5 +357,24 @@ func (sp *sampler) checkOwnProcess() {
 	}
 	sp.ir.Notes = append(sp.ir.Notes, note)
 	sp.sample.Mixed = note
+	sp.cfg.Progressf("%s: %s", sp.c.Inst.Name, note)
+}
+
+// checkSampledElsewhere, on a connection through the load balancer, asks
+// the run's ledger whether the process this sample's /metrics reached is
+// one another connection samples: then this sample takes no goroutine
+// dump or trace of it again (gatherEvidence), and says so.
+func (sp *sampler) checkSampledElsewhere() {
+	o := sp.c.Conn
+	if o == nil || o.Ledger == nil || math.IsNaN(sp.look.Start) {
+		return
+	}
+	other := o.Ledger.Claim(sp.look.Start, sp.c)
+	if other == nil {
+		return
+	}
+	sp.elsewhere = true
+	note := fmt.Sprintf("sample %d: /metrics reached the API server process %s samples (process_start_time_seconds %.2f): no goroutine dump or execution trace is taken of it again over this connection", sp.n, other.Inst.Name, sp.look.Start)
+	sp.ir.Notes = append(sp.ir.Notes, note)
 	sp.cfg.Progressf("%s: %s", sp.c.Inst.Name, note)
 }

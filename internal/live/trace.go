@@ -37,8 +37,17 @@ func (sp *sampler) gatherEvidence() {
 		// /debug/pprof refused the profile: a dump or trace would be
 		// refused too (evidenceText says so).
 		return
+	case sp.elsewhere:
+		// Another connection samples this process (checkSampledElsewhere).
+		return
 	case ir.Trace != nil && sp.n > 1 && ir.Trace.Summary != nil:
 		sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump: the execution trace of the interval decides")
+		return
+	case ir.Trace != nil && sp.n > 1 && ir.Trace.SetAside:
+		// A server that answered the trace so is not asked for a dump
+		// in its place. Force takes one: it dumps in sample 1 already,
+		// and never traces.
+		sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump: the execution trace of the interval was set aside, and no dump takes its place"+model.Paren(forceHint(cfg)))
 		return
 	case mode == model.EvidenceDump || sp.n != 1 || cfg.Samples < 2 || !mayTrace(cfg) || sp.down != nil || cfg.Force:
 		sp.dumpIfNeeded()
@@ -96,6 +105,25 @@ func budgetHint(cfg model.Config) string {
 	return fmt.Sprintf("%s %s", cfg.Hints.MaxPause, cfg.MaxPause)
 }
 
+// withoutTrace says what sample 2 does without the trace tr: a trace set
+// aside is not replaced by a debug=2 dump (the server that answered it so
+// is not asked to stop the world instead), and the watches it was to
+// decide stay undecided.
+func withoutTrace(cfg model.Config, tr *model.TraceResult) string {
+	if !tr.SetAside {
+		return harm.WithoutTrace(cfg)
+	}
+	return "sample 2 takes no goroutine dump in its place" + model.Paren(forceHint(cfg)) + ": the watches it was to decide stay undecided"
+}
+
+// forceHint says how to take a dump in place of a trace set aside.
+func forceHint(cfg model.Config) string {
+	if cfg.Hints.Force == "" {
+		return ""
+	}
+	return cfg.Hints.Force + " takes one"
+}
+
 // tracePending reports whether some instance chose a trace in sample A.
 func tracePending(results []model.InstanceResult) bool {
 	for _, r := range results {
@@ -121,7 +149,7 @@ func traceRound(ctx context.Context, cfg model.Config, clients []*model.Client, 
 			ir.Trace.Pending = false
 			tracefetch.TraceInstance(ctx, cfg, c, ir, raw)
 			if ir.Trace.Summary == nil {
-				note := fmt.Sprintf("no execution trace: %v; %s", ir.Trace.Err, harm.WithoutTrace(cfg))
+				note := fmt.Sprintf("no execution trace: %v; %s", ir.Trace.Err, withoutTrace(cfg, ir.Trace))
 				ir.Notes = append(ir.Notes, note)
 				cfg.Progressf("%s: %s", c.Inst.Name, note)
 				if w := ir.Trace.Withheld; w != nil {

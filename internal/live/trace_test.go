@@ -13,12 +13,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
-	"github.com/watch-doctor/watch-doctor/internal/live/tracefetch"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	pkgtrace "github.com/watch-doctor/watch-doctor/pkg/trace"
 )
@@ -153,20 +153,13 @@ func is[T error](err error) bool {
 	return errors.As(err, &target)
 }
 
-func TestGoAtLeast122(t *testing.T) {
-	t.Parallel()
-	for v, want := range map[string]bool{"go1.26.8": true, "go1.22rc1": true, "go1.21.13": false, "go1.9": false, "devel go1.27-abc": true, "": true} {
-		if got := tracefetch.GoAtLeast122(v); got != want {
-			t.Errorf("goAtLeast122(%q) = %v, want %v", v, got, want)
-		}
-	}
-}
-
 // The whole interval is asked for, whatever the probe's estimate, and the
 // trace stops at a generation's end when the next would not fit the
 // budget: the budget is spent on what the server sends. The probe is a
 // short real trace (a low estimate), the trace the real seed server's 20
-// generations (2.4 MB) against a budget of 1 MB after the probe.
+// generations (2.4 MB) against a budget of 1 MB after the probe, asked
+// for its 20 s and taking them on the run's clock (TraceClock): a trace
+// arriving at once would be set aside (tracefetch/traceplausible.go).
 func TestTraceStopsAtTheBudget(t *testing.T) {
 	// Not parallel: it runs the process's one execution tracer.
 	var probe bytes.Buffer
@@ -185,6 +178,8 @@ func TestTraceStopsAtTheBudget(t *testing.T) {
 	const remaining = 1_000_000
 	cfg := traceConfig(t, s, model.EvidenceTrace)
 	cfg.Trace.Budget = int64(probe.Len()) + remaining
+	clk := testingclock.NewFakeClock(time.Now())
+	cfg.Clock, cfg.Interval, s.TraceClock = clk, 20*time.Second, clk
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +197,7 @@ func TestTraceStopsAtTheBudget(t *testing.T) {
 	if tr.Fetch.Bytes > remaining || tr.Fetch.Error != "" {
 		t.Errorf("read %d bytes (error %q): over the %d the budget leaves", tr.Fetch.Bytes, tr.Fetch.Error, remaining)
 	}
-	if !strings.Contains(tr.Summary.Why, "would not hold another generation") || !strings.Contains(tr.Window, "cut the 2s interval") {
+	if !strings.Contains(tr.Summary.Why, "would not hold another generation") || !strings.Contains(tr.Window, "cut the 20s interval") {
 		t.Errorf("why %q, window %q: want the budget named", tr.Summary.Why, tr.Window)
 	}
 }

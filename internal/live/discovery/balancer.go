@@ -190,7 +190,18 @@ func ThroughBalancer(ctx context.Context, cfg model.Config, results []model.Inst
 		out = append(out, adopt(cfg, c, inst, fp, want.leaseOf(fp), n, run.Connections))
 	}
 	nameProcesses(fb.Name, clients, out)
+	shareLedger(clients)
 	return clients, out, notes, run, nil
+}
+
+// shareLedger gives the connections kept one model.ProcessLedger, each
+// recorded as sampling the process it was kept for.
+func shareLedger(clients []*model.Client) {
+	l := &model.ProcessLedger{}
+	for _, c := range clients {
+		c.Conn.Ledger = l
+		l.Claim(c.Conn.Process.Start, c)
+	}
 }
 
 // oneConnection is the reading through the kubeconfig host when fewer

@@ -71,6 +71,8 @@ type Hints struct {
 	// MaxPause, Evidence and TraceBudget set Config.MaxPause,
 	// Config.Trace.Evidence and Config.Trace.Budget.
 	MaxPause, Evidence, TraceBudget string
+	// Force sets Config.Force.
+	Force string
 }
 
 // Paren returns " (hint)", or "" for no hint.

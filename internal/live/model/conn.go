@@ -63,6 +63,10 @@ type OwnConn struct {
 	// Fresh builds a new transport: a new connection.
 	Fresh func() (*http.Client, *atomic.Int64, error)
 
+	// Ledger, shared by every connection of a run through the balancer,
+	// says which of them samples each process; nil for none.
+	Ledger *ProcessLedger
+
 	mu sync.Mutex
 	Hc *http.Client
 	// Dials counts the transport's connections; checked is the count
@@ -114,4 +118,30 @@ func (o *OwnConn) Close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.Hc.CloseIdleConnections()
+}
+
+// ProcessLedger records which client samples each API server process
+// reached through the load balancer, by process_start_time_seconds: a
+// connection whose sample reaches a process another client samples
+// takes no goroutine dump or trace of it again (issue 35: 64 connections
+// each took a debug=2 dump of what was one process). Safe for concurrent
+// use.
+type ProcessLedger struct {
+	mu sync.Mutex
+	by map[float64]*Client
+}
+
+// Claim records c as sampling the process started at start, unless
+// another client does: then it returns that client, else nil.
+func (l *ProcessLedger) Claim(start float64, c *Client) *Client {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if other, ok := l.by[start]; ok && other != c {
+		return other
+	}
+	if l.by == nil {
+		l.by = map[float64]*Client{}
+	}
+	l.by[start] = c
+	return nil
 }

@@ -39,3 +39,23 @@ func TestFingerprintString(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// The ledger gives each process to the first client claiming it; the
+// owner may claim it again.
+func TestProcessLedger(t *testing.T) {
+	t.Parallel()
+	var l ProcessLedger
+	a, b := &Client{}, &Client{}
+	if got := l.Claim(1, a); got != nil {
+		t.Errorf("first claim: owned by %p", got)
+	}
+	if got := l.Claim(1, a); got != nil {
+		t.Errorf("the owner's claim again: owned by %p", got)
+	}
+	if got := l.Claim(1, b); got != a {
+		t.Errorf("another's claim: owned by %p, want %p", got, a)
+	}
+	if got := l.Claim(2, b); got != nil {
+		t.Errorf("a new process: owned by %p", got)
+	}
+}

@@ -114,6 +114,14 @@ type TraceResult struct {
 	Summary *watches.Trace
 	// Err is why the trace is missing or partial: a fallback.
 	Err error
+	// SetAside is set when a trace was read but set aside (Err says
+	// why): it cannot be a live trace of the interval, or it may be of
+	// another process. Nothing is decided from it, and no debug=2 dump
+	// takes its place unless Config.Force.
+	SetAside bool
+	// Took is how long the trace of the interval took to arrive, on the
+	// run's clock, from its request to the end of its body.
+	Took time.Duration
 	// Window says in words over which span the trace proves what it
 	// proves ("no progress for 70 s").
 	Window string
@@ -192,6 +200,25 @@ func (ir *InstanceResult) EvidenceText() string {
 		return fmt.Sprintf("no execution trace (%v), though chosen: %s", tr.Err, tr.Reason)
 	}
 	return fmt.Sprintf("%s; %s", tr.Reason, tr.Window)
+}
+
+// AsideIncomplete says why the run is incomplete when the instance's
+// chosen evidence, its execution trace, was set aside and no debug=2
+// dump of a later sample took its place (Config.Force takes one); ""
+// otherwise. Such a run is never "no watch stuck".
+func (ir *InstanceResult) AsideIncomplete() string {
+	tr := ir.Trace
+	if tr == nil || !tr.SetAside {
+		return ""
+	}
+	for _, s := range ir.Samples[min(1, len(ir.Samples)):] {
+		for _, f := range s.Fetches {
+			if f.Kind == api.FileGoroutineDebug2 && f.Error == "" {
+				return ""
+			}
+		}
+	}
+	return fmt.Sprintf("%v; no goroutine dump took its place, so the watches it was chosen to decide are not decided", tr.Err)
 }
 
 // Mib1 prints bytes as MiB with one decimal.

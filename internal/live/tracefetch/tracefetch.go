@@ -65,7 +65,7 @@ func TraceInstance(ctx context.Context, cfg model.Config, c *model.Client, ir *m
 	if tt, ok := raw.(model.TraceTarget); ok {
 		ms.store = tt
 	}
-	tr.Summary, tr.Fetch, tr.Err = ms.Run(ctx)
+	tr.Summary, tr.Fetch, tr.Took, tr.Err = ms.run(ctx)
 	finishTrace(ctx, cfg, c, ir, before)
 }
 
@@ -88,18 +88,20 @@ func traceStop(tr *model.TraceResult, budget, remaining int64) func(watches.Trac
 }
 
 // finishTrace records how the main trace ended, and sets it aside when
-// the process started before it is not the one after it.
+// it cannot be a live trace of the interval (traceplausible.go) or the
+// process started before it is not the one after it (traceprocess.go).
 func finishTrace(ctx context.Context, cfg model.Config, c *model.Client, ir *model.InstanceResult, before float64) {
 	tr := ir.Trace
 	tr.Interrupted = ctx.Err() != nil
 	if tr.Summary != nil && tr.Summary.StoppedEarly && tr.StopWhy != "" && !tr.Interrupted {
 		tr.Summary.Why = tr.StopWhy
 	}
+	if err := implausible(c.Inst.Name, tr, tr.Took); err != nil {
+		setAside(tr, err)
+	}
 	if tr.Summary != nil && verifiesTraceProcess(cfg, c) {
 		if err := otherProcess(c.Inst.Name, SampleStart(ir), before, processStart(ctx, c)); err != nil {
-			tr.Summary, tr.Err = nil, err
-			// Not kept: collect's bundle drops the file (bundle.Dir.Finish).
-			tr.Fetch.Error, tr.Fetch.File = err.Error(), ""
+			setAside(tr, err)
 		}
 	}
 	tr.Window = windowText(tr, cfg)
@@ -246,6 +248,14 @@ type TraceStream struct {
 // wait (net/http/pprof sleep returns when the request's context is done)
 // and its trace.
 func (ts TraceStream) Run(ctx context.Context) (*watches.Trace, *api.FetchInfo, error) {
+	sum, fi, _, err := ts.run(ctx)
+	return sum, fi, err
+}
+
+// run is Run, and how long the trace took to arrive on the run's clock,
+// from the request to the end of its body (0 when it failed before an
+// answer).
+func (ts TraceStream) run(ctx context.Context) (*watches.Trace, *api.FetchInfo, time.Duration, error) {
 	cfg, inst := ts.Cfg, ts.C.Inst
 	path := tracePath(ts.Window)
 	fi := &api.FetchInfo{Kind: api.FileTrace, Path: path, StartedAt: cfg.Clock.Now().UTC()}
@@ -264,7 +274,7 @@ func (ts TraceStream) Run(ctx context.Context) (*watches.Trace, *api.FetchInfo, 
 			err = be
 		}
 		fi.Error = err.Error()
-		return nil, fi, err
+		return nil, fi, 0, err
 	}
 	defer resp.Close()
 	fi.StartedAt, fi.ServerDate = resp.StartedAt.UTC(), resp.ServerDate
@@ -275,6 +285,7 @@ func (ts TraceStream) Run(ctx context.Context) (*watches.Trace, *api.FetchInfo, 
 		body, finishStore = teeToStore(ts.store, inst.Name, cr)
 	}
 	sum, err := watches.ReadTrace(body, watches.TraceOptions{Source: inst.Name + path, MaxBytes: ts.MaxBytes, Progress: ts.progress(ctx)})
+	took := cfg.Clock.Since(resp.StartedAt)
 	resp.Close()
 	if finishStore != nil {
 		serr := finishStore()
@@ -286,11 +297,11 @@ func (ts TraceStream) Run(ctx context.Context) (*watches.Trace, *api.FetchInfo, 
 		}
 	}
 	fi.Bytes = cr.N
-	fi.Duration = cfg.Clock.Since(resp.StartedAt).Round(time.Millisecond).String()
+	fi.Duration = took.Round(time.Millisecond).String()
 	if err != nil {
 		fi.Error = err.Error()
 	}
-	return sum, fi, err
+	return sum, fi, took, err
 }
 
 // progress is the parser's Progress callback: a line every 10 generations,

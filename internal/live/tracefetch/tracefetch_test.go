@@ -151,3 +151,12 @@ func TestTraceCost(t *testing.T) {
 		})
 	}
 }
+
+func TestGoAtLeast122(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]bool{"go1.26.8": true, "go1.22rc1": true, "go1.21.13": false, "go1.9": false, "devel go1.27-abc": true, "": true} {
+		if got := GoAtLeast122(v); got != want {
+			t.Errorf("GoAtLeast122(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
