@@ -29,10 +29,7 @@ func earlyEndsOf(events []audit.Event, key string, from, to time.Time) []earlyEn
 		if !strings.EqualFold(e.Verb, "watch") || e.Completed.IsZero() || e.TimeoutSeconds <= 0 {
 			continue
 		}
-		if e.Completed.Before(from) || e.Completed.After(to) || auditResourceKey(e.Path) != key {
-			continue
-		}
-		if e.Completed.Sub(e.RequestReceived) >= time.Duration(e.TimeoutSeconds)*time.Second/2 {
+		if e.Completed.Before(from) || e.Completed.After(to) || auditResourceKey(e.Path) != key || !EndedEarly(e) {
 			continue
 		}
 		k := [2]string{e.User, e.Path}
@@ -50,6 +47,17 @@ func earlyEndsOf(events []audit.Event, key string, from, to time.Time) []earlyEn
 		return out[i].path < out[j].path
 	})
 	return out
+}
+
+// EndedEarly reports whether e is a watch request that completed in under
+// half its timeoutSeconds: the audit log's mark of a watch the server
+// closed (or its client gave up on). The engine keeps such events of a
+// run's span even of users no APF dump listed.
+func EndedEarly(e audit.Event) bool {
+	if !strings.EqualFold(e.Verb, "watch") || e.Completed.IsZero() || e.TimeoutSeconds <= 0 {
+		return false
+	}
+	return e.Completed.Sub(e.RequestReceived) < time.Duration(e.TimeoutSeconds)*time.Second/2
 }
 
 // auditResourceKey is the "group/resource" of a request path

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/audit"
@@ -45,13 +47,59 @@ func auditKeys(l *bundle.Loaded) map[auditKey]bool {
 	return keys
 }
 
+// maxEarlyEnds bounds the watch requests readAudit keeps for having ended
+// early in the captures' span, beside those of a key: the audit log's
+// evidence of watches the server closed, whose client no APF dump may
+// list (diagnosis.EndedEarly). The rest are counted in a note.
+const maxEarlyEnds = 10000
+
+// span is the time of a run's captures, widened by spanSlack at each end;
+// zero when no capture has a time.
+type span struct{ from, to time.Time }
+
+// spanSlack widens a span for the clocks of the samples and the log.
+const spanSlack = time.Minute
+
+func (s span) holds(t time.Time) bool {
+	return !s.from.IsZero() && !t.Before(s.from) && !t.After(s.to)
+}
+
+// captureSpan is the span of the captures of l: their dumps' and
+// /metrics' times.
+func captureSpan(l *bundle.Loaded) span {
+	var s span
+	if l == nil {
+		return s
+	}
+	for _, c := range l.Captures {
+		for _, t := range []time.Time{c.CapturedAt, c.MetricsAt} {
+			if t.IsZero() {
+				continue
+			}
+			if s.from.IsZero() || t.Before(s.from) {
+				s.from = t
+			}
+			if t.After(s.to) {
+				s.to = t
+			}
+		}
+	}
+	if !s.from.IsZero() {
+		s.from, s.to = s.from.Add(-spanSlack), s.to.Add(spanSlack)
+	}
+	return s
+}
+
 // auditRead is what the audit logs of a run gave.
 type auditRead struct {
-	// events are the watch requests kept (of a key), in the logs' order.
+	// events are the watch requests kept (of a key, or ended early in
+	// the span), in the logs' order.
 	events []audit.Event
-	// watches counts the watch requests read, kept or not.
-	watches int
-	notes   []string
+	// watches counts the watch requests read, kept or not; keyed those
+	// of a key, early and earlyDropped those kept and not kept for
+	// having ended early.
+	watches, keyed, early, earlyDropped int
+	notes                               []string
 }
 
 // readAudit reads each audit log once, at the time of the call (a live
@@ -59,13 +107,24 @@ type auditRead struct {
 // are in it), and keeps the watch requests of keys alone: memory is
 // bounded by the evidence, not by the log. A log that cannot be opened,
 // is past its bounds or in no known format is an error naming it; its
-// skipped lines are a note.
-func readAudit(ctx context.Context, sources []bundle.AuditSource, keys map[auditKey]bool) (*auditRead, error) {
+// skipped lines are a note. It also keeps, up to maxEarlyEnds, the watch
+// requests that ended early in within, whoever made them: the closures'
+// evidence (WatchClosedByServer) where no APF dump lists the client.
+func readAudit(ctx context.Context, sources []bundle.AuditSource, keys map[auditKey]bool, within span) (*auditRead, error) {
 	out := &auditRead{}
 	for _, src := range sources {
 		sum, err := scanSource(ctx, src, func(e *audit.Event) error {
-			if keys[auditKey{e.User, e.Path}] {
+			switch {
+			case keys[auditKey{e.User, e.Path}]:
 				out.events = append(out.events, *e)
+				out.keyed++
+			case within.holds(e.Completed) && diagnosis.EndedEarly(*e):
+				if out.early == maxEarlyEnds {
+					out.earlyDropped++
+					return nil
+				}
+				out.events = append(out.events, *e)
+				out.early++
 			}
 			return nil
 		})
@@ -80,7 +139,10 @@ func readAudit(ctx context.Context, sources []bundle.AuditSource, keys map[audit
 			out.notes = append(out.notes, fmt.Sprintf("audit log %q (%s) lacks %s: the join rests on the user, the path and the time", src.Name, sum.Format, strings.Join(sum.Lacks, ", ")))
 		}
 	}
-	if len(sources) > 0 && len(out.events) == 0 {
+	if out.earlyDropped > 0 {
+		out.notes = append(out.notes, fmt.Sprintf("audit log %s: %d more watch requests ended early in the run's window than the %d kept as evidence of closures: the rest are not read", names(sources), out.earlyDropped, maxEarlyEnds))
+	}
+	if len(sources) > 0 && out.keyed == 0 {
 		out.notes = append(out.notes, fmt.Sprintf("audit log %s: %d watch requests read, none of a user and path of the APF dumps' watch requests: nothing to join (the log may be of another API server or period, or the dumps lack request details)", names(sources), out.watches))
 	}
 	return out, nil
@@ -248,7 +310,7 @@ func (r *Result) readAudit(ctx context.Context, cfg *Config) error {
 	if len(cfg.AuditLogs) == 0 {
 		return nil
 	}
-	read, err := readAudit(ctx, cfg.AuditLogs, auditKeys(r.Loaded))
+	read, err := readAudit(ctx, cfg.AuditLogs, auditKeys(r.Loaded), captureSpan(r.Loaded))
 	if err != nil {
 		return err
 	}

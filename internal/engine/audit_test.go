@@ -3,16 +3,20 @@ package engine
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/pkg/audit"
 )
 
 // auditEvent is one audit.k8s.io/v1 Event line of a watch of
@@ -122,5 +126,66 @@ func TestAuditLogNotes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Beside the watch requests of the APF dumps' users and paths, readAudit
+// keeps those that ended early (in under half their timeoutSeconds) in
+// the captures' span, whoever made them: the evidence of the watches the
+// server closed where no APF dump lists the client. A watch that ran its
+// course, or ended early outside the span, is not kept; past maxEarlyEnds
+// the rest are counted in a note.
+func TestReadAuditKeepsEarlyEndsInTheSpan(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
+	within := span{from: t0, to: t0.Add(2 * time.Minute)}
+	watch := func(user string, received time.Time, lasted time.Duration) audit.Event {
+		return audit.Event{AuditID: user, User: user, Verb: "watch", RequestURI: "/api/v1/namespaces/relist/configmaps?timeoutSeconds=3600&watch=true",
+			RequestReceived: received, Completed: received.Add(lasted)}
+	}
+	read := func(t *testing.T, events []audit.Event, keys map[auditKey]bool) *auditRead {
+		t.Helper()
+		var b bytes.Buffer
+		if err := audit.Write(&b, events); err != nil {
+			t.Fatal(err)
+		}
+		src := bundle.AuditSource{Name: "audit.log", Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b.Bytes())), nil }}
+		r, err := readAudit(context.Background(), []bundle.AuditSource{src}, keys, within)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := read(t, []audit.Event{
+		watch("slow", t0.Add(10*time.Second), 14*time.Second), // early, in the span: kept
+		watch("fast", t0.Add(-time.Hour), 59*time.Minute),     // ran its course: not kept
+		watch("before", t0.Add(-time.Hour), 14*time.Second),   // early, before the span
+		watch("keyed", t0.Add(-time.Hour), 59*time.Minute),    // of a key: kept
+		watch("after", t0.Add(3*time.Minute), 14*time.Second), // early, after the span
+		{AuditID: "open", User: "open", Verb: "watch", RequestURI: "/api/v1/configmaps?timeoutSeconds=3600&watch=true", RequestReceived: t0}, // not ended
+	}, map[auditKey]bool{{"keyed", "/api/v1/namespaces/relist/configmaps"}: true})
+	var users []string
+	for _, e := range r.events {
+		users = append(users, e.User)
+	}
+	if diff := cmp.Diff([]string{"slow", "keyed"}, users); diff != "" {
+		t.Errorf("events kept (-want +got):\n%s", diff)
+	}
+	if r.keyed != 1 || r.early != 1 || r.earlyDropped != 0 {
+		t.Errorf("keyed %d, early %d, dropped %d: want 1, 1, 0", r.keyed, r.early, r.earlyDropped)
+	}
+
+	many := make([]audit.Event, maxEarlyEnds+3)
+	for i := range many {
+		many[i] = watch("slow", t0.Add(10*time.Second), 14*time.Second)
+		many[i].AuditID = fmt.Sprintf("slow-%d", i) // one request each
+	}
+	r = read(t, many, nil)
+	if len(r.events) != maxEarlyEnds || r.earlyDropped != 3 {
+		t.Errorf("%d kept, %d dropped: want %d and 3", len(r.events), r.earlyDropped, maxEarlyEnds)
+	}
+	if !slices.ContainsFunc(r.notes, func(n string) bool {
+		return strings.Contains(n, "3 more watch requests ended early in the run's window than the 10000 kept")
+	}) {
+		t.Errorf("notes %q do not count the early ends not kept", r.notes)
 	}
 }
