@@ -15,6 +15,14 @@ import (
 // early in the samples' window (closedaudit.go).
 const maxEarlyPerKey = 1024
 
+// maxEarlyEnds bounds the watch requests of users and paths no APF dump
+// lists that a read holds at once while it waits for their end, and those
+// it keeps for having ended early in the samples' window: the evidence of
+// the watches the server closed whose client no APF dump lists
+// (WatchClosedByServer from /metrics and the log alone). The rest are
+// counted in a note.
+const maxEarlyEnds = 10000
+
 // maxOverNamed bounds the users and paths a note names as past their
 // bound.
 const maxOverNamed = 3
@@ -37,6 +45,10 @@ type AuditNeed struct {
 	// read counts the requests of a user and path of the dumps.
 	read   int
 	events []audit.Event
+	// open counts the requests of no key admitted and not yet ended;
+	// early those kept for having ended early in the window, and
+	// earlyDropped those refused or not kept past maxEarlyEnds.
+	open, early, earlyDropped int
 }
 
 // keyNeed is what one user and path of the APF dumps needs.
@@ -103,7 +115,7 @@ func (n *AuditNeed) Filter() audit.Filter {
 	return func(e *audit.Event) bool {
 		kn := n.keys[auditKey{e.User, e.Path}]
 		if kn == nil {
-			return false
+			return n.admitUnkeyed(e)
 		}
 		n.read++
 		if kn.over || !(kn.near(e.RequestReceived) || n.mayEndEarly(e)) {
@@ -137,11 +149,46 @@ func (n *AuditNeed) mayEndEarly(e *audit.Event) bool {
 	return e.RequestReceived.IsZero() || e.RequestReceived.After(n.from.Add(-time.Duration(e.TimeoutSeconds)*time.Second/2))
 }
 
+// admitUnkeyed admits a request of a user and path no APF dump lists
+// when it may end early in the window, while fewer than maxEarlyEnds such
+// requests are open (each is held until the log shows its end, or its
+// own end).
+func (n *AuditNeed) admitUnkeyed(e *audit.Event) bool {
+	if !n.mayEndEarly(e) {
+		return false
+	}
+	if n.open >= maxEarlyEnds {
+		n.earlyDropped++
+		return false
+	}
+	n.open++
+	return true
+}
+
+// addUnkeyed keeps e, a request of no key the filter admitted, when it
+// ended early in the window, up to maxEarlyEnds.
+func (n *AuditNeed) addUnkeyed(e *audit.Event) {
+	n.open--
+	if n.from.IsZero() || !endedEarly(e, n.from, n.to) {
+		return
+	}
+	if n.early == maxEarlyEnds {
+		n.earlyDropped++
+		return
+	}
+	n.early++
+	n.events = append(n.events, *e)
+}
+
 // Add keeps a copy of e, a request the filter admitted, when the
 // diagnosis can use it as read whole.
 func (n *AuditNeed) Add(e *audit.Event) {
 	kn := n.keys[auditKey{e.User, e.Path}]
-	if kn == nil || kn.over {
+	if kn == nil {
+		n.addUnkeyed(e)
+		return
+	}
+	if kn.over {
 		return
 	}
 	if kn.near(e.RequestReceived) && !e.RequestReceived.IsZero() || !n.from.IsZero() && endedEarly(e, n.from, n.to) {
@@ -152,8 +199,15 @@ func (n *AuditNeed) Add(e *audit.Event) {
 // Events are the requests kept, in the order read, but for those of a
 // user and path past its bound.
 func (n *AuditNeed) Events() []audit.Event {
-	return slices.DeleteFunc(n.events, func(e audit.Event) bool { return n.keys[auditKey{e.User, e.Path}].over })
+	return slices.DeleteFunc(n.events, func(e audit.Event) bool {
+		kn := n.keys[auditKey{e.User, e.Path}]
+		return kn != nil && kn.over
+	})
 }
+
+// Early counts the requests kept of users and paths no APF dump lists,
+// for having ended early in the window.
+func (n *AuditNeed) Early() int { return n.early }
 
 // Read counts the requests read of a user and path of the dumps.
 func (n *AuditNeed) Read() int { return n.read }
@@ -167,8 +221,12 @@ func (n *AuditNeed) Notes() []string {
 			over = append(over, fmt.Sprintf("%s on %s", k.user, k.path))
 		}
 	}
+	var notes []string
+	if n.earlyDropped > 0 {
+		notes = append(notes, fmt.Sprintf("audit log: %d more watch requests of users no APF dump lists may have ended early in the samples' window than the %d read as evidence of closures: the rest are not read", n.earlyDropped, maxEarlyEnds))
+	}
 	if len(over) == 0 {
-		return nil
+		return notes
 	}
 	sort.Strings(over)
 	more := ""
@@ -176,5 +234,5 @@ func (n *AuditNeed) Notes() []string {
 		more = fmt.Sprintf(" and %d more", len(over)-maxOverNamed)
 		over = over[:maxOverNamed]
 	}
-	return []string{fmt.Sprintf("audit log: more watch requests near the APF starts of %s%s than the join keeps (%d per start, %d more per user and path): none of theirs is joined, their findings name no source from the log", strings.Join(over, "; "), more, maxAuditFits+1, maxEarlyPerKey)}
+	return append(notes, fmt.Sprintf("audit log: more watch requests near the APF starts of %s%s than the join keeps (%d per start, %d more per user and path): none of theirs is joined, their findings name no source from the log", strings.Join(over, "; "), more, maxAuditFits+1, maxEarlyPerKey))
 }

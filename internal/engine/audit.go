@@ -79,7 +79,7 @@ func readAudit(ctx context.Context, sources []bundle.AuditSource, need *diagnosi
 	out.events = need.Events()
 	out.notes = append(out.notes, need.Notes()...)
 	switch {
-	case len(sources) == 0 || len(out.events) > 0:
+	case len(sources) == 0 || len(out.events) > need.Early():
 	case need.Read() == 0:
 		out.notes = append(out.notes, fmt.Sprintf("audit log %s: %d watch requests read, none of a user and path of the APF dumps' watch requests: nothing to join (the log may be of another API server or period, or the dumps lack request details)", names(sources), total))
 	default:

@@ -3,16 +3,21 @@ package engine
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	"github.com/watch-doctor/watch-doctor/pkg/audit"
 )
 
 // auditEvent is one audit.k8s.io/v1 Event line of a watch of
@@ -122,5 +127,70 @@ func TestAuditLogNotes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Beside the watch requests of the APF dumps' users and paths, readAudit
+// keeps those that ended early (in under half their timeoutSeconds) in
+// the samples' window, whoever made them: the evidence of the watches the
+// server closed where no APF dump lists the client. A watch that ran its
+// course, or ended early outside the window, is not kept; past 10,000
+// the rest are counted in a note (diagnosis.AuditNeed).
+func TestReadAuditKeepsEarlyEndsInTheSpan(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
+	const path = "/api/v1/namespaces/relist/configmaps"
+	watch := func(user string, received time.Time, lasted time.Duration) audit.Event {
+		return audit.Event{AuditID: user, User: user, Verb: "watch", RequestURI: path + "?timeoutSeconds=3600&watch=true",
+			RequestReceived: received, Completed: received.Add(lasted)}
+	}
+	read := func(t *testing.T, events []audit.Event, keyed ...audit.Event) *auditRead {
+		t.Helper()
+		var b bytes.Buffer
+		if err := audit.Write(&b, events); err != nil {
+			t.Fatal(err)
+		}
+		need := diagnosis.NewAuditNeed()
+		need.Sample(t0)
+		need.Sample(t0.Add(2 * time.Minute))
+		for _, e := range keyed {
+			need.Request(e.User, path, e.RequestReceived)
+		}
+		src := bundle.AuditSource{Name: "audit.log", Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b.Bytes())), nil }}
+		r, err := readAudit(context.Background(), []bundle.AuditSource{src}, need)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	keyed := watch("keyed", t0.Add(-time.Hour), 59*time.Minute) // of the APF dumps: kept
+	r := read(t, []audit.Event{
+		watch("slow", t0.Add(10*time.Second), 14*time.Second), // early, in the window: kept
+		watch("fast", t0.Add(-time.Hour), 59*time.Minute),     // ran its course: not kept
+		watch("before", t0.Add(-time.Hour), 14*time.Second),   // early, before the window
+		keyed,
+		watch("after", t0.Add(3*time.Minute), 14*time.Second),                                                                                // early, after the window
+		{AuditID: "open", User: "open", Verb: "watch", RequestURI: "/api/v1/configmaps?timeoutSeconds=3600&watch=true", RequestReceived: t0}, // not ended
+	}, keyed)
+	var users []string
+	for _, e := range r.events {
+		users = append(users, e.User)
+	}
+	if diff := cmp.Diff([]string{"slow", "keyed"}, users); diff != "" {
+		t.Errorf("events kept (-want +got):\n%s", diff)
+	}
+
+	many := make([]audit.Event, 10000+3)
+	for i := range many {
+		many[i] = watch("slow", t0.Add(10*time.Second), 14*time.Second)
+		many[i].AuditID = fmt.Sprintf("slow-%d", i) // one request each
+	}
+	r = read(t, many)
+	if len(r.events) != 10000 {
+		t.Errorf("%d kept: want 10000", len(r.events))
+	}
+	if !slices.ContainsFunc(r.notes, func(n string) bool {
+		return strings.Contains(n, "3 more watch requests of users no APF dump lists may have ended early in the samples' window than the 10000 read")
+	}) {
+		t.Errorf("notes %q do not count the early ends not kept", r.notes)
 	}
 }

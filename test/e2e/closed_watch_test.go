@@ -163,7 +163,8 @@ func (rc *relistClient) stop() {
 // critical WatchClosedByServer naming paced-reader (likely), from APF and
 // /metrics alone; diagnose with --audit-log, and analyze of the same
 // bundle with it, also show paced-reader's watches ending early, and
-// nobody else's; serve's
+// nobody else's; diagnose --audit-log as a user refused the APF dumps ties
+// the loop from /metrics and the audit log alone; serve's
 // watchdoctor_watch_closures_by_client_total names paced-reader; and
 // healthy-client is in no finding and in no series.
 func TestWatchClosedByServerLoop(t *testing.T) {
@@ -185,6 +186,7 @@ func TestWatchClosedByServerLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	bindAuditRole(t, admin)
+	bindMetricsOnly(ctx, t, admin, cluster.UserNoDebug)
 	stopWrites := startRelistWrites(ctx, t, admin)
 	defer stopWrites()
 	fast := startRelistClient(ctx, t, c, fastUser, 0)
@@ -229,6 +231,17 @@ func TestWatchClosedByServerLoop(t *testing.T) {
 			t.Parallel()
 			d := runPlugin(t, c, cluster.UserWatchDoctor, append(append([]string{"diagnose", "--audit-log", auditLog}, sampling...), "--output", "json", "--fail-on", "none")...)
 			checkEarlyEnds(t, checkClosedLoop(t, "diagnose --audit-log", d, slowUser, fastUser), slowUser, fastUser)
+		})
+		t.Run("diagnose --audit-log, no APF dump", func(t *testing.T) {
+			t.Parallel()
+			d := runPlugin(t, c, cluster.UserNoDebug, append(append([]string{"diagnose", "--apiserver", instanceAddress(t, c), "--audit-log", auditLog}, sampling...), "--output", "json", "--fail-on", "none")...)
+			if d.ExitCode != 2 || !strings.Contains(d.Stderr, "dump_requests") {
+				t.Errorf("diagnose refused the APF dumps: exit %d, want 2 (incomplete), naming dump_requests\n%s", d.ExitCode, d.Stderr)
+			}
+			f := checkClosedLoop(t, "diagnose --audit-log, no APF dump", d, slowUser, fastUser)
+			if f != nil && !strings.Contains(f.Message, "and the audit log shows "+slowUser+"'s watches of it ending long before their timeoutSeconds") {
+				t.Errorf("the loop is not tied from the audit log alone: %s", f.Message)
+			}
 		})
 		t.Run("collect", func(t *testing.T) {
 			t.Parallel()
@@ -347,6 +360,26 @@ func checkEarlyEnds(t *testing.T, f *api.Finding, slow, fast string) {
 	}
 	if !ofSlow {
 		t.Errorf("no evidence of %s's watches ending early in the audit log; the finding's evidence:\n%s", slow, strings.Join(f.Evidence, "\n"))
+	}
+}
+
+// bindMetricsOnly lets user read /metrics and list pods (for --audit-log)
+// and nothing of the debug endpoints: a diagnosis from /metrics and the
+// audit log alone.
+func bindMetricsOnly(ctx context.Context, t *testing.T, admin kubernetes.Interface, user string) {
+	t.Helper()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "watch-doctor-e2e:metrics-only"}, Rules: []rbacv1.PolicyRule{
+		{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+	}}
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bind := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, bind, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
