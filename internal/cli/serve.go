@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/exporter"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
@@ -148,7 +149,7 @@ func (o *ServeOptions) Complete() error {
 	o.cfg = exporter.Config{
 		Live: model.Config{
 			REST: rc, APIServers: servers, RequestTimeout: timeout,
-			Hints: model.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", TraceBudget: "--trace-budget"},
+			Words: english.Words{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", TraceBudget: "--trace-budget"},
 		},
 		Trace:    exporter.TraceConfig{Window: o.TraceWindow, Budget: budget, Every: o.TraceEvery},
 		Interval: o.Interval, Jitter: o.Jitter, MaxBackoff: o.MaxBackoff,

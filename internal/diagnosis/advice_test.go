@@ -6,18 +6,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // The words the caller gives are woven into the sentences; without them
 // the sentences name only what needs no command line.
 func TestWords(t *testing.T) {
-	cli := Words{Resample: "diagnose --interval 3m30s", CapturedAt: "--captured-at"}
+	cli := english.Words{Resample: "diagnose --interval 3m30s", CapturedAt: "--captured-at"}
 	for _, tc := range []struct{ got, want string }{
-		{cli.resample(), "diagnose --interval 3m30s, or two captures that far apart"},
-		{Words{}.resample(), "two captures that far apart"},
-		{cli.captureTime(), "captured-at.txt or --captured-at"},
-		{Words{}.captureTime(), "captured-at.txt"},
+		{resample(cli), "diagnose --interval 3m30s, or two captures that far apart"},
+		{resample(english.Words{}), "two captures that far apart"},
+		{captureTime(cli), "captured-at.txt or --captured-at"},
+		{captureTime(english.Words{}), "captured-at.txt"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
@@ -46,7 +47,7 @@ func TestEveryFindingTypeHasAdvice(t *testing.T) {
 				APIServers: []api.APIServer{{Name: "srv-1", Samples: 1}},
 				Findings:   []api.Finding{{Type: row.Type, Severity: row.Severities[0], APIServer: "srv-1"}},
 			}
-			got := advice(r, Words{})
+			got := advice(r, english.Words{})
 			if _, ok := adviceElsewhere[row.Type]; ok {
 				if len(got) != 0 {
 					t.Errorf("advice for %s, said elsewhere, = %q, want none", row.Type, got)
@@ -89,7 +90,7 @@ func TestAdvice(t *testing.T) {
 		},
 		UnmatchedRequests: []api.Request{{User: "u"}},
 	}
-	got := advice(r, Words{Resample: "diagnose --interval 3m30s"})
+	got := advice(r, english.Words{Resample: "diagnose --interval 3m30s"})
 	tail := ". Fix the client so it keeps draining its watch (a blocked event handler is the usual cause) or restart it: the API server frees the watch only when the request ends, at the client's timeoutSeconds or after 1 to 2 x --min-request-timeout when unset (k8s.io/apiserver endpoints/handlers/get.go:276). With the proposed stall timeout (kubernetes PR 141899) it would have been stopped 30 s after its last send."
 	want := []string{
 		`a: "bob" (exact match) stopped reading its watch /api/v1/pods during the initial-events replay (2 watch(es), 6 goroutines, 3 APF seat(s) held)` + tail,

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/live/discovery"
 	"github.com/watch-doctor/watch-doctor/internal/live/harm"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
@@ -179,7 +180,7 @@ func takeSamples(ctx context.Context, cfg model.Config, clients []*model.Client,
 			continue
 		}
 		if s > 1 {
-			cfg.Progressf("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, model.Paren(cfg.Hints.Interval))
+			cfg.Progressf("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, english.Paren(cfg.Words.Interval))
 			select {
 			case <-ctx.Done():
 				return false

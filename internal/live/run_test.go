@@ -13,6 +13,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -259,9 +260,9 @@ func TestRunCanceledDuringAFetch(t *testing.T) {
 	}
 }
 
-// The hints name the caller's settings in progress lines and errors: the
+// The words name the caller's settings in progress lines and errors: the
 // CLI passes its flags.
-func TestRunHints(t *testing.T) {
+func TestRunWords(t *testing.T) {
 	// Not parallel: it waits for a request timeout of a fraction of a
 	// second, which the other reads must not reach on a loaded machine.
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
@@ -269,7 +270,7 @@ func TestRunHints(t *testing.T) {
 	var progress strings.Builder
 	clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
 	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 100 * time.Millisecond, Clock: clk,
-		Progress: &progress, Hints: model.Hints{RequestTimeout: "--request-timeout"}}
+		Progress: &progress, Words: english.Words{RequestTimeout: "--request-timeout"}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)

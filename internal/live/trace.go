@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/live/harm"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/live/tracefetch"
@@ -59,11 +60,11 @@ func (sp *sampler) gatherEvidence() {
 		return
 	}
 	reason := "an execution trace of the interval (evidence " + string(mode) + ")"
-	if cfg.Hints.Evidence != "" {
-		reason = "an execution trace of the interval (" + cfg.Hints.Evidence + " " + string(mode) + ")"
+	if cfg.Words.Evidence != "" {
+		reason = "an execution trace of the interval (" + cfg.Words.Evidence + " " + string(mode) + ")"
 	}
 	if mode == model.EvidenceAuto && withheld != nil {
-		reason = fmt.Sprintf("an execution trace of the interval, not the debug=2 dump: %s%s (a trace stops the world once, for well under a millisecond)", withheld.Cost(), model.Paren(budgetHint(cfg)))
+		reason = fmt.Sprintf("an execution trace of the interval, not the debug=2 dump: %s%s (a trace stops the world once, for well under a millisecond)", withheld.Cost(), english.Paren(budgetHint(cfg)))
 	}
 	ir.Trace = &model.TraceResult{Reason: reason, Pending: true, Withheld: withheld, Suspects: initialInSend(sp.look)}
 	cfg.Progressf("sample %d/%d: %s: evidence: %s", sp.n, cfg.Samples, sp.c.Inst.Name, reason)
@@ -90,10 +91,10 @@ func initialInSend(look harm.CheapLook) int {
 
 // budgetHint names the pause budget, for the reason of a trace.
 func budgetHint(cfg model.Config) string {
-	if cfg.Hints.MaxPause == "" {
+	if cfg.Words.MaxPause == "" {
 		return fmt.Sprintf("pause budget %s", cfg.MaxPause)
 	}
-	return fmt.Sprintf("%s %s", cfg.Hints.MaxPause, cfg.MaxPause)
+	return fmt.Sprintf("%s %s", cfg.Words.MaxPause, cfg.MaxPause)
 }
 
 // tracePending reports whether some instance chose a trace in sample A.
@@ -129,7 +130,7 @@ func traceRound(ctx context.Context, cfg model.Config, clients []*model.Client, 
 				}
 			}
 		} else {
-			cfg.Progressf("%s: waiting %s for sample 2/%d%s", c.Inst.Name, cfg.Interval, cfg.Samples, model.Paren(cfg.Hints.Interval))
+			cfg.Progressf("%s: waiting %s for sample 2/%d%s", c.Inst.Name, cfg.Interval, cfg.Samples, english.Paren(cfg.Words.Interval))
 			select {
 			case <-ctx.Done():
 				return
