@@ -19,6 +19,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/exporter"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
+	"github.com/watch-doctor/watch-doctor/internal/report"
 )
 
 const serveExample = `  # In a pod, with the ServiceAccount of deploy/ (kubectl apply -k deploy/)
@@ -154,7 +155,7 @@ func (o *ServeOptions) Complete() error {
 		Trace:    exporter.TraceConfig{Window: o.TraceWindow, Budget: budget, Every: o.TraceEvery},
 		Interval: o.Interval, Jitter: o.Jitter, MaxBackoff: o.MaxBackoff,
 		TopUsers: o.TopUsers, MaxResources: o.MaxResources,
-		Logger: slog.New(slog.NewJSONHandler(o.ErrOut, &slog.HandlerOptions{Level: o.level})),
+		Logger: slog.New(slog.NewJSONHandler(report.JSONLines(o.ErrOut), &slog.HandlerOptions{Level: o.level})),
 	}
 	return nil
 }
