@@ -32,8 +32,8 @@ func TestEndpointSlicesListIsBoundedAfterDecompression(t *testing.T) {
 		if !errors.As(err, &tl) || tl.Limit != model.MaxListBytes || !strings.Contains(err.Error(), s.Address()+": GET "+fakeapiserver.DiscoveryPath+": the answer is larger than 4 MiB after decompression") {
 			t.Errorf("kind %d: Run = %v, want a *TooLargeError naming the server and the list", kind, err)
 		}
-		if kind == fakeapiserver.Endless && h.Sent() > model.MaxListBytes+flowSlack {
-			t.Errorf("the server wrote %d bytes before the client stopped, want at most %d", h.Sent(), model.MaxListBytes+flowSlack)
+		if kind == fakeapiserver.Endless && h.Sent() > model.MaxListBytes+fakeapiserver.FlowSlack {
+			t.Errorf("the server wrote %d bytes before the client stopped, want at most %d", h.Sent(), model.MaxListBytes+fakeapiserver.FlowSlack)
 		}
 	}
 }
