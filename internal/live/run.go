@@ -46,7 +46,7 @@ const defaultParallel = 4
 // Each sample starts with the cheap look (/metrics, the APF dumps and the
 // debug=1 profile), which costs the server almost nothing; the debug=2
 // dump follows only when the cheap look cannot answer alone and its
-// estimated pause is within cfg.MaxPause (see decideDump).
+// estimated pause is within cfg.MaxPause (see harm.DecideDump).
 //
 // Run fails fast: an instance that times out or refuses a connection is
 // not asked again, and when every instance failed its first sample the

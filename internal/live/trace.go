@@ -27,7 +27,7 @@ import (
 // (net/http/pprof/pprof.go:184-188 and runtime/trace/subscribe.go:75 in
 // Go 1.26).
 
-// gatherEvidence is the debug=2 step of a sample: the dump as decideDump
+// gatherEvidence is the debug=2 step of a sample: the dump as harm.DecideDump
 // allows, or, in sample A, the choice of an execution trace of the
 // interval instead (taken by traceRound before sample B).
 func (sp *sampler) gatherEvidence() {
