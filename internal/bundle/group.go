@@ -12,9 +12,9 @@ import (
 	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
-// Process is the captures of one API server process, oldest first:
+// ProcessCaptures is the captures of one API server process, oldest first:
 // the loaded captures' process (docs/architecture.md, Glossary).
-type Process struct {
+type ProcessCaptures struct {
 	// Name is how the reports name it (DisplayName): the instance, or the
 	// captures' common directory, and the process start when the instance
 	// restarted. It is for people: code compares Instance and
@@ -28,7 +28,7 @@ type Process struct {
 	// its /metrics); zero when no capture has it.
 	ProcessStart time.Time
 	// Restarted is set when the instance's captures came from more than
-	// one process: each is a Process of its own.
+	// one process: each is a ProcessCaptures of its own.
 	Restarted bool
 	Captures  []*Capture
 	// SameProcess is set when captures were grouped by equal
@@ -56,9 +56,9 @@ func DisplayName(instance string, restarted bool, start time.Time) string {
 // process_start_time_seconds (the same process), are samples of one
 // server, split where the instance restarted; any other capture is a
 // server of its own.
-func (l *Loaded) Processes() []Process {
-	var groups []*Process
-	byKey := map[string]*Process{}
+func (l *Loaded) Processes() []ProcessCaptures {
+	var groups []*ProcessCaptures
+	byKey := map[string]*ProcessCaptures{}
 	for i, c := range l.Captures {
 		key := fmt.Sprintf("capture:%d", i)
 		same := false
@@ -71,21 +71,21 @@ func (l *Loaded) Processes() []Process {
 		}
 		g, ok := byKey[key]
 		if !ok {
-			g = &Process{SameProcess: same}
+			g = &ProcessCaptures{SameProcess: same}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
 		g.Captures = append(g.Captures, c)
 	}
-	out := make([]Process, 0, len(groups))
+	out := make([]ProcessCaptures, 0, len(groups))
 	for _, g := range groups {
 		sortSamples(g.Captures)
 		name := serverName(g.Captures)
 		parts := splitByProcess(g.Captures)
 		for _, caps := range parts {
 			// When the instance restarted between samples, goroutine ids
-			// of two processes must not be compared: a Process each.
-			sub := Process{Instance: caps[0].Instance, ProcessStart: processStart(caps), Restarted: len(parts) > 1, Captures: caps, SameProcess: g.SameProcess}
+			// of two processes must not be compared: a ProcessCaptures each.
+			sub := ProcessCaptures{Instance: caps[0].Instance, ProcessStart: processStart(caps), Restarted: len(parts) > 1, Captures: caps, SameProcess: g.SameProcess}
 			sub.Name = DisplayName(name, sub.Restarted, sub.ProcessStart)
 			out = append(out, sub)
 		}
@@ -162,7 +162,7 @@ func (l *Loaded) Servers() []watches.Server {
 }
 
 // Server is the diagnosis' input for the process.
-func (g Process) Server() watches.Server {
+func (g ProcessCaptures) Server() watches.Server {
 	s := watches.Server{Name: g.Name}
 	var note string
 	if s.Trace, note = groupTrace(g.Captures); note != "" {

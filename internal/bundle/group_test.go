@@ -87,12 +87,12 @@ func TestGroupsOfARestartedInstance(t *testing.T) {
 		c.Instance = "10.0.0.1:6443"
 		c.Metrics.ProcessStartTime = float64(1.7e9 + i)
 	}
-	var got []Process
+	var got []ProcessCaptures
 	for _, g := range l.Processes() {
 		g.Captures = nil
 		got = append(got, g)
 	}
-	want := []Process{
+	want := []ProcessCaptures{
 		{Name: "10.0.0.1:6443 (process started 2023-11-14T22:13:20Z)", Instance: "10.0.0.1:6443", ProcessStart: time.Unix(1.7e9, 0).UTC(), Restarted: true},
 		{Name: "10.0.0.1:6443 (process started 2023-11-14T22:13:21Z)", Instance: "10.0.0.1:6443", ProcessStart: time.Unix(1.7e9+1, 0).UTC(), Restarted: true},
 	}

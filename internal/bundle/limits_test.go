@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/watch-doctor/watch-doctor/internal/bounded"
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
@@ -109,7 +110,7 @@ func TestDumpBoundIsAnOption(t *testing.T) {
 	if err := os.WriteFile(p, dump, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load([]string{dir}, Options{MaxDumpBytes: 1 << 20, MaxDumpSource: "--max-dump-size"})
+	_, err := Load([]string{dir}, Options{MaxDumpBytes: 1 << 20, Words: english.Words{MaxDumpSize: "--max-dump-size"}})
 	var tl *bounded.TooLargeError
 	want := p + " holds more than 1 MiB, the most a goroutine-debug2 file may hold (raise the bound with --max-dump-size)"
 	if !errors.As(err, &tl) || err.Error() != want {

@@ -42,9 +42,6 @@ type Options struct {
 	// CapturedAt overrides the capture time; it applies only when the
 	// inputs form a single capture.
 	CapturedAt time.Time
-	// CapturedAtSource says where CapturedAt comes from, in messages that
-	// question it (the CLI: its flag); empty means "option".
-	CapturedAtSource string
 	// Now is the current time, to refuse capture times in the future;
 	// zero skips that check.
 	Now time.Time
@@ -53,9 +50,10 @@ type Options struct {
 	// traceback saved from a crash log of a large server (no runtime cut)
 	// can be larger than the default.
 	MaxDumpBytes int64
-	// MaxDumpSource says how to raise MaxDumpBytes, in the error of a dump
-	// past it (the CLI: its flag); empty says nothing.
-	MaxDumpSource string
+	// Words name, in the caller's terms, what sets CapturedAt (in
+	// messages that question it; empty: "option") and how to raise
+	// MaxDumpBytes (in the error of a dump past it; empty says nothing).
+	Words english.Words
 }
 
 // limit is the bound of an input of kind.
@@ -67,16 +65,16 @@ func (o Options) limit(kind api.FileKind) int64 {
 }
 
 func (o Options) capturedAtSource() string {
-	if o.CapturedAtSource == "" {
+	if o.Words.CapturedAt == "" {
 		return "option"
 	}
-	return o.CapturedAtSource
+	return o.Words.CapturedAt
 }
 
 // CapturedAtError is Options.CapturedAt given for inputs that hold more
 // than one capture.
 type CapturedAtError struct {
-	// Source is Options.CapturedAtSource.
+	// Source is Options.Words.CapturedAt, or "option".
 	Source   string
 	Captures int
 	// Names lists the captures.

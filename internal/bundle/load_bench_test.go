@@ -8,6 +8,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/benchmetrics"
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -103,7 +104,7 @@ func BenchmarkOpenGzip(b *testing.B) {
 // debug=2, debug=1 and protobuf dumps (debug=2 wins), APF dumps, /metrics
 // (2.3 MB), /version and the capture time.
 func BenchmarkLoad(b *testing.B) {
-	dir := "../../testdata/kube-apiserver-v1.37.2/seed-repro/t2"
+	dir := golden.Fixture("t2")
 	b.ReportAllocs()
 	t := benchmetrics.Start()
 	for b.Loop() {

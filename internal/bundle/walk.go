@@ -183,8 +183,8 @@ func (ld *loader) loadReader(c *Capture, path, name string, r io.Reader) error {
 	err = c.Read(kind, name, lr)
 	if tl := lr.Exceeded(); tl != nil {
 		delete(c.files, kind)
-		if kind == api.FileGoroutineDebug2 && ld.opts.MaxDumpSource != "" {
-			return fmt.Errorf("%w (raise the bound with %s)", tl, ld.opts.MaxDumpSource)
+		if kind == api.FileGoroutineDebug2 && ld.opts.Words.MaxDumpSize != "" {
+			return fmt.Errorf("%w (raise the bound with %s)", tl, ld.opts.Words.MaxDumpSize)
 		}
 		return tl
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
@@ -19,7 +20,7 @@ import (
 func diagnoseOptions(captureSlack time.Duration) diagnosis.Options {
 	return diagnosis.Options{
 		CaptureSlack: captureSlack,
-		Words:        diagnosis.Words{Resample: "diagnose --interval 3m30s", CapturedAt: "--captured-at"},
+		Words:        english.Words{Resample: "diagnose --interval 3m30s", CapturedAt: "--captured-at"},
 	}
 }
 

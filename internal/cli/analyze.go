@@ -12,6 +12,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/engine"
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -134,7 +135,7 @@ func (o *AnalyzeOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	loaded, err := bundle.LoadContext(ctx, o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, CapturedAtSource: "--captured-at", Now: time.Now(), MaxDumpBytes: o.maxDumpBytes, MaxDumpSource: "--max-dump-size"})
+	loaded, err := bundle.LoadContext(ctx, o.Paths, bundle.Options{Stdin: o.In, CapturedAt: o.capturedAt, Now: time.Now(), MaxDumpBytes: o.maxDumpBytes, Words: english.Words{CapturedAt: "--captured-at", MaxDumpSize: "--max-dump-size"}})
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ var flagWord = regexp.MustCompile(`(^|[^-\w])(--[a-z][a-z0-9-]*)`)
 // literal in the non-test Go source of another package of the tool (under
 // pkg/ and internal/, the test helpers aside) names a flag ("--x"). Engines return typed errors and values, or take the words
 // they point the user at from their options, and this package phrases
-// them (Options.Words, live.Hints, bundle.Options.CapturedAtSource).
+// them (english.Words in model.Config, diagnosis.Options and bundle.Options).
 func TestEnginesNameNoFlags(t *testing.T) {
 	ours := map[string]bool{}
 	var walk func(c *cobra.Command)

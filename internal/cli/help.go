@@ -72,14 +72,15 @@ const rootExample = `  # Diagnose every API server of the current context (two s
   kubectl watch-doctor replay issue-131721`
 
 // rootArgs refuses arguments to the bare command, suggesting the
-// subcommand a mistyped one was meant to be, as kubectl does.
+// subcommand a mistyped one was meant to be, as kubectl does (indented
+// with spaces, not kubectl's tab: stderr escapes tabs, report.Escape).
 func rootArgs(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
 	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
 	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+		msg += "\n\nDid you mean this?\n  " + strings.Join(s, "\n  ") + "\n"
 	}
 	return fmt.Errorf("%s\nSee '%s --help' for usage.", msg, c.CommandPath())
 }

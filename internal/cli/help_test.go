@@ -42,7 +42,7 @@ func TestHelpAgreesWithFlags(t *testing.T) {
 func TestDidYouMean(t *testing.T) {
 	t.Parallel()
 	code, _, errOut := run(t, nil, "diagnos")
-	if code != ExitError || !strings.Contains(errOut, "Did you mean this?\n\tdiagnose") {
+	if code != ExitError || !strings.Contains(errOut, "Did you mean this?\n  diagnose") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

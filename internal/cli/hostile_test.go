@@ -7,12 +7,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // hostile is a fake API server serving t2 whose answer to key is h.
@@ -170,17 +172,40 @@ func TestWarningsAreSummarisedAfterAFewOfAKind(t *testing.T) {
 	}
 }
 
-// TestErrorBodiesAreEscapedOnStderr: an error body with ESC, BEL, CSI and
-// CR reaches stderr escaped.
-func TestErrorBodiesAreEscapedOnStderr(t *testing.T) {
-	s := hostile(t, "/debug/pprof/goroutine?debug=1", &fakeapiserver.Hostility{Kind: fakeapiserver.ErrorBody, Body: "x\x1b]0;owned\x07\r\u009b2J"})
+// TestErrorBodiesAreEscapedWherePrinted: an error body holding ESC, BEL,
+// CR, a C1 CSI, a right-to-left override (U+202E) and a tab keeps its
+// value in the report (-o json decodes to the server's very bytes) and
+// reaches the terminal escaped in every text form: stdout of the table
+// and of wide, and the errors on stderr. It is escaped where it is
+// printed, never where it is read.
+func TestErrorBodiesAreEscapedWherePrinted(t *testing.T) {
+	const body = "x\x1b]0;owned\x07\r\u009b2J \u202eexe.txt\tcol"
+	s := hostile(t, "/debug/pprof/goroutine?debug=1", &fakeapiserver.Hostility{Kind: fakeapiserver.ErrorBody, Body: body})
 	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)
-	_, _, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", s.Address(), "--samples", "1")
-	if !strings.Contains(errOut, `HTTP 500: x\x1b]0;owned\x07\x0d\u009b2J`) {
-		t.Errorf("stderr has no escaped body:\n%s", errOut)
-	}
-	if strings.ContainsAny(errOut, "\x1b\x07\r\u009b") {
-		t.Errorf("stderr holds raw control characters: %q", errOut)
+	const raw = "\x1b\x07\r\u009b\u202e\t"
+	for _, output := range []string{"table", "wide", "json"} {
+		t.Run(output, func(t *testing.T) {
+			_, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", s.Address(), "--samples", "1", "-o", output)
+			if strings.ContainsAny(errOut, raw) {
+				t.Errorf("stderr holds raw control characters: %q", errOut)
+			}
+			if strings.ContainsAny(out, raw) {
+				t.Errorf("stdout holds raw control characters: %q", out)
+			}
+			if want := `HTTP 500: x\x1b]0;owned\x07\x0d\u009b2J \u202eexe.txt\tcol`; !strings.Contains(errOut, want) {
+				t.Errorf("stderr does not show the body escaped (%s):\n%s", want, errOut)
+			}
+			if output != "json" {
+				return
+			}
+			var r api.Report
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if !slices.ContainsFunc(r.Errors, func(e string) bool { return strings.Contains(e, "HTTP 500: "+body) }) {
+				t.Errorf("the report's errors do not keep the body's value %q: %q", body, r.Errors)
+			}
+		})
 	}
 }
 

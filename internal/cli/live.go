@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/watch-doctor/watch-doctor/internal/engine"
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/live"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/report"
@@ -174,7 +175,7 @@ func (o *LiveOptions) config(progress io.Writer) (model.Config, error) {
 		REST: rc, APIServers: servers, Samples: o.Samples, Interval: o.Interval,
 		RequestTimeout: timeout, MaxPause: o.MaxPause, MaxGoroutines: o.MaxGoroutines, Force: o.Force,
 		Clock: clk, Progress: escapedProgress(progress),
-		Hints: model.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", MaxPause: "--max-pause", Evidence: "--evidence", TraceBudget: "--trace-budget", Force: "--force"},
+		Words: english.Words{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", MaxPause: "--max-pause", Evidence: "--evidence", TraceBudget: "--trace-budget", Force: "--force"},
 		Trace: o.Trace.config(),
 	}, nil
 }
@@ -279,7 +280,7 @@ func (o *LiveOptions) engineConfig(progress io.Writer) (engine.Config, error) {
 	maxPause := o.MaxPause
 	return engine.Config{
 		Live: lc, Diagnosis: diagnoseOptions(captureSlack), Notes: o.notes,
-		Words: engine.Words{Errors: instanceWords, Withheld: func(w *model.PauseBudgetError) string { return withheldWords(w, maxPause) }},
+		Phrasing: engine.Phrasing{Errors: instanceWords, Withheld: func(w *model.PauseBudgetError) string { return withheldWords(w, maxPause) }},
 	}, nil
 }
 

@@ -122,7 +122,7 @@ func (o *MetricsOptions) Run() error {
 			return err
 		}
 		for _, w := range loaded.Warnings {
-			fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+			fmt.Fprintf(o.ErrOut, "warning: %s\n", report.Escape(w))
 		}
 		r = metricsReport(loaded, nil)
 	} else {

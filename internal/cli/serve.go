@@ -16,8 +16,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/exporter"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
+	"github.com/watch-doctor/watch-doctor/internal/report"
 )
 
 const serveExample = `  # In a pod, with the ServiceAccount of deploy/ (kubectl apply -k deploy/)
@@ -148,12 +150,12 @@ func (o *ServeOptions) Complete() error {
 	o.cfg = exporter.Config{
 		Live: model.Config{
 			REST: rc, APIServers: servers, RequestTimeout: timeout,
-			Hints: model.Hints{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", TraceBudget: "--trace-budget"},
+			Words: english.Words{APIServers: "--apiserver", Interval: "--interval", RequestTimeout: "--request-timeout", TraceBudget: "--trace-budget"},
 		},
 		Trace:    exporter.TraceConfig{Window: o.TraceWindow, Budget: budget, Every: o.TraceEvery},
 		Interval: o.Interval, Jitter: o.Jitter, MaxBackoff: o.MaxBackoff,
 		TopUsers: o.TopUsers, MaxResources: o.MaxResources,
-		Logger: slog.New(slog.NewJSONHandler(o.ErrOut, &slog.HandlerOptions{Level: o.level})),
+		Logger: slog.New(slog.NewJSONHandler(report.JSONLines(o.ErrOut), &slog.HandlerOptions{Level: o.level})),
 	}
 	return nil
 }

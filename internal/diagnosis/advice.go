@@ -6,23 +6,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-// Words name how a user sets what a warning or advice points at (the
-// CLI: its command lines and flags). An empty field leaves the pointer
-// out of the sentence.
-type Words struct {
-	// Resample takes the samples of a live diagnosis further apart than
-	// three minutes.
-	Resample string
-	// CapturedAt gives the capture time of a capture without
-	// captured-at.txt.
-	CapturedAt string
-}
-
 // resample says how to take samples more than three minutes apart.
-func (w Words) resample() string {
+func resample(w english.Words) string {
 	if w.Resample == "" {
 		return "two captures that far apart"
 	}
@@ -30,7 +19,7 @@ func (w Words) resample() string {
 }
 
 // captureTime says where a capture's time comes from.
-func (w Words) captureTime() string {
+func captureTime(w english.Words) string {
 	if w.CapturedAt == "" {
 		return "captured-at.txt"
 	}
@@ -40,20 +29,20 @@ func (w Words) captureTime() string {
 // typeAdvice says what to do about the findings of each type of
 // api.FindingTypes: a new finding type's row needs an entry here
 // (TestEveryFindingTypeHasAdvice fails until it has one).
-var typeAdvice = map[api.FindingType]func(r *api.Report, words Words) []string{
+var typeAdvice = map[api.FindingType]func(r *api.Report, words english.Words) []string{
 	api.StuckInitialEvents:     stuckAdvice,
 	api.SlowInitialEvents:      slowAdvice,
 	api.UndecidedInitialEvents: undecidedAdvice,
 	api.BlockedStreaming:       streamingAdvice,
-	api.HeldAfterWatcherClosed: func(r *api.Report, _ Words) []string { return heldAdvice(r) },
-	api.WaitingForWatchCache:   func(r *api.Report, _ Words) []string { return cacheWaitAdvice(r) },
+	api.HeldAfterWatcherClosed: func(r *api.Report, _ english.Words) []string { return heldAdvice(r) },
+	api.WaitingForWatchCache:   func(r *api.Report, _ english.Words) []string { return cacheWaitAdvice(r) },
 	api.WatchClosedByServer:    closedAdvice,
 }
 
 // advice turns the findings into what to do: each finding type's advice in
 // the order of api.FindingTypes (most urgent first), then the requests no
 // watcher was tied to.
-func advice(r *api.Report, words Words) []string {
+func advice(r *api.Report, words english.Words) []string {
 	var out []string
 	for _, row := range api.FindingTypes() {
 		if a := typeAdvice[row.Type]; a != nil {
@@ -68,7 +57,7 @@ func advice(r *api.Report, words Words) []string {
 
 // stuckAdvice says what to do about StuckInitialEvents findings: one
 // sentence per API server and client.
-func stuckAdvice(r *api.Report, _ Words) []string {
+func stuckAdvice(r *api.Report, _ english.Words) []string {
 	var out []string
 	type key struct{ server, user, path string }
 	stuck := map[key][]int{} // indices into r.Findings
@@ -204,7 +193,7 @@ func perServer(r *api.Report, keep func(api.Finding) bool) ([]string, map[string
 
 // slowAdvice says how to decide SlowInitialEvents warnings, per API
 // server: a second sample, or samples further apart.
-func slowAdvice(r *api.Report, words Words) []string {
+func slowAdvice(r *api.Report, words english.Words) []string {
 	samples := map[string]int{}
 	for _, a := range r.APIServers {
 		samples[a.Name] = a.Samples
@@ -216,7 +205,7 @@ func slowAdvice(r *api.Report, words Words) []string {
 	for _, srv := range servers {
 		how := "take a second sample more than a minute later (`kubectl watch-doctor diagnose` does; offline, pass two captures of the same server to analyze) to tell progress from a stall"
 		if samples[srv] >= 2 {
-			how = fmt.Sprintf("the samples did not decide: take them more than three minutes apart (%s), since the runtime may start counting a wait up to two minutes late", words.resample())
+			how = fmt.Sprintf("the samples did not decide: take them more than three minutes apart (%s), since the runtime may start counting a wait up to two minutes late", resample(words))
 		}
 		out = append(out, fmt.Sprintf("%s: %d watch(es) are slow in their initial-events replay but not proven stuck: %s.", srv, n[srv], how))
 	}
@@ -226,11 +215,11 @@ func slowAdvice(r *api.Report, words Words) []string {
 // undecidedAdvice is empty: how to decide UndecidedInitialEvents findings
 // is said in the report's Incomplete lines, which the caller phrases with
 // its own words (a forced dump, a trace).
-func undecidedAdvice(*api.Report, Words) []string { return nil }
+func undecidedAdvice(*api.Report, english.Words) []string { return nil }
 
 // streamingAdvice says what to do about BlockedStreaming findings, per
 // API server.
-func streamingAdvice(r *api.Report, _ Words) []string {
+func streamingAdvice(r *api.Report, _ english.Words) []string {
 	servers, n := perServer(r, func(f api.Finding) bool { return f.Type == api.BlockedStreaming })
 	var out []string
 	for _, srv := range servers {
@@ -276,7 +265,7 @@ func candidatesNamed(f api.Finding) string {
 // closedAdvice says what to do about WatchClosedByServer findings: per
 // API server and client (or resource, when no client is tied), fix or
 // scale the client, or narrow its watch; never restart the API server.
-func closedAdvice(r *api.Report, _ Words) []string {
+func closedAdvice(r *api.Report, _ english.Words) []string {
 	var out []string
 	for _, f := range r.Findings {
 		if f.Type != api.WatchClosedByServer {
@@ -318,4 +307,4 @@ func appendOnce(ss []string, s string) []string {
 
 // Readvise writes r's advice again: after the pods of the findings'
 // source addresses were looked up, "check each" names them.
-func Readvise(r *api.Report, words Words) { r.Advice = advice(r, words) }
+func Readvise(r *api.Report, words english.Words) { r.Advice = advice(r, words) }

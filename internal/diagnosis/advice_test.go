@@ -7,18 +7,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // The words the caller gives are woven into the sentences; without them
 // the sentences name only what needs no command line.
 func TestWords(t *testing.T) {
-	cli := Words{Resample: "diagnose --interval 3m30s", CapturedAt: "--captured-at"}
+	cli := english.Words{Resample: "diagnose --interval 3m30s", CapturedAt: "--captured-at"}
 	for _, tc := range []struct{ got, want string }{
-		{cli.resample(), "diagnose --interval 3m30s, or two captures that far apart"},
-		{Words{}.resample(), "two captures that far apart"},
-		{cli.captureTime(), "captured-at.txt or --captured-at"},
-		{Words{}.captureTime(), "captured-at.txt"},
+		{resample(cli), "diagnose --interval 3m30s, or two captures that far apart"},
+		{resample(english.Words{}), "two captures that far apart"},
+		{captureTime(cli), "captured-at.txt or --captured-at"},
+		{captureTime(english.Words{}), "captured-at.txt"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
@@ -47,7 +48,7 @@ func TestEveryFindingTypeHasAdvice(t *testing.T) {
 				APIServers: []api.APIServer{{Name: "srv-1", Samples: 1}},
 				Findings:   []api.Finding{{Type: row.Type, Severity: row.Severities[0], APIServer: "srv-1"}},
 			}
-			got := advice(r, Words{})
+			got := advice(r, english.Words{})
 			if _, ok := adviceElsewhere[row.Type]; ok {
 				if len(got) != 0 {
 					t.Errorf("advice for %s, said elsewhere, = %q, want none", row.Type, got)
@@ -90,7 +91,7 @@ func TestAdvice(t *testing.T) {
 		},
 		UnmatchedRequests: []api.Request{{User: "u"}},
 	}
-	got := advice(r, Words{Resample: "diagnose --interval 3m30s"})
+	got := advice(r, english.Words{Resample: "diagnose --interval 3m30s"})
 	tail := ". Fix the client so it keeps draining its watch (a blocked event handler is the usual cause) or restart it: the API server frees the watch only when the request ends, at the client's timeoutSeconds or after 1 to 2 x --min-request-timeout when unset (k8s.io/apiserver endpoints/handlers/get.go:276). With the proposed stall timeout (kubernetes PR 141899) it would have been stopped 30 s after its last send."
 	want := []string{
 		`a: "bob" (exact match) stopped reading its watch /api/v1/pods during the initial-events replay (2 watch(es), 6 goroutines, 3 APF seat(s) held)` + tail,
@@ -122,7 +123,7 @@ func TestStuckAdviceIsBounded(t *testing.T) {
 		r.Findings = append(r.Findings, api.Finding{Type: api.StuckInitialEvents, APIServer: "srv-2", GoroutineIDs: []int64{1},
 			Client: &api.Client{User: fmt.Sprintf("other-%d", i), Path: "/api/v1/pods", Seats: 1, Match: api.MatchExact}})
 	}
-	got := stuckAdvice(r, Words{})
+	got := stuckAdvice(r, english.Words{})
 	if len(got) != maxClientAdvice+1+3 {
 		t.Fatalf("%d sentences, want %d: %d for srv-1 and 3 for srv-2", len(got), maxClientAdvice+4, maxClientAdvice+1)
 	}

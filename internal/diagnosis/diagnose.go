@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 	"github.com/watch-doctor/watch-doctor/pkg/audit"
@@ -31,7 +32,7 @@ type Options struct {
 	CaptureSlack time.Duration
 	// Words point the user, in the caller's terms, at how to change what
 	// the warnings and advice question.
-	Words Words
+	Words english.Words
 	// Audit are the watch requests of API server audit logs, joined to
 	// the findings by user, path and start time (joinAudit).
 	Audit []audit.Event

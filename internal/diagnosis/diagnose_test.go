@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -171,7 +172,7 @@ func TestAmbiguousMatchListsCandidatesAndCommonFields(t *testing.T) {
 
 func TestNoCaptureTimeMatchesByOrderAndSaysSo(t *testing.T) {
 	s := sample(time.Time{}, []api.Watcher{initialWatcher(1000, 3)}, watchRequest("alice", t0))
-	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s}}}, Options{Words: Words{CapturedAt: "--captured-at"}})
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{s}}}, Options{Words: english.Words{CapturedAt: "--captured-at"}})
 	if got := verdicts(r); len(got) != 1 || got[0].User != "alice" {
 		t.Fatalf("verdicts = %+v", got)
 	}

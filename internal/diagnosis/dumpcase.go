@@ -72,7 +72,7 @@ func (c dumpCase) apfWarnings(findings int) []string {
 		out = append(out, fmt.Sprintf("%s: the APF dump was taken without includeRequestDetails=1: it names no verbs or paths, so every executing request outside the exempt level is a candidate and clients can only be ambiguous", c.server))
 	}
 	if rs != nil && c.cur.CapturedAt.IsZero() {
-		out = append(out, fmt.Sprintf("%s: no capture time (%s): ages from APF are unavailable, clients are matched by count and order only", c.server, c.opts.Words.captureTime()))
+		out = append(out, fmt.Sprintf("%s: no capture time (%s): ages from APF are unavailable, clients are matched by count and order only", c.server, captureTime(c.opts.Words)))
 	}
 	if rs != nil && len(rs.Skipped) > 0 {
 		sk := rs.Skipped

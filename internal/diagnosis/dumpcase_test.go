@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	"github.com/watch-doctor/watch-doctor/pkg/apf"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -30,7 +31,7 @@ func TestAPFWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := dumpCase{server: "s", cur: watches.Sample{CapturedAt: tt.at, Requests: tt.rs}, opts: Options{Words: Words{CapturedAt: "--captured-at"}}}
+			c := dumpCase{server: "s", cur: watches.Sample{CapturedAt: tt.at, Requests: tt.rs}, opts: Options{Words: english.Words{CapturedAt: "--captured-at"}}}
 			if diff := cmp.Diff(tt.want, c.apfWarnings(tt.findings)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

@@ -41,8 +41,8 @@ type Config struct {
 	// Notes are the caller's own notes on the run (what it resolved that
 	// the user should know), put before the run's.
 	Notes []string
-	// Words phrase what the report says in the caller's terms.
-	Words Words
+	// Phrasing phrases the run's typed errors in the caller's terms.
+	Phrasing Phrasing
 	// AuditLogs are the API server audit logs given to the run
 	// (api.FileAuditLog), read once, after the last sample: their watch
 	// requests are joined to the findings' clients and candidates, and
@@ -52,9 +52,11 @@ type Config struct {
 	AuditLogs []bundle.AuditSource
 }
 
-// Words phrase, in the caller's terms (the CLI: its flags), what the
-// report says of the run. A nil field keeps the engine's own words.
-type Words struct {
+// Phrasing is the caller's functions that phrase, in its terms (the CLI:
+// its flags), the typed errors of the run for the report: functions, not
+// words (english.Words), because the phrase depends on the error's
+// fields. A nil field keeps the error's own text.
+type Phrasing struct {
 	// Errors phrases the errors of one instance for the report; nil
 	// gives each error's own text.
 	Errors func(model.InstanceResult) []string
@@ -100,7 +102,7 @@ type Result struct {
 	// Notes are the run's notes, the caller's first, similar ones
 	// summarized: also the report's first warnings.
 	Notes []string
-	// Errors are the instances' errors in the caller's words (Words.Errors).
+	// Errors are the instances' errors in the caller's words (Phrasing.Errors).
 	Errors []string
 	// Withheld are the debug=2 dumps not taken for their estimated pause.
 	Withheld []*model.PauseBudgetError
@@ -217,8 +219,8 @@ func (r *Result) asideTraces() {
 func (r *Result) record(cfg Config) {
 	r.Notes = Summarize(append(append([]string(nil), cfg.Notes...), r.Run.Notes...))
 	for _, ir := range r.Run.Instances {
-		if cfg.Words.Errors != nil {
-			r.Errors = append(r.Errors, cfg.Words.Errors(ir)...)
+		if cfg.Phrasing.Errors != nil {
+			r.Errors = append(r.Errors, cfg.Phrasing.Errors(ir)...)
 		} else {
 			for _, err := range ir.Errors {
 				r.Errors = append(r.Errors, err.Error())

@@ -108,8 +108,8 @@ func TestRunNothingRead(t *testing.T) {
 	s.Fail = true
 	cfg := liveConfig(t, s, true)
 	cfg.Clock = fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
-	words := Words{Errors: func(ir model.InstanceResult) []string { return []string{"in our words: " + ir.Instance.Name} }}
-	res, err := Run(context.Background(), Config{Live: cfg, Words: words})
+	words := Phrasing{Errors: func(ir model.InstanceResult) []string { return []string{"in our words: " + ir.Instance.Name} }}
+	res, err := Run(context.Background(), Config{Live: cfg, Phrasing: words})
 	if !errors.Is(err, ErrNoInstance) {
 		t.Fatalf("err = %v, want ErrNoInstance", err)
 	}

@@ -69,8 +69,8 @@ func (r *Result) diagnose(ctx context.Context, cfg Config, recorded []api.Instan
 	}
 	warnings := append(append([]string(nil), r.Notes...), r.Loaded.Warnings...)
 	for _, w := range r.Withheld {
-		if cfg.Words.Withheld != nil {
-			warnings = append(warnings, cfg.Words.Withheld(w))
+		if cfg.Phrasing.Withheld != nil {
+			warnings = append(warnings, cfg.Phrasing.Withheld(w))
 		} else {
 			warnings = append(warnings, w.Error())
 		}

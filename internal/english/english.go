@@ -1,6 +1,7 @@
 // Package english phrases counts and numbers in the tool's messages, the
-// same way in every engine: "1 watch", "3 watches", "743", "2.5". It imports nothing of ours, so every
-// layer may use it.
+// same way in every engine: "1 watch", "3 watches", "743", "2.5"; and it
+// holds the caller's words, Words, which every engine's messages point
+// at. It imports nothing of ours, so every layer may use it.
 package english
 
 import (

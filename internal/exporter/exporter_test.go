@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,18 +125,9 @@ watchdoctor_last_complete_look_timestamp_seconds %[2]g
 			t.Errorf("the look took a debug=2 dump: %s", p)
 		}
 	}
-	if !contains(s.Requests(), "/debug/pprof/goroutine?debug=1") {
+	if !slices.Contains(s.Requests(), "/debug/pprof/goroutine?debug=1") {
 		t.Errorf("the look did not read the debug=1 profile: %q", s.Requests())
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestDiscoveryFailureKeepsInstancesFailed(t *testing.T) {

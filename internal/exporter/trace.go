@@ -136,7 +136,7 @@ func (e *Exporter) due(res lookResult) []string {
 			// trace would judge watchers against another's APF rows.
 			if !e.unpinnedSaid[s.name] {
 				e.unpinnedSaid[s.name] = true
-				e.cfg.Logger.Warn("not tracing: the instance is read through the kubeconfig host, not at its own address"+paren(e.cfg.Live.Hints.APIServers), "apiserver", s.name)
+				e.cfg.Logger.Warn("not tracing: the instance is read through the kubeconfig host, not at its own address"+paren(e.cfg.Live.Words.APIServers), "apiserver", s.name)
 			}
 			continue
 		}
@@ -166,7 +166,7 @@ func (e *Exporter) traceLook(ctx context.Context, names []string) []traced {
 	cfg.Only = append(slices.Clone(lookKinds), api.FileVersion, api.FileTrace)
 	cfg.Trace = model.TraceConfig{Evidence: model.EvidenceTrace, Budget: e.cfg.Trace.Budget, Probe: traceProbe}
 	cfg.APIServers = names
-	cfg.Hints.Interval = ""
+	cfg.Words.Interval = ""
 	tctx, cancel := context.WithTimeout(ctx, e.traceDeadline())
 	defer cancel()
 	eres, err := diagnose(tctx, cfg)

@@ -58,6 +58,11 @@ type Hostility struct {
 	hits atomic.Int64
 }
 
+// FlowSlack is what a server may write beyond what its client read,
+// for tests bounding Sent: the HTTP/2 stream window of net/http's client
+// (4 MiB, h2_bundle.go transportDefaultStreamFlow) and the socket buffers.
+const FlowSlack = 16 << 20
+
 // Sent is how many body bytes were written, compressed for a GzipBomb.
 func (h *Hostility) Sent() int64 { return h.sent.Load() }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
@@ -197,7 +198,7 @@ func TestRunThroughAnL7BalancerSaysSo(t *testing.T) {
 	// The search's two connections read A then B; the first instance's
 	// sample, over the connection kept for A, reads B.
 	s.ProcessStart = []float64{1764410000, 1764420000, 1764420000}
-	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 1, Parallel: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(now), Force: true, Hints: model.Hints{APIServers: "--apiserver"}}
+	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 1, Parallel: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(now), Force: true, Words: english.Words{APIServers: "--apiserver"}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)

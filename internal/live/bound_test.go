@@ -69,8 +69,8 @@ func TestGoroutineDumpIsBoundedNearTheRuntimeCut(t *testing.T) {
 	if !strings.Contains(fi.Error, want) || fi.Bytes > model.MaxDumpBytes {
 		t.Errorf("debug=2 fetch: error %q, %d bytes read; want %q within %d bytes", fi.Error, fi.Bytes, want, model.MaxDumpBytes)
 	}
-	if h.Sent() > model.MaxDumpBytes+flowSlack {
-		t.Errorf("the server wrote %d bytes, want at most %d", h.Sent(), model.MaxDumpBytes+flowSlack)
+	if h.Sent() > model.MaxDumpBytes+fakeapiserver.FlowSlack {
+		t.Errorf("the server wrote %d bytes, want at most %d", h.Sent(), model.MaxDumpBytes+fakeapiserver.FlowSlack)
 	}
 	p := filepath.Join(dir, bundle.SampleDir(s.Address(), 1), bundle.FileName(api.FileGoroutineDebug2))
 	if st, err := os.Stat(p); err == nil {
@@ -101,8 +101,8 @@ func TestMetricsBodyBoundedAfterDecompression(t *testing.T) {
 		if !strings.Contains(fi.Error, s.Address()+": GET /metrics") || !strings.Contains(fi.Error, "larger than 32 MiB after decompression") {
 			t.Errorf("%s: /metrics fetch error %q, want it refused past 32 MiB", name, fi.Error)
 		}
-		if h.Kind == fakeapiserver.Endless && h.Sent() > model.MaxMetricsBytes+flowSlack {
-			t.Errorf("%s: the server wrote %d bytes, want at most %d", name, h.Sent(), model.MaxMetricsBytes+flowSlack)
+		if h.Kind == fakeapiserver.Endless && h.Sent() > model.MaxMetricsBytes+fakeapiserver.FlowSlack {
+			t.Errorf("%s: the server wrote %d bytes, want at most %d", name, h.Sent(), model.MaxMetricsBytes+fakeapiserver.FlowSlack)
 		}
 	}
 }

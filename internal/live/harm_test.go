@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
@@ -34,7 +35,7 @@ func TestDoNoHarmTheClientRefusesDumpsThePolicyForbids(t *testing.T) {
 		{name: "a permit within the budget", cfg: model.Config{MaxPause: 250 * time.Millisecond}, permit: &cheap},
 		{name: "a permit over the budget", cfg: model.Config{MaxPause: 250 * time.Millisecond}, permit: &dear, refused: "its estimated pause of 1s is over the pause budget of 250ms"},
 		{name: "a permit without an estimate", cfg: model.Config{MaxPause: 250 * time.Millisecond}, permit: &model.Estimate{}, refused: "its pause cannot be estimated, and the pause budget is 250ms"},
-		{name: "evidence trace", cfg: model.Config{Trace: model.TraceConfig{Evidence: model.EvidenceTrace}, Hints: model.Hints{Evidence: "--evidence"}}, permit: &cheap, refused: "the evidence chosen is an execution trace (--evidence trace)"},
+		{name: "evidence trace", cfg: model.Config{Trace: model.TraceConfig{Evidence: model.EvidenceTrace}, Words: english.Words{Evidence: "--evidence"}}, permit: &cheap, refused: "the evidence chosen is an execution trace (--evidence trace)"},
 		{name: "serve's fetches", cfg: model.Config{Only: []api.FileKind{api.FileMetrics, api.FileGoroutineDebug1, api.FileTrace}}, permit: &cheap, refused: "this run's fetches do not include the goroutine dump"},
 		{name: "force over evidence trace", cfg: model.Config{Force: true, Trace: model.TraceConfig{Evidence: model.EvidenceTrace}}},
 		{name: "force over the budget", cfg: model.Config{Force: true, MaxPause: time.Millisecond}, permit: &dear},

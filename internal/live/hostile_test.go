@@ -12,11 +12,6 @@ import (
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-// flowSlack is what a server may write beyond what the client read: the
-// HTTP/2 stream window of net/http's client (4 MiB, h2_bundle.go
-// transportDefaultStreamFlow) and the socket buffers.
-const flowSlack = 16 << 20
-
 // hostileConfig is a Config reading s as its one pinned instance.
 func hostileConfig(t *testing.T, s *fakeapiserver.Server) model.Config {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
@@ -28,7 +29,7 @@ func TestRunFallsBackThroughTheBalancer(t *testing.T) {
 	lb.ProcessStart = []float64{1764410000, 1764420000}
 	var progress strings.Builder
 	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true,
-		Progress: &progress, Hints: model.Hints{APIServers: "--apiserver"}}
+		Progress: &progress, Words: english.Words{APIServers: "--apiserver"}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestRunFallsBackThroughTheBalancer(t *testing.T) {
 	// Without a hint, the note ends with what was seen. The first run
 	// read /metrics three times: the sample's, the check's, and the cost
 	// read after the last fetch.
-	cfg.Hints, cfg.Progress = model.Hints{}, nil
+	cfg.Words, cfg.Progress = english.Words{}, nil
 	lb.ProcessStart = []float64{1764410000, 1764420000, 1764420000, 1764410000, 1764420000}
 	res, err = Run(context.Background(), cfg, NewCaptures())
 	if err != nil {

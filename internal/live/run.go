@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/live/discovery"
 	"github.com/watch-doctor/watch-doctor/internal/live/harm"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
@@ -45,7 +46,7 @@ const defaultParallel = 4
 // Each sample starts with the cheap look (/metrics, the APF dumps and the
 // debug=1 profile), which costs the server almost nothing; the debug=2
 // dump follows only when the cheap look cannot answer alone and its
-// estimated pause is within cfg.MaxPause (see decideDump).
+// estimated pause is within cfg.MaxPause (see harm.DecideDump).
 //
 // Run fails fast: an instance that times out or refuses a connection is
 // not asked again, and when every instance failed its first sample the
@@ -179,7 +180,7 @@ func takeSamples(ctx context.Context, cfg model.Config, clients []*model.Client,
 			continue
 		}
 		if s > 1 {
-			cfg.Progressf("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, model.Paren(cfg.Hints.Interval))
+			cfg.Progressf("waiting %s for sample %d/%d%s", cfg.Interval, s, cfg.Samples, english.Paren(cfg.Words.Interval))
 			select {
 			case <-ctx.Done():
 				return false

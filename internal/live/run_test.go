@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
@@ -66,7 +68,7 @@ func TestRunPinsEachDiscoveredInstance(t *testing.T) {
 	}
 	for _, s := range []*fakeapiserver.Server{a, b} {
 		got := fetchedPaths(s)
-		if len(got) != 8 || got[0] != "/version" || !contains(got, "/debug/pprof/goroutine?debug=2") || got[7] != "/metrics" {
+		if len(got) != 8 || got[0] != "/version" || !slices.Contains(got, "/debug/pprof/goroutine?debug=2") || got[7] != "/metrics" {
 			t.Errorf("%s got %q, want the probe, a whole sample and the cost read", s.Address(), got)
 		}
 	}
@@ -79,15 +81,6 @@ func TestRunPinsEachDiscoveredInstance(t *testing.T) {
 			t.Errorf("capture %s: dump %v, requests %v, time from %q", cp.Name, cp.Dump != nil, cp.Requests != nil, cp.CapturedAtSource)
 		}
 	}
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // A user without the debug rules: discovery falls back with a note naming
@@ -172,7 +165,7 @@ func TestRunServerErrors(t *testing.T) {
 				t.Errorf("error %v, want an *HTTPError 500", err)
 			}
 		}
-		if !contains(ir.Notes, "every fetch of the first sample failed: no further sample taken") {
+		if !slices.Contains(ir.Notes, "every fetch of the first sample failed: no further sample taken") {
 			t.Errorf("notes %q", ir.Notes)
 		}
 	})
@@ -259,9 +252,9 @@ func TestRunCanceledDuringAFetch(t *testing.T) {
 	}
 }
 
-// The hints name the caller's settings in progress lines and errors: the
+// The words name the caller's settings in progress lines and errors: the
 // CLI passes its flags.
-func TestRunHints(t *testing.T) {
+func TestRunWords(t *testing.T) {
 	// Not parallel: it waits for a request timeout of a fraction of a
 	// second, which the other reads must not reach on a loaded machine.
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
@@ -269,7 +262,7 @@ func TestRunHints(t *testing.T) {
 	var progress strings.Builder
 	clk := fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
 	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), Samples: 2, Interval: time.Hour, RequestTimeout: 100 * time.Millisecond, Clock: clk,
-		Progress: &progress, Hints: model.Hints{RequestTimeout: "--request-timeout"}}
+		Progress: &progress, Words: english.Words{RequestTimeout: "--request-timeout"}}
 	res, err := Run(context.Background(), cfg, NewCaptures())
 	if err != nil {
 		t.Fatal(err)

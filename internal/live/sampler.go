@@ -98,7 +98,7 @@ func (sp *sampler) fetch(kind api.FileKind, consume func(r io.Reader) error) *ap
 // returned stop is called.
 func (sp *sampler) watchdog(path string) (stop func()) {
 	started := sp.cfg.Clock.Now()
-	timeoutName := sp.cfg.Hints.RequestTimeout
+	timeoutName := sp.cfg.Words.RequestTimeout
 	if timeoutName == "" {
 		timeoutName = "request timeout"
 	}
@@ -310,8 +310,8 @@ func (sp *sampler) checkOneProcess() {
 	}
 	if !math.IsNaN(sp.look.Start) && !math.IsNaN(again) && sp.look.Start != again {
 		note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers", n, sp.look.Start, again)
-		if cfg.Hints.APIServers != "" {
-			note += "; pin instances with " + cfg.Hints.APIServers
+		if cfg.Words.APIServers != "" {
+			note += "; pin instances with " + cfg.Words.APIServers
 		}
 		sp.ir.Notes = append(sp.ir.Notes, note)
 		sp.sample.Mixed = note
@@ -352,8 +352,8 @@ func (sp *sampler) checkOwnProcess() {
 		how = "over a new connection, dialed during the sample"
 	}
 	note := fmt.Sprintf("sample %d: /metrics came from process_start_time_seconds %.2f, not %.2f, the process this connection was kept for, %s", sp.n, sp.look.Start, o.Process.Start, how)
-	if sp.cfg.Hints.APIServers != "" {
-		note += "; pin instances with " + sp.cfg.Hints.APIServers
+	if sp.cfg.Words.APIServers != "" {
+		note += "; pin instances with " + sp.cfg.Words.APIServers
 	}
 	sp.ir.Notes = append(sp.ir.Notes, note)
 	sp.sample.Mixed = note

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/live/harm"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/live/tracefetch"
@@ -26,7 +27,7 @@ import (
 // (net/http/pprof/pprof.go:184-188 and runtime/trace/subscribe.go:75 in
 // Go 1.26).
 
-// gatherEvidence is the debug=2 step of a sample: the dump as decideDump
+// gatherEvidence is the debug=2 step of a sample: the dump as harm.DecideDump
 // allows, or, in sample A, the choice of an execution trace of the
 // interval instead (taken by traceRound before sample B).
 func (sp *sampler) gatherEvidence() {
@@ -47,7 +48,7 @@ func (sp *sampler) gatherEvidence() {
 		// A server that answered the trace so is not asked for a dump
 		// in its place. Force takes one: it dumps in sample 1 already,
 		// and never traces.
-		sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump: the execution trace of the interval was set aside, and no dump takes its place"+model.Paren(forceHint(cfg)))
+		sp.sample.Notes = append(sp.sample.Notes, "no goroutine dump: the execution trace of the interval was set aside, and no dump takes its place"+english.Paren(forceHint(cfg)))
 		return
 	case mode == model.EvidenceDump || sp.n != 1 || cfg.Samples < 2 || !mayTrace(cfg) || sp.down != nil || cfg.Force:
 		sp.dumpIfNeeded()
@@ -68,11 +69,11 @@ func (sp *sampler) gatherEvidence() {
 		return
 	}
 	reason := "an execution trace of the interval (evidence " + string(mode) + ")"
-	if cfg.Hints.Evidence != "" {
-		reason = "an execution trace of the interval (" + cfg.Hints.Evidence + " " + string(mode) + ")"
+	if cfg.Words.Evidence != "" {
+		reason = "an execution trace of the interval (" + cfg.Words.Evidence + " " + string(mode) + ")"
 	}
 	if mode == model.EvidenceAuto && withheld != nil {
-		reason = fmt.Sprintf("an execution trace of the interval, not the debug=2 dump: %s%s (a trace stops the world once, for well under a millisecond)", withheld.Cost(), model.Paren(budgetHint(cfg)))
+		reason = fmt.Sprintf("an execution trace of the interval, not the debug=2 dump: %s%s (a trace stops the world once, for well under a millisecond)", withheld.Cost(), english.Paren(budgetHint(cfg)))
 	}
 	ir.Trace = &model.TraceResult{Reason: reason, Pending: true, Withheld: withheld, Suspects: initialInSend(sp.look)}
 	cfg.Progressf("sample %d/%d: %s: evidence: %s", sp.n, cfg.Samples, sp.c.Inst.Name, reason)
@@ -99,10 +100,10 @@ func initialInSend(look harm.CheapLook) int {
 
 // budgetHint names the pause budget, for the reason of a trace.
 func budgetHint(cfg model.Config) string {
-	if cfg.Hints.MaxPause == "" {
+	if cfg.Words.MaxPause == "" {
 		return fmt.Sprintf("pause budget %s", cfg.MaxPause)
 	}
-	return fmt.Sprintf("%s %s", cfg.Hints.MaxPause, cfg.MaxPause)
+	return fmt.Sprintf("%s %s", cfg.Words.MaxPause, cfg.MaxPause)
 }
 
 // withoutTrace says what sample 2 does without the trace tr: a trace set
@@ -113,15 +114,15 @@ func withoutTrace(cfg model.Config, tr *model.TraceResult) string {
 	if !tr.SetAside {
 		return harm.WithoutTrace(cfg)
 	}
-	return "sample 2 takes no goroutine dump in its place" + model.Paren(forceHint(cfg)) + ": the watches it was to decide stay undecided"
+	return "sample 2 takes no goroutine dump in its place" + english.Paren(forceHint(cfg)) + ": the watches it was to decide stay undecided"
 }
 
 // forceHint says how to take a dump in place of a trace set aside.
 func forceHint(cfg model.Config) string {
-	if cfg.Hints.Force == "" {
+	if cfg.Words.Force == "" {
 		return ""
 	}
-	return cfg.Hints.Force + " takes one"
+	return cfg.Words.Force + " takes one"
 }
 
 // tracePending reports whether some instance chose a trace in sample A.
@@ -157,7 +158,7 @@ func traceRound(ctx context.Context, cfg model.Config, clients []*model.Client, 
 				}
 			}
 		} else {
-			cfg.Progressf("%s: waiting %s for sample 2/%d%s", c.Inst.Name, cfg.Interval, cfg.Samples, model.Paren(cfg.Hints.Interval))
+			cfg.Progressf("%s: waiting %s for sample 2/%d%s", c.Inst.Name, cfg.Interval, cfg.Samples, english.Paren(cfg.Words.Interval))
 			select {
 			case <-ctx.Done():
 				return

@@ -9,6 +9,7 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
 	"github.com/watch-doctor/watch-doctor/internal/diagnosis"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/internal/report"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -19,8 +20,7 @@ import (
 // generated dump with 500 stuck watches, in every format, and of a relist
 // storm of 50,000 alike, as a table and as JSON.
 func BenchmarkRenderReport(b *testing.B) {
-	const seed = "../../testdata/kube-apiserver-v1.37.2/seed-repro/"
-	loaded, err := bundle.Load([]string{seed + "t1", seed + "t2"}, bundle.Options{})
+	loaded, err := bundle.Load([]string{golden.Fixture("t1"), golden.Fixture("t2")}, bundle.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,30 +9,28 @@ import (
 )
 
 // Escape makes s safe for a terminal: control characters other than
-// newline and tab (ESC, BEL, C1 controls, DEL), the bidirectional
-// formatting characters that reorder what follows them (U+202A..U+202E,
+// newline (tab, ESC, BEL, C1 controls, DEL), the bidirectional formatting
+// characters that reorder what follows them (U+202A..U+202E,
 // U+2066..U+2069, U+200E, U+200F, U+061C) and invalid UTF-8 become visible
-// escapes (\x1b, \u009b, \u202e), as kubectl does before printing text a
-// server chose. Function and user names in dumps come from the server.
-// It is for messages (stderr); what the printer writes is escaped by
-// EscapeCell and, in its prose, with tabs escaped too.
-func Escape(s string) string { return escape(s, keepNewline|keepTab) }
+// escapes (\t, \x1b, \u009b, \u202e), as kubectl does before printing text
+// a server chose. Function and user names in dumps come from the server,
+// and so do the messages of its error answers.
+//
+// Text is escaped where it is written, never where it is read: the
+// values keep the server's bytes (JSON and YAML carry them without loss,
+// outside.go), and what reaches a terminal goes through Escape (the
+// printer's prose, stderr's messages, warnings and errors, progress
+// lines) or EscapeCell (one cell or field of a line).
+func Escape(s string) string { return escape(s, keepNewline) }
 
 // EscapeCell is Escape for one table cell or one field of a line: a
-// newline and a tab are escaped too (\n, \t), so a value can neither start
-// a row of its own nor shift the columns after it.
+// newline is escaped too (\n), so a value can neither start a row of its
+// own nor, with its tabs escaped, shift the columns after it.
 func EscapeCell(s string) string { return escape(s, 0) }
-
-// escapeText is what the printer applies to its prose: EscapeCell keeping
-// newlines.
-func escapeText(s string) string { return escape(s, keepNewline) }
 
 type keep int
 
-const (
-	keepNewline keep = 1 << iota
-	keepTab
-)
+const keepNewline keep = 1
 
 func escape(s string, k keep) string {
 	if !needsEscape(s, k) {
@@ -44,7 +42,7 @@ func escape(s string, k keep) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n' && k&keepNewline != 0, r == '\t' && k&keepTab != 0:
+		case r == '\n' && k&keepNewline != 0:
 			b.WriteRune(r)
 		case r == '\n':
 			b.WriteString(`\n`)
@@ -90,10 +88,10 @@ func needsEscape(s string, k keep) bool {
 }
 
 func kept(r rune, k keep) bool {
-	return r == '\n' && k&keepNewline != 0 || r == '\t' && k&keepTab != 0
+	return r == '\n' && k&keepNewline != 0
 }
 
-// escapeWriter escapes what is written through it with escapeText (text
+// escapeWriter escapes what is written through it with Escape (text
 // output only: JSON and YAML escape by themselves). Writes must not split
 // a rune, which holds for the line-at-a-time writes of the printer.
 type escapeWriter struct{ w io.Writer }
@@ -103,7 +101,7 @@ func (e escapeWriter) Write(p []byte) (int, error) {
 	if !needsEscape(s, keepNewline) {
 		return e.w.Write(p)
 	}
-	if _, err := io.WriteString(e.w, escapeText(s)); err != nil {
+	if _, err := io.WriteString(e.w, Escape(s)); err != nil {
 		return 0, err
 	}
 	return len(p), nil

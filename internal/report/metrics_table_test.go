@@ -22,11 +22,9 @@ func metricsGolden(t *testing.T, name string, got []byte) {
 	golden.Assert(t, name, got)
 }
 
-const metricsCaptures = "../../testdata/kube-apiserver-v1.37.2/seed-repro"
-
 func metricsCapture(t *testing.T, which string) *metrics.Snapshot {
 	t.Helper()
-	dir := filepath.Join(metricsCaptures, which)
+	dir := golden.Fixture(which)
 	f, err := os.Open(filepath.Join(dir, "metrics.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,8 @@ import (
 // What each output form does with the bytes that came from outside (user
 // names, request paths, /version, error messages), decided here once:
 //
-//   - table, wide, name, stderr: escaped (EscapeCell, Escape).
+//   - table, wide, name, stderr: escaped (EscapeCell, Escape); serve's
+//     log lines are JSON, escaped as json is (JSONLines).
 //   - json: escaped without loss. Every character a terminal acts on is
 //     written as a JSON escape (\u001b, \u202e): encoding/json already
 //     escapes C0 controls; jsonSafe adds DEL, the C1 controls and the
@@ -46,6 +47,13 @@ func EscapeValues(v any, esc func(string) string) any {
 	}
 	return v
 }
+
+// JSONLines returns a writer of JSON text written by others (serve's
+// slog lines) that escapes, as the json output does, each character a
+// terminal acts on that encoding/json leaves raw (log/slog's JSON
+// handler leaves them raw too). Lines end in a newline, so nothing is
+// held back at the end.
+func JSONLines(w io.Writer) io.Writer { return &jsonSafe{w: w} }
 
 // jsonSafe is a writer of JSON text that writes each character a
 // terminal acts on and encoding/json leaves raw (DEL, C1 controls,

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -115,5 +116,25 @@ func TestJSONSafeEscapesWhatATerminalActsOn(t *testing.T) {
 		if b.String() != tc.want {
 			t.Errorf("%q: got %q, want %q", tc.in, b.String(), tc.want)
 		}
+	}
+}
+
+// TestJSONLinesEscapeASlogLine: serve's log lines (log/slog's JSON
+// handler, which writes U+202E and C1 controls raw) reach stderr with
+// every character a terminal acts on escaped, and decode to the value.
+func TestJSONLinesEscapeASlogLine(t *testing.T) {
+	var b bytes.Buffer
+	slog.New(slog.NewJSONHandler(JSONLines(&b), nil)).Warn("look error", "error", hostileName)
+	for _, c := range terminalActs {
+		if strings.Contains(b.String(), c) {
+			t.Errorf("the log line holds %q raw: %q", c, b.String())
+		}
+	}
+	var line struct{ Error string }
+	if err := json.Unmarshal(b.Bytes(), &line); err != nil {
+		t.Fatalf("%v: %q", err, b.String())
+	}
+	if line.Error != hostileName {
+		t.Errorf("the log line decodes to %q, want %q", line.Error, hostileName)
 	}
 }

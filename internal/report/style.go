@@ -32,7 +32,7 @@ func colorSeverity(cell string) string {
 }
 
 // text is where a table or wide document is written. Prose goes through
-// escapeText (tabs escaped, newlines kept); tables write their own escaped and styled cells; list items are
+// Escape (tabs escaped, newlines kept); tables write their own escaped and styled cells; list items are
 // wrapped to Options.Width by display width. The first write error is
 // kept (err) so a printer checks once.
 //
@@ -55,7 +55,7 @@ func (t *text) println(args ...any) { fmt.Fprintln(t, args...) }
 // item writes one list line "  - s" (s escaped), wrapped at spaces to
 // the width with a hanging indent when a width is set.
 func (t *text) item(format string, args ...any) {
-	s := escapeText(fmt.Sprintf("  - "+format, args...))
+	s := Escape(fmt.Sprintf("  - "+format, args...))
 	for _, line := range strings.Split(s, "\n") {
 		if t.opts.Width > 0 && strings.HasPrefix(line, "  - ") && runewidth.StringWidth(line) > t.opts.Width {
 			io.WriteString(t.raw, strings.Join(wrap(line, t.opts.Width, "    "), "\n")+"\n")

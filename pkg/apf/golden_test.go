@@ -1,8 +1,6 @@
 package apf
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -16,37 +14,14 @@ import (
 
 var captures = []string{"t1", "t2"}
 
-func marshal(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(b, '\n')
-}
-
-func goldenPath(capture, name string) string {
-	return capture + "-" + strings.TrimSuffix(name, ".txt") + ".json"
-}
-
-func openFixture(t *testing.T, capture, name string) *os.File {
-	t.Helper()
-	f, err := os.Open(golden.Fixture(capture, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
-}
-
 func TestGoldenRequests(t *testing.T) {
 	for _, c := range captures {
 		t.Run(c, func(t *testing.T) {
-			got, err := ParseRequests(openFixture(t, c, "apf-requests.txt"))
+			got, err := ParseRequests(golden.Open(t, c, "apf-requests.txt"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.Assert(t, goldenPath(c, "apf-requests.txt"), marshal(t, got))
+			golden.Assert(t, golden.FixtureName(c, "apf-requests.txt"), golden.JSON(t, got))
 
 			// The ground truth of the capture (fixtures README): both
 			// initial-phase watches execute in global-default, one seat each.
@@ -77,11 +52,11 @@ func TestGoldenPriorityLevels(t *testing.T) {
 	}
 	for _, c := range captures {
 		t.Run(c, func(t *testing.T) {
-			levels, skipped, err := ParsePriorityLevels(openFixture(t, c, "apf-priority-levels.txt"))
+			levels, skipped, err := ParsePriorityLevels(golden.Open(t, c, "apf-priority-levels.txt"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.Assert(t, goldenPath(c, "apf-priority-levels.txt"), marshal(t, summary{levels, skipped.First}))
+			golden.Assert(t, golden.FixtureName(c, "apf-priority-levels.txt"), golden.JSON(t, summary{levels, skipped.First}))
 			if len(levels) != 8 || skipped.Count != 0 {
 				t.Errorf("%d levels, skipped %v; want 8 and none", len(levels), skipped)
 			}

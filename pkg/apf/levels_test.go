@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
 var levels = []levelRow{
@@ -143,12 +145,12 @@ func TestParsePriorityLevelsErrors(t *testing.T) {
 			if got != nil || skipped.Count != 0 || skipped.First != nil {
 				t.Errorf("ParsePriorityLevels returned %v, %v with the error", got, skipped)
 			}
-			checkErr(t, err, tt.wantLine, tt.wantMsg)
+			golden.CheckLineError(t, err, tt.wantLine, tt.wantMsg)
 		})
 	}
 	t.Run("I/O error", func(t *testing.T) {
 		_, _, err := ParsePriorityLevels(&errReader{data: "PriorityLevelName, ActiveQueues\nexempt, 0\n", err: errIO})
-		checkErr(t, err, 0, "reading line 3")
+		golden.CheckLineError(t, err, 0, "reading line 3")
 		if !errors.Is(err, errIO) {
 			t.Errorf("error %v does not wrap the reader's", err)
 		}

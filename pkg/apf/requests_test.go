@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
 var (
@@ -175,25 +177,6 @@ func (r *errReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// checkErr checks err is a *SyntaxError at wantLine (or, for wantLine 0,
-// not one) holding wantMsg.
-func checkErr(t *testing.T, err error, wantLine int, wantMsg string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want one containing %q", wantMsg)
-	}
-	if !strings.Contains(err.Error(), wantMsg) {
-		t.Errorf("error %q does not contain %q", err, wantMsg)
-	}
-	var se *SyntaxError
-	if errors.As(err, &se) != (wantLine > 0) {
-		t.Fatalf("error %T %v: want a *SyntaxError: %v", err, err, wantLine > 0)
-	}
-	if se != nil && se.Line() != wantLine {
-		t.Errorf("SyntaxError.Line = %d, want %d", se.Line(), wantLine)
-	}
-}
-
 func TestParseRequestsErrors(t *testing.T) {
 	errIO := errors.New("stream reset")
 	tests := []struct {
@@ -218,7 +201,7 @@ func TestParseRequestsErrors(t *testing.T) {
 			if got != nil {
 				t.Errorf("ParseRequests returned %+v with the error", got)
 			}
-			checkErr(t, err, tt.wantLine, tt.wantMsg)
+			golden.CheckLineError(t, err, tt.wantLine, tt.wantMsg)
 			if tt.name == "I/O error" && !errors.Is(err, errIO) {
 				t.Errorf("error %v does not wrap the reader's", err)
 			}

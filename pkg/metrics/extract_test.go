@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func exposeRelease(t testing.TB, rel Release, values map[MetricID]float64) []byt
 func labelValuesFor(t testing.TB, labels []string) []string {
 	t.Helper()
 	out := make([]string, len(labels))
-	resourceOnly := !contains(labels, "group")
+	resourceOnly := !slices.Contains(labels, "group")
 	for i, l := range labels {
 		switch l {
 		case "group":
@@ -110,15 +111,6 @@ func labelValuesFor(t testing.TB, labels []string) []string {
 		}
 	}
 	return out
-}
-
-func contains(s []string, x string) bool {
-	for _, e := range s {
-		if e == x {
-			return true
-		}
-	}
-	return false
 }
 
 // TestExtractPerRelease runs Extract on the exposition each release's

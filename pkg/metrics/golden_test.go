@@ -15,7 +15,7 @@ import (
 )
 
 // captures are the real /metrics files of kube-apiserver v1.37.2.
-const captures = "../../testdata/kube-apiserver-v1.37.2/seed-repro"
+var captures = goldenfile.Fixture()
 
 // golden compares got with testdata/golden/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {

@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // The real capture's figures: pods watches by scope, and the pods and
 // configmaps event sizes (metrics.txt of seed-repro/t2).
 func TestWatchEvidenceFromRealCapture(t *testing.T) {
-	f, err := os.Open("../../testdata/kube-apiserver-v1.37.2/seed-repro/t2/metrics.txt")
+	f, err := os.Open(filepath.Join(captures, "t2", "metrics.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

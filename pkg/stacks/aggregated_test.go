@@ -2,7 +2,6 @@ package stacks
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/pprof/profile"
+
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
 // d1Frame is one frame of a debug=1 stack record; pc 0 with no function
@@ -219,24 +220,8 @@ func TestParseDebug1Errors(t *testing.T) {
 			if got != nil {
 				t.Errorf("ParseDebug1 returned %+v with the error", got)
 			}
-			checkErr(t, err, tt.wantLine, tt.wantMsg)
+			golden.CheckLineError(t, err, tt.wantLine, tt.wantMsg)
 		})
-	}
-}
-
-// checkErr checks err is a *SyntaxError at wantLine (or, for wantLine 0,
-// not one) holding wantMsg.
-func checkErr(t *testing.T, err error, wantLine int, wantMsg string) {
-	t.Helper()
-	if !strings.Contains(err.Error(), wantMsg) {
-		t.Errorf("error %q does not contain %q", err, wantMsg)
-	}
-	var se *SyntaxError
-	if errors.As(err, &se) != (wantLine > 0) {
-		t.Fatalf("error %T %v: want a *SyntaxError: %v", err, err, wantLine > 0)
-	}
-	if se != nil && se.Line() != wantLine {
-		t.Errorf("SyntaxError.Line = %d, want %d", se.Line(), wantLine)
 	}
 }
 

@@ -1,12 +1,8 @@
 package stacks
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/golden"
@@ -27,29 +23,6 @@ var captures = []string{"t1", "t2"}
 var stuckWatch = []int64{33988, 33855, 33987}
 
 const sendWatchCacheEvent = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent"
-
-func openFixture(t *testing.T, capture, name string) *os.File {
-	t.Helper()
-	f, err := os.Open(golden.Fixture(capture, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
-}
-
-func marshal(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(b, '\n')
-}
-
-func goldenPath(capture, name string) string {
-	return capture + "-" + strings.TrimSuffix(name, filepath.Ext(name)) + ".json"
-}
 
 // debug2Summary is the golden form of a debug=2 dump.
 type debug2Summary struct {
@@ -75,7 +48,7 @@ func containsFunc(frames []Frame, fn string) bool {
 func TestGoldenDebug2(t *testing.T) {
 	for _, c := range captures {
 		t.Run(c, func(t *testing.T) {
-			sc := NewScanner(openFixture(t, c, "goroutine-debug2.txt"))
+			sc := NewScanner(golden.Open(t, c, "goroutine-debug2.txt"))
 			s := debug2Summary{States: map[string]int{}, StateWaits: map[string]int{}}
 			found := map[int64]*Goroutine{}
 			for sc.Next() {
@@ -126,7 +99,7 @@ func TestGoldenDebug2(t *testing.T) {
 			if s.Stats.SkippedLines != 0 {
 				t.Errorf("real dump has skipped lines: %v", s.Stats.Skipped)
 			}
-			golden.Assert(t, goldenPath(c, "goroutine-debug2.txt"), marshal(t, s))
+			golden.Assert(t, golden.FixtureName(c, "goroutine-debug2.txt"), golden.JSON(t, s))
 		})
 	}
 }
@@ -161,17 +134,17 @@ func summarize(a *Aggregated) aggSummary {
 func TestGoldenAggregated(t *testing.T) {
 	for _, c := range captures {
 		t.Run(c, func(t *testing.T) {
-			d1, err := ParseDebug1(openFixture(t, c, "goroutine-debug1.txt"))
+			d1, err := ParseDebug1(golden.Open(t, c, "goroutine-debug1.txt"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			pb, err := ParseProfile(openFixture(t, c, "goroutine.pb.gz"))
+			pb, err := ParseProfile(golden.Open(t, c, "goroutine.pb.gz"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			s1, s0 := summarize(d1), summarize(pb)
-			golden.Assert(t, goldenPath(c, "goroutine-debug1.txt"), marshal(t, s1))
-			golden.Assert(t, goldenPath(c, "goroutine.pb.gz"), marshal(t, s0))
+			golden.Assert(t, golden.FixtureName(c, "goroutine-debug1.txt"), golden.JSON(t, s1))
+			golden.Assert(t, golden.FixtureName(c, "goroutine.pb.gz"), golden.JSON(t, s0))
 
 			// The two forms of one capture agree on what the diagnosis
 			// counts, though the text hides the runtime's parking frames.
@@ -188,7 +161,7 @@ func TestGoldenAggregated(t *testing.T) {
 				}
 			}
 			// And with the debug=2 dump of the same capture.
-			gs, _, err := ParseDebug2(openFixture(t, c, "goroutine-debug2.txt"))
+			gs, _, err := ParseDebug2(golden.Open(t, c, "goroutine-debug2.txt"))
 			if err != nil {
 				t.Fatal(err)
 			}

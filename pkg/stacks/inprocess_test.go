@@ -9,7 +9,6 @@ import (
 	"path"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
 // The tests in this file park goroutines in known states in this process,
@@ -44,18 +45,6 @@ type parkedG struct {
 	Parent  int64
 }
 
-// goid returns the id of the calling goroutine, read from its own header
-// ("goroutine 18 [running]:", or "goroutine 18 gp=... [running]:").
-func goid() int64 {
-	var buf [128]byte
-	f := bytes.Fields(buf[:runtime.Stack(buf[:], false)])
-	id, err := strconv.ParseInt(string(f[1]), 10, 64)
-	if err != nil {
-		panic(fmt.Sprintf("goroutine header %q: %v", buf[:], err))
-	}
-	return id
-}
-
 // nextLine returns the line after the caller's.
 func nextLine() int {
 	_, _, line, _ := runtime.Caller(1)
@@ -63,7 +52,7 @@ func nextLine() int {
 }
 
 func parkRecv(ready chan<- parkedG, stop <-chan struct{}, creator string, parent int64) {
-	g := parkedG{ID: goid(), Top: pkgPath + ".parkRecv", State: "chan receive", Creator: creator, Parent: parent}
+	g := parkedG{ID: golden.GoroutineID(), Top: pkgPath + ".parkRecv", State: "chan receive", Creator: creator, Parent: parent}
 	g.Line = nextLine() + 1
 	ready <- g
 	<-stop
@@ -71,7 +60,7 @@ func parkRecv(ready chan<- parkedG, stop <-chan struct{}, creator string, parent
 
 func parkSelect(ready chan<- parkedG, stop <-chan struct{}, creator string, parent int64) {
 	never := make(chan int)
-	g := parkedG{ID: goid(), Top: pkgPath + ".parkSelect", State: "select", Creator: creator, Parent: parent}
+	g := parkedG{ID: golden.GoroutineID(), Top: pkgPath + ".parkSelect", State: "select", Creator: creator, Parent: parent}
 	g.Line = nextLine() + 1
 	ready <- g
 	select {
@@ -83,7 +72,7 @@ func parkSelect(ready chan<- parkedG, stop <-chan struct{}, creator string, pare
 func parkLocked(ready chan<- parkedG, stop <-chan struct{}, creator string, parent int64) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	g := parkedG{ID: goid(), Top: pkgPath + ".parkLocked", State: "chan receive", Locked: true, Creator: creator, Parent: parent}
+	g := parkedG{ID: golden.GoroutineID(), Top: pkgPath + ".parkLocked", State: "chan receive", Locked: true, Creator: creator, Parent: parent}
 	g.Line = nextLine() + 1
 	ready <- g
 	<-stop
@@ -91,7 +80,7 @@ func parkLocked(ready chan<- parkedG, stop <-chan struct{}, creator string, pare
 
 func parkLabelled(ready chan<- parkedG, stop <-chan struct{}, creator string, parent int64) {
 	pprof.Do(context.Background(), pprof.Labels("watch", "stuck", "user", "slow-informer, inc."), func(context.Context) {
-		g := parkedG{ID: goid(), Top: pkgPath + ".parkLabelled.func1", State: "chan receive",
+		g := parkedG{ID: golden.GoroutineID(), Top: pkgPath + ".parkLabelled.func1", State: "chan receive",
 			Labels: map[string]string{"watch": "stuck", "user": "slow-informer, inc."}, Creator: creator, Parent: parent}
 		g.Line = nextLine() + 1
 		ready <- g
@@ -101,7 +90,7 @@ func parkLabelled(ready chan<- parkedG, stop <-chan struct{}, creator string, pa
 
 // parkParent starts parkRecv itself, so that the child names it as parent.
 func parkParent(ready chan<- parkedG, stop <-chan struct{}, creator string, parent int64, wg *sync.WaitGroup) {
-	me := goid()
+	me := golden.GoroutineID()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -124,7 +113,7 @@ func startParked(t testing.TB) []parkedG {
 		close(stop)
 		wg.Wait()
 	})
-	me, creator := goid(), pkgPath+".startParked"
+	me, creator := golden.GoroutineID(), pkgPath+".startParked"
 	for _, park := range []func(chan<- parkedG, <-chan struct{}, string, int64){parkRecv, parkSelect, parkLocked, parkLabelled} {
 		wg.Add(1)
 		go func() {

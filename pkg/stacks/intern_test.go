@@ -5,13 +5,15 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
 // TestScannerKeepArgsOncePerName: KeepArgs is asked once per distinct
 // function name of the real capture, not once per frame, and the frames
 // it names keep the arguments a full parse reads.
 func TestScannerKeepArgsOncePerName(t *testing.T) {
-	real, err := os.ReadFile("../../testdata/kube-apiserver-v1.37.2/seed-repro/t2/goroutine-debug2.txt")
+	real, err := os.ReadFile(golden.Fixture("t2", "goroutine-debug2.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/benchmetrics"
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
@@ -18,7 +19,7 @@ import (
 // 1M-goroutine dump is read by the whole-command benchmark (bench/), which
 // streams it from a file.
 func BenchmarkScanner(b *testing.B) {
-	real, err := os.ReadFile("../../testdata/kube-apiserver-v1.37.2/seed-repro/t2/goroutine-debug2.txt")
+	real, err := os.ReadFile(golden.Fixture("t2", "goroutine-debug2.txt"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
 // parseAll reads a whole debug=2 dump and fails the test on a fatal error.
@@ -161,7 +163,7 @@ func TestScannerSkipArgs(t *testing.T) {
 // TestScannerSkipFiles: with SkipFiles the real capture reads as it does
 // without, but for the file paths, and its file lines are still checked.
 func TestScannerSkipFiles(t *testing.T) {
-	real, err := os.ReadFile("../../testdata/kube-apiserver-v1.37.2/seed-repro/t2/goroutine-debug2.txt")
+	real, err := os.ReadFile(golden.Fixture("t2", "goroutine-debug2.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/watch-doctor/watch-doctor/internal/golden"
 	"github.com/watch-doctor/watch-doctor/pkg/trace"
 )
 
@@ -29,18 +30,9 @@ type selfTrace struct {
 	rounds            int
 }
 
-// goid reads the calling goroutine's id from its own traceback header.
-func goid() int64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	f := strings.Fields(string(buf[:n]))
-	id, _ := strconv.ParseInt(f[1], 10, 64)
-	return id
-}
-
 //go:noinline
 func stuckLoop(id chan<- int64, never <-chan struct{}) {
-	id <- goid()
+	id <- golden.GoroutineID()
 	<-never
 }
 
@@ -53,14 +45,14 @@ func deepLoop(id chan<- int64, never <-chan struct{}, depth int) {
 		deepLoop(id, never, depth-1)
 		return
 	}
-	id <- goid()
+	id <- golden.GoroutineID()
 	<-never
 }
 
 //go:noinline
 func pongLoop(id chan<- int64, in <-chan int, done *sync.WaitGroup) {
 	defer done.Done()
-	id <- goid()
+	id <- golden.GoroutineID()
 	for range in {
 	}
 }
@@ -68,7 +60,7 @@ func pongLoop(id chan<- int64, in <-chan int, done *sync.WaitGroup) {
 //go:noinline
 func pingLoop(id chan<- int64, out chan<- int, n int, done *sync.WaitGroup) {
 	defer done.Done()
-	id <- goid()
+	id <- golden.GoroutineID()
 	for i := range n {
 		out <- i
 	}

@@ -116,11 +116,6 @@ type BalancerRun struct {
 	TimedOut bool
 }
 
-// ThroughBalancer replaces the instances, none reachable on its own
-// address (results say why), by the processes reached through the
-// kubeconfig host, one connection each, until want.Count are found or the
-// bound is hit. It returns their clients and results, the notes saying
-// so, and what the search did.
 // adopt keeps connection c, the n-th, to the new process fp as the
 // instance inst holding lease, its first read of n bytes counted.
 func adopt(cfg model.Config, c *model.Client, inst model.Instance, fp model.Fingerprint, lease string, bytes int64, n int) model.InstanceResult {
@@ -144,6 +139,11 @@ func unpinnedNotes(results []model.InstanceResult, host string) []string {
 	return notes
 }
 
+// ThroughBalancer replaces the instances, none reachable on its own
+// address (results say why), by the processes reached through the
+// kubeconfig host, one connection each, until want.Count are found or the
+// bound is hit. It returns their clients and results, the notes saying
+// so, and what the search did.
 func ThroughBalancer(ctx context.Context, cfg model.Config, results []model.InstanceResult, want liveInstances) ([]*model.Client, []model.InstanceResult, []string, BalancerRun, error) {
 	fb := fallbackInstance(cfg.REST)
 	if want.Count < 2 {

@@ -133,7 +133,7 @@ func DecideDump(cfg model.Config, instance string, look CheapLook) (take bool, w
 // CheapAnswer returns why the cheap look is a complete answer, "" when it
 // is not: the profile shows no watcher blocked sending, or the APF dump
 // shows no watch that will have been initializing longer than
-// diagnosis.StallBound by the run's last sample (look.horizon later) and
+// diagnosis.StallBound by the run's last sample (look.Horizon later) and
 // the profile no streaming watcher blocked sending. A watch 20 s into its
 // replay at the first of two samples 70 s apart is 90 s into it at the
 // second: if it is still initializing then, only the evidence gathered

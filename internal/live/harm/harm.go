@@ -10,7 +10,7 @@ import (
 // Do no harm: a debug=2 goroutine dump stops the world in the API server
 // while it is written (budget.go), so the client itself refuses the
 // request unless the run's evidence policy allows it. The sampler decides
-// (decideDump) and hands its decision to the request as a permit; the
+// (DecideDump) and hands its decision to the request as a permit; the
 // client checks the permit against the policy, so no caller, present or
 // future, can take a dump the run was told not to take.
 

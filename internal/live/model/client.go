@@ -146,7 +146,7 @@ type TimeoutError struct {
 	After    time.Duration
 	// Reading is set when the server had begun to answer.
 	Reading bool
-	// Hint names what sets the timeout (Config.Hints.RequestTimeout).
+	// Hint names what sets the timeout (Config.Words.RequestTimeout).
 	Hint string
 }
 

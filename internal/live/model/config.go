@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -48,39 +49,15 @@ type Config struct {
 	// Only, when set, limits the fetches to these kinds (the metrics
 	// command reads /metrics alone).
 	Only []api.FileKind
-	// Hints name the settings that progress lines, notes and errors
-	// point at.
-	Hints Hints
+	// Words name the settings that progress lines, notes and errors
+	// point at, in the caller's terms.
+	Words english.Words
 	// Trace chooses the evidence between the samples and bounds the
 	// execution trace (trace.go).
 	Trace TraceConfig
 	// Balancer bounds the connections opened through the kubeconfig host
 	// when the instances' own addresses do not answer (discovery/balancer.go).
 	Balancer BalancerBound
-}
-
-// Hints name, in the caller's words, how a user changes a setting of
-// Config (the CLI: its flags). An empty hint is left out of the message.
-type Hints struct {
-	// APIServers pins the instances (Config.APIServers).
-	APIServers string
-	// Interval sets Config.Interval.
-	Interval string
-	// RequestTimeout sets Config.RequestTimeout.
-	RequestTimeout string
-	// MaxPause, Evidence and TraceBudget set Config.MaxPause,
-	// Config.Trace.Evidence and Config.Trace.Budget.
-	MaxPause, Evidence, TraceBudget string
-	// Force sets Config.Force.
-	Force string
-}
-
-// Paren returns " (hint)", or "" for no hint.
-func Paren(hint string) string {
-	if hint == "" {
-		return ""
-	}
-	return " (" + hint + ")"
 }
 
 func (c Config) Wants(k api.FileKind) bool {
@@ -99,7 +76,7 @@ func (c Config) Wants(k api.FileKind) bool {
 func (c Config) ClientFor(inst Instance) (*Client, error) {
 	cl, err := NewClient(c.REST, inst, c.RequestTimeout, c.Clock.Now)
 	if cl != nil {
-		cl.TimeoutHint, cl.dumps = c.Hints.RequestTimeout, c.DumpPolicy()
+		cl.TimeoutHint, cl.dumps = c.Words.RequestTimeout, c.DumpPolicy()
 	}
 	return cl, err
 }

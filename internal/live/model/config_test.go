@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -32,8 +33,8 @@ func TestConfigProgress(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	cfg := Config{Progress: &buf}
-	cfg.Progressf("waiting %s%s", "5s", Paren("--interval"))
-	cfg.Progressf("done%s", Paren(""))
+	cfg.Progressf("waiting %s%s", "5s", english.Paren("--interval"))
+	cfg.Progressf("done%s", english.Paren(""))
 	if got, want := buf.String(), "waiting 5s (--interval)\ndone\n"; got != want {
 		t.Errorf("progress wrote %q, want %q", got, want)
 	}

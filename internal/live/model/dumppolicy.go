@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -32,17 +33,17 @@ func (c Config) DumpPolicy() DumpPolicy {
 	case !c.Wants(api.FileGoroutineDebug2):
 		p.Refused = "this run's fetches do not include the goroutine dump"
 	case c.Trace.EvidenceOrDefault() == EvidenceTrace:
-		p.Refused = "the evidence chosen is an execution trace" + Paren(evidenceHint(c))
+		p.Refused = "the evidence chosen is an execution trace" + english.Paren(evidenceHint(c))
 	}
 	return p
 }
 
 // evidenceHint names the evidence setting, for a refusal.
 func evidenceHint(c Config) string {
-	if c.Hints.Evidence == "" {
+	if c.Words.Evidence == "" {
 		return ""
 	}
-	return c.Hints.Evidence + " " + string(EvidenceTrace)
+	return c.Words.Evidence + " " + string(EvidenceTrace)
 }
 
 type permitKey struct{}

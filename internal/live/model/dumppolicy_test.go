@@ -3,6 +3,7 @@ package model
 import (
 	"testing"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -17,7 +18,7 @@ func TestConfigDumpPolicy(t *testing.T) {
 		{"a permit decides", Config{}, false, ""},
 		{"force", Config{Force: true}, true, ""},
 		{"no dump fetched", Config{Only: []api.FileKind{api.FileMetrics}}, false, "this run's fetches do not include the goroutine dump"},
-		{"trace chosen", Config{Trace: TraceConfig{Evidence: EvidenceTrace}, Hints: Hints{Evidence: "evidence:"}}, false, "the evidence chosen is an execution trace (evidence: trace)"},
+		{"trace chosen", Config{Trace: TraceConfig{Evidence: EvidenceTrace}, Words: english.Words{Evidence: "evidence:"}}, false, "the evidence chosen is an execution trace (evidence: trace)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.cfg.DumpPolicy()

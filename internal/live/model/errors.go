@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-
-	"github.com/watch-doctor/watch-doctor/internal/report"
 )
 
 // Rule is one RBAC policy rule the plugin needs.
@@ -186,29 +184,30 @@ func statusError(instance, path string, status int, body []byte) error {
 const ApfThrottling = "API Priority and Fairness is rejecting requests at this priority level, which is what stuck watches holding seats cause (the rest of this report says whether they do)"
 
 // statusMessage extracts metav1.Status.message from an error body, or the
-// body's first line; it is escaped (report.Escape, tabs included) as every
-// byte of a server is before a terminal sees it. An HTML page is named as
-// one.
+// body's first line: the server's reason, one line (its first) of at most
+// 200 bytes, kept as the server wrote it. It is escaped where it is
+// printed (report.Escape on a terminal, JSON's own escapes in -o json),
+// never here. An HTML page is named as one.
 func statusMessage(body []byte) string {
 	var st struct {
 		Message string `json:"message"`
 	}
 	s := ""
 	if json.Unmarshal(body, &st) == nil && st.Message != "" {
-		s = st.Message
+		s = strings.TrimSpace(st.Message)
 	} else {
 		s = strings.TrimSpace(string(body))
 		if looksHTML(s) {
 			return "an HTML page, not a Kubernetes API answer (from a proxy or load balancer in front of the API server?)"
 		}
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			s = s[:i]
-		}
+	}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
 	}
 	if len(s) > 200 {
 		s = strings.ToValidUTF8(s[:200], "") + "..."
 	}
-	return report.Escape(strings.NewReplacer("\t", `\t`, "\n", `\n`).Replace(s))
+	return s
 }
 
 // looksHTML reports whether an answer's text is an HTML page.

@@ -36,6 +36,26 @@ func TestStatusErrors(t *testing.T) {
 	}
 }
 
+// TestStatusMessageKeepsTheServersBytes: the reason is the message's (or
+// the body's) first line, at most 200 bytes, as the server wrote it:
+// ESC, U+202E and tabs are escaped where it is printed (internal/report),
+// not here, so -o json keeps the value.
+func TestStatusMessageKeepsTheServersBytes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, body, want string }{
+		{"status message", `{"kind":"Status","message":"no\u001b[2J \u202eway\tout\nsecond"}`, "no\x1b[2J \u202eway\tout"},
+		{"plain body", "  \x1b]0;title\x07\tx\r\nmore\n", "\x1b]0;title\x07\tx"},
+		{"long", strings.Repeat("é", 150), strings.Repeat("é", 100) + "..."},
+		{"html", "<!DOCTYPE html>\n<p>\x1b", "an HTML page, not a Kubernetes API answer (from a proxy or load balancer in front of the API server?)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := statusMessage([]byte(tc.body)); got != tc.want {
+				t.Errorf("statusMessage(%q) = %q, want %q", tc.body, got, tc.want)
+			}
+		})
+	}
+}
+
 // ProfileRefusal tells a /debug/pprof refused (404: profiling off; 403:
 // RBAC) from every other failure, and the evidence says what was read
 // instead, naming the missing rule.

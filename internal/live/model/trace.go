@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
@@ -174,7 +175,7 @@ type TraceBudgetError struct {
 }
 
 func (e *TraceBudgetError) Error() string {
-	return fmt.Sprintf("%s: the trace budget of %s allows only %s at the rate of %s/s estimated from the probe%s", e.Instance, Mib1(e.Budget), e.Allowed, Mib1(int64(e.Rate)), Paren(e.Hint))
+	return fmt.Sprintf("%s: the trace budget of %s allows only %s at the rate of %s/s estimated from the probe%s", e.Instance, Mib1(e.Budget), e.Allowed, Mib1(int64(e.Rate)), english.Paren(e.Hint))
 }
 
 // TraceUnsupportedError is a server whose Go runtime is older than 1.22:

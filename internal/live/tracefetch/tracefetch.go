@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/watch-doctor/watch-doctor/internal/bundle"
+	"github.com/watch-doctor/watch-doctor/internal/english"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
@@ -50,7 +51,7 @@ func TraceInstance(ctx context.Context, cfg model.Config, c *model.Client, ir *m
 	window := cfg.Interval
 	fit := cost.fit(remaining)
 	if fit < minTraceWindow && fit < window {
-		tr.Err = &model.TraceBudgetError{Instance: c.Inst.Name, Budget: budget, Allowed: fit, Rate: tr.Estimate, Hint: cfg.Hints.TraceBudget}
+		tr.Err = &model.TraceBudgetError{Instance: c.Inst.Name, Budget: budget, Allowed: fit, Rate: tr.Estimate, Hint: cfg.Words.TraceBudget}
 		return
 	}
 	// The whole interval is asked for whatever the estimate, and the
@@ -221,7 +222,7 @@ func windowText(tr *model.TraceResult, cfg model.Config) string {
 	case s.StoppedEarly && tr.Interrupted:
 		out += fmt.Sprintf("; interrupted after %s", w)
 	case tr.BudgetCut:
-		out += fmt.Sprintf("; the trace budget of %s cut the %s interval%s", model.Mib1(cfg.Trace.BudgetOrDefault()), cfg.Interval, model.Paren(cfg.Hints.TraceBudget))
+		out += fmt.Sprintf("; the trace budget of %s cut the %s interval%s", model.Mib1(cfg.Trace.BudgetOrDefault()), cfg.Interval, english.Paren(cfg.Words.TraceBudget))
 	case s.StoppedEarly:
 		out += fmt.Sprintf("; stopped early after %s: every initial-phase watcher had progressed", w)
 	case tr.Err != nil:

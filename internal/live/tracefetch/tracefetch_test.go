@@ -46,7 +46,7 @@ func TestWindowText(t *testing.T) {
 	}
 	cfg := model.Config{Interval: 30 * time.Second, Trace: model.TraceConfig{Budget: 64 << 20}}
 	hinted := cfg
-	hinted.Hints.TraceBudget = "--trace-budget"
+	hinted.Words.TraceBudget = "--trace-budget"
 	for _, tc := range []struct {
 		name string
 		tr   *model.TraceResult
