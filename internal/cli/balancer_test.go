@@ -135,72 +135,46 @@ func behindL7Balancer(t *testing.T, opts ...func(*fakeapiserver.Server)) string 
 // goroutine dump and APF dump come from different processes. No finding
 // may take its client, seats or verdict from another process's evidence:
 // they are undecided, and the run exits 2, as docs/diagnose.md promises.
+// With profiling off the APF dumps and /metrics alone decide, and they
+// too come from different processes: every finding is
+// UndecidedInitialEvents (MixedProcesses), with no client or seats.
 func TestDiagnoseThroughAnL7BalancerIsUndecided(t *testing.T) {
 	t.Parallel()
-	kc := behindL7Balancer(t)
-	code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1", "-o", "json")
-	if code != ExitError {
-		t.Errorf("exit %d, want %d\nstderr:\n%s", code, ExitError, errOut)
+	for _, tc := range []struct {
+		name      string
+		profiling bool
+	}{{"goroutine dumps", true}, {"profiling off", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			kc := behindL7Balancer(t, func(s *fakeapiserver.Server) { s.NoProfiling = !tc.profiling })
+			code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1", "-o", "json")
+			if code != ExitError {
+				t.Errorf("exit %d, want %d\nstderr:\n%s", code, ExitError, errOut)
+			}
+			r := apiReport(t, out)
+			undecided := 0
+			for _, f := range r.Findings {
+				if f.Client != nil || f.Severity == api.SeverityCritical || f.SeatsKnown() {
+					t.Errorf("finding %s %s on %s names client %+v: from evidence of another process", f.Severity, f.Type, f.APIServer, f.Client)
+				}
+				if (f.Phase == api.PhaseInitial || !tc.profiling) && (f.Type != api.UndecidedInitialEvents || f.UndecidedReason != api.UndecidedMixedProcesses) {
+					t.Errorf("finding %s (%s, %s) on %s, want UndecidedInitialEvents (MixedProcesses)", f.Type, f.Phase, f.UndecidedReason, f.APIServer)
+				}
+				if f.Type == api.UndecidedInitialEvents {
+					undecided++
+				}
+			}
+			if undecided == 0 || r.Summary.StuckSeats != 0 {
+				t.Errorf("%d undecided findings, %d stuck seats: want the old watches said, with no seats\n%s", undecided, r.Summary.StuckSeats, out)
+			}
+			if !strings.Contains(strings.Join(r.Incomplete, "\n"), "reached different API server processes") {
+				t.Errorf("incomplete %q does not say the samples reached different processes", r.Incomplete)
+			}
+			code, table, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1")
+			if code != ExitError || strings.Contains(table, "critical") {
+				t.Errorf("the table: exit %d, want %d and nothing critical\n%s\nstderr:\n%s", code, ExitError, table, errOut)
+			}
+			t.Logf("what it said:\n%s\nstderr:\n%s", table, errOut)
+		})
 	}
-	r := apiReport(t, out)
-	undecided := 0
-	for _, f := range r.Findings {
-		if f.Client != nil || f.Severity == api.SeverityCritical {
-			t.Errorf("finding %s %s on %s names client %+v: from evidence of another process", f.Severity, f.Type, f.APIServer, f.Client)
-		}
-		if f.Phase == api.PhaseInitial && (f.Type != api.UndecidedInitialEvents || f.UndecidedReason != api.UndecidedMixedProcesses) {
-			t.Errorf("initial-phase finding %s (%s) on %s, want UndecidedInitialEvents (MixedProcesses)", f.Type, f.UndecidedReason, f.APIServer)
-		}
-		if f.Type == api.UndecidedInitialEvents {
-			undecided++
-		}
-	}
-	if undecided == 0 {
-		t.Errorf("no undecided finding: the blocked watchers of the dumps are said nowhere\n%s", out)
-	}
-	if !strings.Contains(strings.Join(r.Incomplete, "\n"), "reached different API server processes") {
-		t.Errorf("incomplete %q does not say the samples reached different processes", r.Incomplete)
-	}
-	code, table, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1")
-	if code != ExitError || strings.Contains(table, "critical") {
-		t.Errorf("the table: exit %d, want %d and nothing critical\n%s\nstderr:\n%s", code, ExitError, table, errOut)
-	}
-	t.Logf("what it said:\n%s\nstderr:\n%s", table, errOut)
-}
-
-// TestDiagnoseThroughAnL7BalancerWithoutProfilingIsUndecided (issue 35):
-// the same balancer with profiling off on every process. The APF dumps
-// and /metrics alone decide, and they too come from different processes:
-// no finding names a client or seats, each watch initializing past the
-// stall bound is UndecidedInitialEvents (MixedProcesses), and the run
-// exits 2, as on the dump path.
-func TestDiagnoseThroughAnL7BalancerWithoutProfilingIsUndecided(t *testing.T) {
-	t.Parallel()
-	kc := behindL7Balancer(t, func(s *fakeapiserver.Server) { s.NoProfiling = true })
-	code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1", "-o", "json")
-	if code != ExitError {
-		t.Errorf("exit %d, want %d\nstderr:\n%s", code, ExitError, errOut)
-	}
-	r := apiReport(t, out)
-	undecided := 0
-	for _, f := range r.Findings {
-		if f.Client != nil || f.Severity == api.SeverityCritical || f.SeatsKnown() {
-			t.Errorf("finding %s %s on %s names client %+v: from evidence of another process", f.Severity, f.Type, f.APIServer, f.Client)
-		}
-		if f.Type != api.UndecidedInitialEvents || f.UndecidedReason != api.UndecidedMixedProcesses {
-			t.Errorf("finding %s (%s) on %s, want UndecidedInitialEvents (MixedProcesses)", f.Type, f.UndecidedReason, f.APIServer)
-		}
-		undecided++
-	}
-	if undecided == 0 || r.Summary.StuckSeats != 0 {
-		t.Errorf("%d undecided findings, %d stuck seats: want the APF dumps' old watches said, with no seats\n%s", undecided, r.Summary.StuckSeats, out)
-	}
-	if !strings.Contains(strings.Join(r.Incomplete, "\n"), "reached different API server processes") {
-		t.Errorf("incomplete %q does not say the samples reached different processes", r.Incomplete)
-	}
-	code, table, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1")
-	if code != ExitError || strings.Contains(table, "critical") {
-		t.Errorf("the table: exit %d, want %d and nothing critical\n%s\nstderr:\n%s", code, ExitError, table, errOut)
-	}
-	t.Logf("what it said:\n%s\nstderr:\n%s", table, errOut)
 }
