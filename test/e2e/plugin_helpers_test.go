@@ -51,17 +51,24 @@ type pluginRun struct {
 // a client network, or watching stderr as it comes.
 func runPluginWith(t *testing.T, run pluginRun, args ...string) pluginResult {
 	t.Helper()
-	bin := os.Getenv(envPluginBin)
-	if bin == "" {
-		t.Fatalf("$%s is not set: build the plugin (make build) and export %s=/path/to/kubectl-watch_doctor, or run `make e2e`",
-			envPluginBin, envPluginBin)
-	}
+	bin := pluginBin(t)
 	res, err := execPlugin(bin, run, args...)
 	if err != nil {
 		t.Fatalf("run %s %q: %v\nstderr:\n%s", bin, args, err, res.Stderr)
 	}
 	t.Logf("%s %q as %q: exit %d", bin, args, run.user, res.ExitCode)
 	return res
+}
+
+// pluginBin is $WATCH_DOCTOR_BIN; the test fails when it is unset.
+func pluginBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv(envPluginBin)
+	if bin == "" {
+		t.Fatalf("$%s is not set: build the plugin (make build) and export %s=/path/to/kubectl-watch_doctor, or run `make e2e`",
+			envPluginBin, envPluginBin)
+	}
+	return bin
 }
 
 // execPlugin is runPluginWith's run of bin, which any goroutine may call:
@@ -97,11 +104,7 @@ func execPlugin(bin string, run pluginRun, args ...string) (pluginResult, error)
 // test fails as with runPlugin.
 func runPluginsAtOnce(t *testing.T, runs []pluginRun, args [][]string) []pluginResult {
 	t.Helper()
-	bin := os.Getenv(envPluginBin)
-	if bin == "" {
-		t.Fatalf("$%s is not set: build the plugin (make build) and export %s=/path/to/kubectl-watch_doctor, or run `make e2e`",
-			envPluginBin, envPluginBin)
-	}
+	bin := pluginBin(t)
 	out, errs := make([]pluginResult, len(runs)), make([]error, len(runs))
 	var wg sync.WaitGroup
 	for i := range runs {
