@@ -57,7 +57,7 @@ func closedWatches(s watches.Server, events []audit.Event) added {
 		}
 		c := closure{server: s.Name, key: key, closed: int(closed), window: window, a: a, b: b, dump: dump}
 		c.reasons = reasonGrowth(a.Metrics.TerminatedReasons[key], b.Metrics.TerminatedReasons[key])
-		c.clients = returningClients(s.Samples, a.CapturedAt, key)
+		c.clients = returningClients(s.Samples[sampleIndex(s.Samples, a)+1:], a.CapturedAt, key)
 		if !a.CapturedAt.IsZero() && !b.CapturedAt.IsZero() {
 			c.early = earlyEndsOf(events, key, a.CapturedAt, b.CapturedAt)
 		}
@@ -144,9 +144,22 @@ type returning struct {
 	atLast bool
 }
 
+// sampleIndex is the index of the sample a points to in ss.
+func sampleIndex(ss []watches.Sample, a *watches.Sample) int {
+	for i := range ss {
+		if &ss[i] == a {
+			return i
+		}
+	}
+	return len(ss) - 1
+}
+
 // returningClients are the clients whose executing watch of key the APF
-// dumps list with a start time after since: they watched it again in the
-// window. In order of user and path.
+// dumps of ss, the samples after the first of the window, list with a
+// start time after since (that sample's time): they watched it again in
+// the window. The first sample's own dump is not read: it is fetched after
+// its /metrics, so a watch started in between (a client's first) would
+// pass for a return. In order of user and path.
 func returningClients(ss []watches.Sample, since time.Time, key string) []returning {
 	byClient := map[string]*returning{}
 	lastWithDump := -1

@@ -263,3 +263,19 @@ func TestClosedWatchesAuditLogPicksAmongReturns(t *testing.T) {
 		})
 	}
 }
+
+// A watch the first sample's APF dump lists with a start after that
+// sample's time (started between its /metrics and its dump: a client's
+// first watch, initializing) is no return: only the later samples' dumps
+// are read for those. Serve's two looks hit it (a client started with
+// serve was "one of these" with the slow one).
+func TestClosedWatchesFirstSampleIsNoReturn(t *testing.T) {
+	a, b := t0.Add(time.Minute), t0.Add(time.Minute+20*time.Second)
+	fastA := cmWatch("fast", a.Add(300*time.Millisecond), 8)
+	slowB := cmWatch("slow", b.Add(-3*time.Second), 8)
+	r := Diagnose([]watches.Server{{Name: "s", Samples: []watches.Sample{closedSample(a, 0, 0, fastA), closedSample(b, 1, 0, slowB)}}}, Options{})
+	got := closedVerdicts(r)
+	if len(got) != 1 || got[0].User != "slow" || got[0].Match != api.MatchLikely || len(got[0].Candidates) != 0 {
+		t.Errorf("verdicts %+v, want slow alone (likely)", got)
+	}
+}

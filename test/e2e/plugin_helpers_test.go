@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,11 +51,29 @@ type pluginRun struct {
 // a client network, or watching stderr as it comes.
 func runPluginWith(t *testing.T, run pluginRun, args ...string) pluginResult {
 	t.Helper()
+	bin := pluginBin(t)
+	res, err := execPlugin(bin, run, args...)
+	if err != nil {
+		t.Fatalf("run %s %q: %v\nstderr:\n%s", bin, args, err, res.Stderr)
+	}
+	t.Logf("%s %q as %q: exit %d", bin, args, run.user, res.ExitCode)
+	return res
+}
+
+// pluginBin is $WATCH_DOCTOR_BIN; the test fails when it is unset.
+func pluginBin(t *testing.T) string {
+	t.Helper()
 	bin := os.Getenv(envPluginBin)
 	if bin == "" {
 		t.Fatalf("$%s is not set: build the plugin (make build) and export %s=/path/to/kubectl-watch_doctor, or run `make e2e`",
 			envPluginBin, envPluginBin)
 	}
+	return bin
+}
+
+// execPlugin is runPluginWith's run of bin, which any goroutine may call:
+// an error only when the plugin could not be run.
+func execPlugin(bin string, run pluginRun, args ...string) (pluginResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -75,10 +94,34 @@ func runPluginWith(t *testing.T, run pluginRun, args ...string) pluginResult {
 	case errors.As(err, &exitErr):
 		res.ExitCode = exitErr.ExitCode()
 	case err != nil:
-		t.Fatalf("run %s %q: %v\nstderr:\n%s", bin, args, err, res.Stderr)
+		return res, err
 	}
-	t.Logf("%s %q as %q: exit %d", bin, args, run.user, res.ExitCode)
-	return res
+	return res, nil
+}
+
+// runPluginsAtOnce runs the plugin once per element of runs, all at once
+// (samplers of the same span), and returns their results in order; a
+// test fails as with runPlugin.
+func runPluginsAtOnce(t *testing.T, runs []pluginRun, args [][]string) []pluginResult {
+	t.Helper()
+	bin := pluginBin(t)
+	out, errs := make([]pluginResult, len(runs)), make([]error, len(runs))
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = execPlugin(bin, runs[i], args[i]...)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("run %s %q: %v\nstderr:\n%s", bin, args[i], err, out[i].Stderr)
+		}
+		t.Logf("%s %q as %q: exit %d", bin, args[i], runs[i].user, out[i].ExitCode)
+	}
+	return out
 }
 
 // lineWriter keeps what is written and calls onLine for each complete line.
