@@ -12,8 +12,11 @@ import (
 
 // TestInterruptedCollectKeepsTheBundle: Ctrl-C during collect keeps a bundle analyze reads
 // and says what was written.
+//
+// Not parallel: interruptAtOnce replaces the signal relay of the whole
+// package, so a command of a test running beside it was interrupted too
+// (TestDiagnoseTwoSamplesPinned exited 130 in a CI run).
 func TestInterruptedCollectKeepsTheBundle(t *testing.T) {
-	t.Parallel()
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.Block = true
 	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)

@@ -120,6 +120,7 @@ func TestInterruptedCollectSaysSoInEveryLine(t *testing.T) {
 	s := fakeapiserver.Start(t, golden.Fixture("t2"))
 	s.Block = true
 	s.Started = make(chan string)
+	replaceSignalRelay(t)
 	restore := notifySignals
 	notifySignals = func(c chan<- os.Signal) {
 		go func() {

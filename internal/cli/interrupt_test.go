@@ -35,11 +35,22 @@ func TestInterruptExits130(t *testing.T) {
 }
 
 // interruptAtOnce makes the next command see Ctrl-C as soon as it listens.
+// It replaces the package's signal relay: a test that calls it must not be
+// parallel, or every command running beside it is interrupted too.
 func interruptAtOnce(t *testing.T) {
 	t.Helper()
+	replaceSignalRelay(t)
 	restore := notifySignals
 	notifySignals = func(c chan<- os.Signal) { c <- os.Interrupt }
 	t.Cleanup(func() { notifySignals = restore })
+}
+
+// replaceSignalRelay marks t as a test that replaces notifySignals:
+// t.Setenv makes the testing package panic if t is, or later becomes,
+// parallel, so no such test can run beside another command.
+func replaceSignalRelay(t *testing.T) {
+	t.Helper()
+	t.Setenv("WATCH_DOCTOR_TEST_SIGNAL_RELAY", t.Name())
 }
 
 // Ctrl-C stops analyze too, in the diagnosis and not only in fetches: on
