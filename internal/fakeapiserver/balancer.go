@@ -108,27 +108,33 @@ func (b *Balancer) close() {
 }
 
 // L7Balancer is an HTTP (L7) load balancer on loopback: it answers each
-// request, not each connection, from the next backend in turn, so one
-// connection's requests reach different processes. Safe for concurrent
-// use.
+// request, not each connection, from a backend of its own, so one
+// connection's requests reach different processes. Where a real one
+// spreads them by chance (and a sample's reads may all land on one
+// process), this one is deterministic: a connection's first request of a
+// path goes to the backend of the connection's ordinal, and each later
+// request of the same path to the next backend, so a connection's
+// successive /metrics, whatever else it asked between them, always come
+// from different processes. Safe for concurrent use.
 type L7Balancer struct {
 	*httptest.Server
 	mu sync.Mutex
 	n  int
+	// conns numbers the client connections, by remote address; asked
+	// counts each connection's requests of a path.
+	conns map[string]int
+	asked map[[2]string]int
 }
 
 // StartL7Balancer serves TLS on 127.0.0.1 (the certificate every fake
-// server has) and proxies the n-th request (from 0) to backends[n %
-// len(backends)]. It is closed when the test ends.
+// server has) and proxies each request as L7Balancer says. It is closed
+// when the test ends.
 func StartL7Balancer(t testing.TB, backends ...*Server) *L7Balancer {
 	t.Helper()
-	b := &L7Balancer{}
+	b := &L7Balancer{conns: map[string]int{}, asked: map[[2]string]int{}}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
-			b.mu.Lock()
-			s := backends[b.n%len(backends)]
-			b.n++
-			b.mu.Unlock()
+			s := backends[b.next(r.In.RemoteAddr, r.In.URL.Path)%len(backends)]
 			u, _ := url.Parse(s.URL)
 			r.SetURL(u)
 		},
@@ -138,6 +144,24 @@ func StartL7Balancer(t testing.TB, backends ...*Server) *L7Balancer {
 	b.StartTLS()
 	t.Cleanup(b.Close)
 	return b
+}
+
+// next counts a request of path on the connection from remote and
+// returns the backend's number before the modulo: the connection's
+// ordinal plus its requests of path before this one.
+func (b *L7Balancer) next(remote, path string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.n++
+	c, ok := b.conns[remote]
+	if !ok {
+		c = len(b.conns)
+		b.conns[remote] = c
+	}
+	k := [2]string{remote, path}
+	i := c + b.asked[k]
+	b.asked[k]++
+	return i
 }
 
 // Requests is how many requests the balancer proxied.
