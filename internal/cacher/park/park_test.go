@@ -54,3 +54,19 @@ func TestSpotConsistentUnderRace(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestReadDuringAWrite: a read while a write is in progress (the sequence
+// odd) is refused, whatever the fields hold; TestSpotConsistentUnderRace
+// reaches this only when the scheduler interleaves so.
+func TestReadDuringAWrite(t *testing.T) {
+	var s Spot[struct{}]
+	s.Set(Kind(3), time.Unix(5, 0), nil)
+	s.seq.Add(1) // a writer between its two increments
+	if v, ok := s.Read(); ok || v.Kind != Running {
+		t.Errorf("Read during a write = %+v, %v; want the zero view and false", v, ok)
+	}
+	s.seq.Add(1)
+	if v, ok := s.Read(); !ok || v.Kind != Kind(3) {
+		t.Errorf("Read after the write = %+v, %v; want kind 3 and true", v, ok)
+	}
+}
