@@ -44,22 +44,7 @@ rules:
 // would write it), and puts the healthy one in no finding.
 func TestAuditLogNamesTheSourceAndThePod(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	policy, logPath := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "audit.log")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c := cluster.StartForTest(t, cluster.Options{Logf: t.Logf, ExtraAPIServerArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + logPath}})
-	admin, err := c.LoaderClientset(500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	pods := workload.DefaultPodsOptions()
-	if err := workload.CreatePods(ctx, admin, pods); err != nil {
-		t.Fatal(err)
-	}
+	c, admin, ctx, logPath, pods := startAuditedCluster(t)
 	holder := notRunningPod(t, admin.CoreV1().RESTClient(), pods.Namespace, "informer-7d9f-x2k4q", "127.0.0.2")
 	bindAuditRole(t, admin)
 
@@ -241,4 +226,28 @@ func bindAuditRole(t *testing.T, admin kubernetes.Interface) {
 	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, bind, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("bind ClusterRole %s: %v", role.Name, err)
 	}
+}
+
+// startAuditedCluster starts a cluster whose kube-apiserver writes its
+// audit log (auditPolicy) to logPath, with the default pods created: the
+// setup of the audit-log tests. The context ends with the test.
+func startAuditedCluster(t *testing.T) (*cluster.Cluster, *kubernetes.Clientset, context.Context, string, workload.PodsOptions) {
+	t.Helper()
+	dir := t.TempDir()
+	policy, logPath := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := cluster.StartForTest(t, cluster.Options{Logf: t.Logf, ExtraAPIServerArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + logPath}})
+	admin, err := c.LoaderClientset(500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	pods := workload.DefaultPodsOptions()
+	if err := workload.CreatePods(ctx, admin, pods); err != nil {
+		t.Fatal(err)
+	}
+	return c, admin, ctx, logPath, pods
 }

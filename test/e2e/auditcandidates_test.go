@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"context"
 	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -24,22 +21,7 @@ import (
 // user agent and pod, never the other's.
 func TestAuditLogJoinsEachCandidate(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	policy, logPath := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "audit.log")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c := cluster.StartForTest(t, cluster.Options{Logf: t.Logf, ExtraAPIServerArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + logPath}})
-	admin, err := c.LoaderClientset(500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	pods := workload.DefaultPodsOptions()
-	if err := workload.CreatePods(ctx, admin, pods); err != nil {
-		t.Fatal(err)
-	}
+	c, admin, ctx, logPath, pods := startAuditedCluster(t)
 	bindAuditRole(t, admin)
 	type client struct{ user, ip, ua, pod string }
 	clients := []client{
