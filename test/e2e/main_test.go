@@ -23,7 +23,8 @@ const (
 	// envPods overrides the number of pods in namespace rand2 (default 2000).
 	envPods = "E2E_PODS"
 	// envPacedInterval overrides the paced reader's pause between two
-	// reads, as a Go duration (default 400ms).
+	// reads, as a Go duration (default: pacedInterval, 400ms or as long as
+	// makes its replay outlast the suite's -timeout).
 	envPacedInterval = "E2E_PACED_INTERVAL"
 	// envKeep keeps the cluster's directory (logs, kubeconfigs) after a
 	// successful run; it is always kept after a failure.
@@ -82,6 +83,7 @@ func runSuite(m *testing.M) int {
 	// the background now, so their one-minute wait overlaps the HA tests'
 	// (which run first). A -run selection starts what it needs on demand.
 	warmed := make(chan struct{})
+	began := time.Now()
 	flag.Parse()
 	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" {
 		go func() {
@@ -90,7 +92,9 @@ func runSuite(m *testing.M) int {
 			if suite.clusterErr != nil {
 				return
 			}
-			suite.reproOnce.Do(func() { suite.repro, suite.reproErr = startRepro(suite.warmLog.logf, suite.cluster) })
+			suite.reproOnce.Do(func() {
+				suite.repro, suite.reproErr = startRepro(suite.warmLog.logf, suite.cluster, suiteDeadline(began))
+			})
 		}()
 	} else {
 		close(warmed)
@@ -205,7 +209,8 @@ func sharedRepro(t *testing.T) *reproEnv {
 	t.Helper()
 	c := sharedCluster(t)
 	suite.reproOnce.Do(func() {
-		suite.repro, suite.reproErr = startRepro(func(format string, args ...any) { t.Logf(format, args...) }, c)
+		deadline, _ := t.Deadline()
+		suite.repro, suite.reproErr = startRepro(func(format string, args ...any) { t.Logf(format, args...) }, c, deadline)
 	})
 	suite.warmLog.flush(t)
 	if suite.reproErr != nil {
@@ -228,7 +233,39 @@ func waitSenderBlocked(admin rest.Interface) error {
 	return nil
 }
 
-func startRepro(logf func(format string, args ...any), c *cluster.Cluster) (*reproEnv, error) {
+// pacedInterval is the paced reader's pause between two reads when
+// $E2E_PACED_INTERVAL does not set it: 400ms, or longer when the suite may
+// run past count reads at 400ms. The paced reader must still be replaying
+// its initial events when the last test that shares it runs: at 400ms it
+// read 2000 pods' events in 13m20s, and on a loaded machine the sequential
+// tests before TestReproInitialEventsWatchBlocks took 14 minutes, so it
+// found the paced reader's watcher past its initial events (one sender,
+// not two), and a collect and a diagnose run 30 s apart saw different
+// servers. A zero deadline (go test -timeout 0) keeps 400ms.
+func pacedInterval(now, deadline time.Time, count int) time.Duration {
+	least := 400 * time.Millisecond
+	if deadline.IsZero() || count < 1 {
+		return least
+	}
+	per := deadline.Sub(now) / time.Duration(count)
+	return max(least, per.Round(100*time.Millisecond)+100*time.Millisecond)
+}
+
+// suiteDeadline is when go test's -timeout ends the suite, as testing.T's
+// Deadline says inside a test; zero without a timeout.
+func suiteDeadline(began time.Time) time.Time {
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return time.Time{}
+	}
+	d, err := time.ParseDuration(f.Value.String())
+	if err != nil || d <= 0 {
+		return time.Time{}
+	}
+	return began.Add(d)
+}
+
+func startRepro(logf func(format string, args ...any), c *cluster.Cluster, deadline time.Time) (*reproEnv, error) {
 	pods := workload.DefaultPodsOptions()
 	if v := os.Getenv(envPods); v != "" {
 		n, err := strconv.Atoi(v)
@@ -237,7 +274,7 @@ func startRepro(logf func(format string, args ...any), c *cluster.Cluster) (*rep
 		}
 		pods.Count = n
 	}
-	interval := 400 * time.Millisecond
+	interval := pacedInterval(time.Now(), deadline, pods.Count)
 	if v := os.Getenv(envPacedInterval); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {

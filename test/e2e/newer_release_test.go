@@ -45,7 +45,7 @@ func TestNewerReleaseDiagnose(t *testing.T) {
 	t.Parallel()
 	rel := newerRelease(t)
 	c := cluster.StartForTest(t, cluster.Options{KubeAPIServerBin: rel.bin, Logf: t.Logf})
-	r, err := startRepro(t.Logf, c)
+	r, err := startRepro(t.Logf, c, time.Time{}) // lives for this test only: 400ms
 	if err != nil {
 		t.Fatalf("start reproduction workload on %s: %v", rel.version, err)
 	}

@@ -31,7 +31,7 @@ func TestOlderMinorDiagnose(t *testing.T) {
 		t.Fatalf("$%s and $%s must name an older kube-apiserver and its release: run test/e2e/run.sh, which builds it", envOlderAPIServerBin, envOlderKubeVersion)
 	}
 	c := cluster.StartForTest(t, cluster.Options{KubeAPIServerBin: bin, Logf: t.Logf})
-	r, err := startRepro(t.Logf, c)
+	r, err := startRepro(t.Logf, c, time.Time{}) // lives for this test only: 400ms
 	if err != nil {
 		t.Fatalf("start reproduction workload on %s: %v", version, err)
 	}
