@@ -45,7 +45,7 @@ func TestDiscover(t *testing.T) {
 	}{
 		{"listed", cfg, nil, []model.Instance{{Name: "10.0.0.1:6443", Address: "10.0.0.1:6443", Pinned: true}, {Name: "10.0.0.2:6443", Address: "10.0.0.2:6443", Pinned: true}}, nil},
 		{"given", cfg, []string{"10.0.0.9:6443"}, []model.Instance{{Name: "10.0.0.9:6443", Address: "10.0.0.9:6443", Pinned: true}}, nil},
-		{"refused", refused, nil, []model.Instance{{Name: refusedHost}}, []string{"cannot list the API server instances (default/kubernetes EndpointSlices): forbidden: missing RBAC rule " + model.EndpointSlicesRule.String()}},
+		{"refused", refused, nil, []model.Instance{{Name: refusedHost}}, []string{"cannot list the API server instances (default/kubernetes EndpointSlices): forbidden: missing RBAC rule " + model.EndpointSlicesRule().String()}},
 		{"none ready", empty, nil, []model.Instance{{Name: emptyHost}}, []string{"the default/kubernetes EndpointSlices list no ready API server; reading through the kubeconfig host " + emptyHost + " instead"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
