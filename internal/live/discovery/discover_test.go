@@ -90,6 +90,28 @@ func TestEndpointSlicesListIsBoundedAfterDecompression(t *testing.T) {
 	}
 }
 
+// TestNoRedirectIsFollowedByTheList: a 302 to another loopback port,
+// answering client-go's LIST of the EndpointSlices, is a *RedirectError
+// naming the server and the Location's host; nothing reaches that host,
+// the token least of all. (A GET's: model's TestNoRedirectIsFollowed.)
+func TestNoRedirectIsFollowedByTheList(t *testing.T) {
+	t.Parallel()
+	sink := fakeapiserver.StartSink(t)
+	s, cfg := listing(t, &fakeapiserver.Hostility{Kind: fakeapiserver.Redirect, Location: sink.URL + "/steal?token=x"}, fakeapiserver.TokenAdmin)
+	_, err := Discover(context.Background(), cfg, nil)
+	var re *model.RedirectError
+	if !errors.As(err, &re) {
+		t.Fatalf("Discover = %v, want a *RedirectError", err)
+	}
+	want := s.Address() + ": GET " + fakeapiserver.DiscoveryPath + ": answered HTTP 302 with a redirect to " + sink.URL + ": not followed"
+	if msg := err.Error(); !strings.Contains(msg, want) || strings.Contains(msg, "steal") {
+		t.Errorf("error %q, want %q and no path of the Location", msg, want)
+	}
+	if got := sink.Requests(); len(got) != 0 {
+		t.Errorf("the redirect was followed: the other port got %d request(s), Authorization %q", len(got), got)
+	}
+}
+
 // TestThrottledDiscoveryIsSaidAtOnce: a 429 with Retry-After on the
 // EndpointSlices list is asked once and said as APF throttling, not
 // retried until the timeout and called "did not answer".
