@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
@@ -49,5 +51,49 @@ func TestBalancerKeepsAConnectionOnOneBackend(t *testing.T) {
 	get(first)
 	if len(a.Requests()) != 3 || lb.Connections() != 3 {
 		t.Errorf("after the drop: a got %q, %d connections", a.Requests(), lb.Connections())
+	}
+}
+
+// The L7 balancer answers each request, not each connection, from a
+// backend: a connection's first request of a path goes to the backend of
+// its ordinal, each later one of the same path to the next.
+func TestL7BalancerSpreadsAConnectionsRequests(t *testing.T) {
+	t.Parallel()
+	a := Start(t, golden.Fixture("t2"))
+	b := Start(t, golden.Fixture("t2"))
+	lb := StartL7Balancer(t, a, b)
+	pool := x509.NewCertPool()
+	pool.AddCert(a.Certificate())
+	newClient := func() *http.Client {
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	}
+	get := func(c *http.Client, path string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, lb.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+TokenAdmin)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	first := newClient()
+	get(first, "/metrics")
+	get(first, "/version")
+	get(first, "/metrics")
+	if diff := cmp.Diff([]string{"/metrics", "/version"}, a.Requests()); diff != "" {
+		t.Errorf("backend a after one connection (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/metrics"}, b.Requests()); diff != "" {
+		t.Errorf("backend b after one connection (-want +got):\n%s", diff)
+	}
+	// A second connection starts one backend further.
+	get(newClient(), "/version")
+	if got := b.Requests(); len(got) != 2 || got[1] != "/version" {
+		t.Errorf("backend b after a second connection: %q, want its /version", got)
+	}
+	if got := lb.Requests(); got != 4 {
+		t.Errorf("the balancer proxied %d requests, want 4", got)
 	}
 }
