@@ -12,6 +12,27 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
 
+// clientOf is an HTTP client with a transport of its own (its own
+// connections) trusting s's certificate, which every fake server shares.
+func clientOf(s *Server) *http.Client {
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
+
+// getAs GETs url with c as the admin, reading the answer whole.
+func getAs(t *testing.T, c *http.Client, url string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+TokenAdmin)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
 // Each connection through the balancer stays on the backend it was sent
 // to; a new connection goes to the next.
 func TestBalancerKeepsAConnectionOnOneBackend(t *testing.T) {
@@ -19,21 +40,10 @@ func TestBalancerKeepsAConnectionOnOneBackend(t *testing.T) {
 	a := Start(t, golden.Fixture("t2"))
 	b := Start(t, golden.Fixture("t2"))
 	lb := StartBalancer(t, RoundRobin(2), a, b)
-	pool := x509.NewCertPool()
-	pool.AddCert(a.Certificate())
-	newClient := func() *http.Client {
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	}
+	newClient := func() *http.Client { return clientOf(a) }
 	get := func(c *http.Client) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, lb.URL()+"/version", nil)
-		req.Header.Set("Authorization", "Bearer "+TokenAdmin)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		getAs(t, c, lb.URL()+"/version")
 	}
 	first := newClient()
 	get(first)
@@ -62,21 +72,10 @@ func TestL7BalancerSpreadsAConnectionsRequests(t *testing.T) {
 	a := Start(t, golden.Fixture("t2"))
 	b := Start(t, golden.Fixture("t2"))
 	lb := StartL7Balancer(t, a, b)
-	pool := x509.NewCertPool()
-	pool.AddCert(a.Certificate())
-	newClient := func() *http.Client {
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	}
+	newClient := func() *http.Client { return clientOf(a) }
 	get := func(c *http.Client, path string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, lb.URL+path, nil)
-		req.Header.Set("Authorization", "Bearer "+TokenAdmin)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		getAs(t, c, lb.URL+path)
 	}
 	first := newClient()
 	get(first, "/metrics")
