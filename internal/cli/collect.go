@@ -81,9 +81,6 @@ func (o *CollectOptions) Validate() error {
 	if err := o.LiveOptions.validate(); err != nil {
 		return err
 	}
-	if err := o.Trace.validate(); err != nil {
-		return err
-	}
 	if err := validateAuditLogs(o.AuditLogs, nil); err != nil {
 		return err
 	}

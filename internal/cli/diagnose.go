@@ -114,10 +114,7 @@ func (o *DiagnoseOptions) Validate() error {
 	if o.Fleet.enabled() {
 		logs = contextLogFiles(logs)
 	}
-	if err := validateAuditLogs(logs, nil); err != nil {
-		return err
-	}
-	return o.Trace.validate()
+	return validateAuditLogs(logs, nil)
 }
 
 // Run samples the cluster, diagnoses and writes the report.

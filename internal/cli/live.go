@@ -129,6 +129,8 @@ func addVerboseFlag(cmd *cobra.Command, p *int) {
 	cmd.Flags().Lookup("verbose").NoOptDefVal = "1"
 }
 
+// validate checks the flags bindLive bound: the live ones, then
+// --evidence and --trace-budget.
 func (o *LiveOptions) validate() error {
 	if o.Samples < 1 {
 		return fmt.Errorf("invalid --samples %d: at least 1", o.Samples)
@@ -142,7 +144,7 @@ func (o *LiveOptions) validate() error {
 	if o.MaxPause < 0 {
 		return fmt.Errorf("invalid --max-pause %s: must not be negative (0 means no limit)", o.MaxPause)
 	}
-	return nil
+	return o.Trace.validate()
 }
 
 // config resolves the kubeconfig and flags into the engine's Config.

@@ -30,7 +30,7 @@ func captureTime(w english.Words) string {
 // api.FindingTypes: a new finding type's row needs an entry here
 // (TestEveryFindingTypeHasAdvice fails until it has one).
 var typeAdvice = map[api.FindingType]func(r *api.Report, words english.Words) []string{
-	api.StuckInitialEvents:     stuckAdvice,
+	api.StuckInitialEvents:     func(r *api.Report, _ english.Words) []string { return stuckAdvice(r) },
 	api.SlowInitialEvents:      slowAdvice,
 	api.UndecidedInitialEvents: undecidedAdvice,
 	api.BlockedStreaming:       streamingAdvice,
@@ -57,7 +57,7 @@ func advice(r *api.Report, words english.Words) []string {
 
 // stuckAdvice says what to do about StuckInitialEvents findings: one
 // sentence per API server and client.
-func stuckAdvice(r *api.Report, _ english.Words) []string {
+func stuckAdvice(r *api.Report) []string {
 	var out []string
 	type key struct{ server, user, path string }
 	stuck := map[key][]int{} // indices into r.Findings

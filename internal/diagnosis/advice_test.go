@@ -123,7 +123,7 @@ func TestStuckAdviceIsBounded(t *testing.T) {
 		r.Findings = append(r.Findings, api.Finding{Type: api.StuckInitialEvents, APIServer: "srv-2", GoroutineIDs: []int64{1},
 			Client: &api.Client{User: fmt.Sprintf("other-%d", i), Path: "/api/v1/pods", Seats: 1, Match: api.MatchExact}})
 	}
-	got := stuckAdvice(r, english.Words{})
+	got := stuckAdvice(r)
 	if len(got) != maxClientAdvice+1+3 {
 		t.Fatalf("%d sentences, want %d: %d for srv-1 and 3 for srv-2", len(got), maxClientAdvice+4, maxClientAdvice+1)
 	}

@@ -2,6 +2,7 @@ package fakeapiserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -9,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/watch-doctor/watch-doctor/internal/golden"
 )
@@ -152,5 +155,36 @@ func TestServerModes(t *testing.T) {
 				t.Errorf("GET %s: %d, want %d (%s)", tc.path, got, tc.want, body)
 			}
 		})
+	}
+}
+
+// errorsOf records the errors a helper reports, instead of failing the
+// test that runs it.
+type errorsOf struct {
+	testing.TB
+	said []string
+}
+
+func (e *errorsOf) Errorf(format string, args ...any) {
+	e.said = append(e.said, fmt.Sprintf(format, args...))
+}
+
+// TestNoWaitClockFailsAWait: a wait on NoWaitClock is a test failure
+// naming the wait, and returns at once with the clock's time.
+func TestNoWaitClockFailsAWait(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
+	rec := &errorsOf{TB: t}
+	c := NoWaitClock{FakeClock: testingclock.NewFakeClock(now), T: rec}
+	select {
+	case got := <-c.After(70 * time.Second):
+		if !got.Equal(now) {
+			t.Errorf("After sent %v, want the clock's %v", got, now)
+		}
+	default:
+		t.Fatal("After did not return at once")
+	}
+	if want := []string{"waited 1m10s for the next sample although every instance failed its first"}; !cmp.Equal(want, rec.said) {
+		t.Errorf("reported %q, want %q", rec.said, want)
 	}
 }

@@ -63,3 +63,14 @@ func TestEditCaptureAndRESTConfig(t *testing.T) {
 		t.Errorf("RESTConfig = host %q token %q, want %q with %q and a CA", cfg.Host, cfg.BearerToken, s.URL, TokenAdmin)
 	}
 }
+
+// TestRESTConfigAt: the configuration reaches url (a balancer in front of
+// s) with s's certificate and the token.
+func TestRESTConfigAt(t *testing.T) {
+	s := Start(t, golden.Fixture("t2"))
+	lb := StartBalancer(t, RoundRobin(1), s)
+	cfg := RESTConfigAt(t, s, lb.URL(), TokenAdmin)
+	if cfg.Host != lb.URL() || cfg.BearerToken != TokenAdmin || len(cfg.CAData) == 0 && cfg.CAFile == "" {
+		t.Errorf("RESTConfigAt = host %q token %q, want %q with %q and a CA", cfg.Host, cfg.BearerToken, lb.URL(), TokenAdmin)
+	}
+}

@@ -105,29 +105,6 @@ func TestRunReachesEveryInstanceThroughTheBalancer(t *testing.T) {
 	}
 }
 
-// A balancer that keeps sending new connections to one instance: the
-// search stops at the bound, and the coverage says 1 of 2 and which were
-// live.
-func TestRunThroughTheBalancerStopsAtTheBound(t *testing.T) {
-	t.Parallel()
-	servers, _, cfg := haBehindBalancer(t, 2, func(int) int { return 0 })
-	cfg.Balancer.Connections = 5
-	res, err := Run(context.Background(), cfg, NewCaptures())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Instances) != 1 || dumpsServed(servers[1]) != 0 {
-		t.Fatalf("instances %+v, want the one the balancer sends to", res.Instances)
-	}
-	c := res.Coverage
-	if c.Read != 1 || c.Live != 2 || c.Connections != 5 || c.Complete() {
-		t.Errorf("coverage %+v, want 1 of 2 after 5 connections", c)
-	}
-	if got, want := c.Text(), "1 of 2 instances read (identity leases) through the load balancer after 5 connection(s); not reached: 1 of the 2 live (cp-a, cp-b)"; got != want {
-		t.Errorf("coverage text %q, want %q", got, want)
-	}
-}
-
 // dropClock closes every connection of the balancer while the run waits
 // for the next sample, as an idle timeout does, then steps the clock.
 type dropClock struct {

@@ -35,7 +35,8 @@ type sampler struct {
 	down error
 	// ir is the instance's record: its version, notes and withheld dumps.
 	ir *model.InstanceResult
-	// look is what the cheap look read, for decideDump.
+	// look is what the cheap look read, for harm.DecideDump and
+	// harm.CheapAnswer (gatherEvidence).
 	look harm.CheapLook
 	// debug1 is the debug=1 profile, stored after the decision.
 	debug1 []byte
@@ -119,9 +120,11 @@ func (sp *sampler) store(kind api.FileKind) func(io.Reader) error {
 }
 
 // takeSample fetches everything of one sample from one instance: the cheap
-// look first, then the debug=2 dump when decideDump allows it. Errors of
-// single fetches are recorded and returned; the other fetches go on unless
-// the instance stopped answering.
+// look first (/metrics, the APF dumps, the debug=1 profile), then the
+// evidence gatherEvidence chooses: the debug=2 dump as harm.DecideDump
+// allows it, or, in sample 1, an execution trace of the interval instead.
+// Errors of single fetches are recorded and returned; the other fetches go
+// on unless the instance stopped answering.
 func takeSample(ctx context.Context, cfg model.Config, c *model.Client, n int, ir *model.InstanceResult, target model.Target) (api.Sample, []error) {
 	sp := &sampler{ctx: ctx, cfg: cfg, c: c, n: n, target: target, ir: ir}
 	sp.sample = api.Sample{Dir: bundle.SampleDir(c.Inst.Name, n), CapturedAt: cfg.Clock.Now().UTC()}
@@ -222,8 +225,9 @@ func (sp *sampler) readProfile() {
 	})
 }
 
-// dumpIfNeeded takes the debug=2 dump when decideDump allows it, and
-// records why not otherwise.
+// dumpIfNeeded takes the debug=2 dump when harm.DecideDump allows it, and
+// records why not otherwise: the cheap look's answer (a note), the pause
+// budget (a withheld dump) or MaxGoroutines (an error).
 func (sp *sampler) dumpIfNeeded() {
 	cfg, inst, n := sp.cfg, sp.c.Inst, sp.n
 	if !cfg.Wants(api.FileGoroutineDebug2) || sp.down != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/live/harm"
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 	"github.com/watch-doctor/watch-doctor/internal/live/tracefetch"
-	"github.com/watch-doctor/watch-doctor/internal/watches"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -75,7 +74,7 @@ func (sp *sampler) gatherEvidence() {
 	if mode == model.EvidenceAuto && withheld != nil {
 		reason = fmt.Sprintf("an execution trace of the interval, not the debug=2 dump: %s%s (a trace stops the world once, for well under a millisecond)", withheld.Cost(), english.Paren(budgetHint(cfg)))
 	}
-	ir.Trace = &model.TraceResult{Reason: reason, Pending: true, Withheld: withheld, Suspects: initialInSend(sp.look)}
+	ir.Trace = &model.TraceResult{Reason: reason, Pending: true, Withheld: withheld, Suspects: sp.look.InitialInSend()}
 	cfg.Progressf("sample %d/%d: %s: evidence: %s", sp.n, cfg.Samples, sp.c.Inst.Name, reason)
 	sp.sample.Notes = append(sp.sample.Notes, "evidence: "+reason)
 }
@@ -86,16 +85,6 @@ func (sp *sampler) gatherEvidence() {
 // trace alone: dumpIfNeeded then never dumps.
 func mayTrace(c model.Config) bool {
 	return c.Wants(api.FileGoroutineDebug2) || (len(c.Only) > 0 && c.Wants(api.FileTrace))
-}
-
-// initialInSend counts the initial-phase watchers blocked sending in the
-// cheap look's profile.
-func initialInSend(look harm.CheapLook) int {
-	if look.Profile == nil {
-		return 0
-	}
-	n, _ := watches.InSend(look.Phases)
-	return n
 }
 
 // budgetHint names the pause budget, for the reason of a trace.

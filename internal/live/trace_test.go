@@ -201,3 +201,32 @@ func TestTraceStopsAtTheBudget(t *testing.T) {
 		t.Errorf("why %q, window %q: want the budget named", tr.Summary.Why, tr.Window)
 	}
 }
+
+// TestDoNoHarmATraceRunNeverDumps: with the execution trace as evidence,
+// a trace that fails (here 404) leaves sample 2 without a dump: the
+// dump is withheld, with the policy's reason, not taken.
+func TestDoNoHarmATraceRunNeverDumps(t *testing.T) {
+	s := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
+	s.ForbidDumps(t)
+	cfg := hostileConfig(t, s)
+	cfg.Force, cfg.Samples, cfg.Interval = false, 2, 70*time.Second
+	// The instance tracing goes from sample 1 to sample 2 through its
+	// trace, without waiting on the clock.
+	cfg.Clock = fakeapiserver.NoWaitClock{FakeClock: testingclock.NewFakeClock(time.Now()), T: t}
+	cfg.Trace = model.TraceConfig{Evidence: model.EvidenceTrace}
+	res, err := Run(context.Background(), cfg, NewCaptures())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir := res.Instances[0]
+	var why []string
+	for _, w := range ir.Withheld {
+		why = append(why, w.Refused)
+	}
+	// One per sample without a dump: sample 1's, whose place the trace
+	// took, and sample 2's.
+	want := []string{"the evidence chosen is an execution trace", "the evidence chosen is an execution trace"}
+	if diff := cmp.Diff(want, why); diff != "" {
+		t.Errorf("withheld dumps (-want +got):\n%s", diff)
+	}
+}

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/watch-doctor/watch-doctor/internal/bounded"
 )
@@ -208,5 +212,60 @@ func TestDetect(t *testing.T) {
 	var u *UnknownFormatError
 	if _, err := Detect(context.Background(), strings.NewReader("hello\x00world\n"), "x.log", DefaultLimits()); !errors.As(err, &u) || string(u.First) != "hello\x00world\n" {
 		t.Errorf("Detect of no form: %v, want an *UnknownFormatError showing its bytes", err)
+	}
+}
+
+// TestInlineWrappers: wrappers one a line ({"records":[...]} on each
+// line, as a capture of an event hub's messages may write them) read to
+// the records of every line, in the wrapper's form, whether the first
+// key is a wrapper's (read as a stream of objects) or not (read a line
+// at a time); a line whose records are not an array is skipped, said,
+// and the others still read (a null one is nothing to read).
+func TestInlineWrappers(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("testdata", "aks-event-hub.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hub struct{ Records []json.RawMessage }
+	if err := json.Unmarshal(b, &hub); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for i, r := range hub.Records {
+		var c bytes.Buffer
+		if err := json.Compact(&c, r); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, fmt.Sprintf(`{"partition":"%d","records":[%s]}`, i, c.String()))
+	}
+	whole, err := Read(context.Background(), bytes.NewReader(b), "hub.json", DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, log string
+		skipped   []string
+	}{
+		{"records", strings.Join(lines, "\n") + "\n", nil},
+		{"first key records, a bad line", strings.ReplaceAll(strings.Join(lines, "\n"), `{"partition":"`, `{"records":[],"partition":"`) + "\n" + `{"records":{"x":1},"events":null}` + "\n", []string{"records: not an array"}},
+		{"events, a bad line", strings.ReplaceAll(strings.Join(lines, "\n"), `"records":[`, `"events":[`) + "\n" + `{"partition":"9","records":{"x":1}}` + "\n", []string{"records: not an array"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Read(context.Background(), strings.NewReader(tc.log), "hub.jsonl", DefaultLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Format != formatAKSRecords || got.Watches != whole.Watches || len(got.Events) != len(whole.Events) {
+				t.Errorf("format %q, %d watches, %d events; want %q, %d, %d", got.Format, got.Watches, len(got.Events), formatAKSRecords, whole.Watches, len(whole.Events))
+			}
+			var reasons []string
+			for _, sk := range got.Skipped {
+				reasons = append(reasons, sk.Reason)
+			}
+			if diff := cmp.Diff(tc.skipped, reasons); diff != "" {
+				t.Errorf("skipped (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

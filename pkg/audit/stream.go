@@ -146,10 +146,19 @@ func (s *scanner) wrapper() error {
 		if c, err = s.nextByte(); err != nil {
 			return truncated(err)
 		}
-		if k := string(key); c == '[' && (k == `"events"` || k == `"records"`) {
+		k := string(key)
+		wraps := k == `"events"` || k == `"records"`
+		if wraps && c == '[' {
 			err = s.array(inWrapper)
 		} else {
-			_, _, err = s.readValue(c) // skipped, bounded like an element
+			line := s.sum.Lines + 1
+			var v []byte
+			v, _, err = s.readValue(c) // skipped, bounded like an element
+			if wraps && err == nil && string(v) != "null" {
+				// Records that are not an array are not read: said,
+				// never a silent gap.
+				s.sum.skip(line, k[1:len(k)-1]+": not an array")
+			}
 		}
 		if err != nil {
 			return truncated(err)

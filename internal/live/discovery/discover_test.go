@@ -45,7 +45,7 @@ func TestDiscover(t *testing.T) {
 	}{
 		{"listed", cfg, nil, []model.Instance{{Name: "10.0.0.1:6443", Address: "10.0.0.1:6443", Pinned: true}, {Name: "10.0.0.2:6443", Address: "10.0.0.2:6443", Pinned: true}}, nil},
 		{"given", cfg, []string{"10.0.0.9:6443"}, []model.Instance{{Name: "10.0.0.9:6443", Address: "10.0.0.9:6443", Pinned: true}}, nil},
-		{"refused", refused, nil, []model.Instance{{Name: refusedHost}}, []string{"cannot list the API server instances (default/kubernetes EndpointSlices): forbidden: missing RBAC rule " + model.EndpointSlicesRule.String()}},
+		{"refused", refused, nil, []model.Instance{{Name: refusedHost}}, []string{"cannot list the API server instances (default/kubernetes EndpointSlices): forbidden: missing RBAC rule " + model.EndpointSlicesRule().String()}},
 		{"none ready", empty, nil, []model.Instance{{Name: emptyHost}}, []string{"the default/kubernetes EndpointSlices list no ready API server; reading through the kubeconfig host " + emptyHost + " instead"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,6 +87,28 @@ func TestEndpointSlicesListIsBoundedAfterDecompression(t *testing.T) {
 		if kind == fakeapiserver.Endless && h.Sent() > model.MaxListBytes+fakeapiserver.FlowSlack {
 			t.Errorf("the server wrote %d bytes before the client stopped, want at most %d", h.Sent(), model.MaxListBytes+fakeapiserver.FlowSlack)
 		}
+	}
+}
+
+// TestNoRedirectIsFollowedByTheList: a 302 to another loopback port,
+// answering client-go's LIST of the EndpointSlices, is a *RedirectError
+// naming the server and the Location's host; nothing reaches that host,
+// the token least of all. (A GET's: model's TestNoRedirectIsFollowed.)
+func TestNoRedirectIsFollowedByTheList(t *testing.T) {
+	t.Parallel()
+	sink := fakeapiserver.StartSink(t)
+	s, cfg := listing(t, &fakeapiserver.Hostility{Kind: fakeapiserver.Redirect, Location: sink.URL + "/steal?token=x"}, fakeapiserver.TokenAdmin)
+	_, err := Discover(context.Background(), cfg, nil)
+	var re *model.RedirectError
+	if !errors.As(err, &re) {
+		t.Fatalf("Discover = %v, want a *RedirectError", err)
+	}
+	want := s.Address() + ": GET " + fakeapiserver.DiscoveryPath + ": answered HTTP 302 with a redirect to " + sink.URL + ": not followed"
+	if msg := err.Error(); !strings.Contains(msg, want) || strings.Contains(msg, "steal") {
+		t.Errorf("error %q, want %q and no path of the Location", msg, want)
+	}
+	if got := sink.Requests(); len(got) != 0 {
+		t.Errorf("the redirect was followed: the other port got %d request(s), Authorization %q", len(got), got)
 	}
 }
 

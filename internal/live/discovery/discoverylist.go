@@ -61,7 +61,7 @@ func discoveryGuardError(err error) error {
 func listRefusal(err error) string {
 	switch {
 	case isForbiddenStatus(err):
-		return fmt.Sprintf("forbidden: missing RBAC rule %s", model.EndpointSlicesRule)
+		return fmt.Sprintf("forbidden: missing RBAC rule %s", model.EndpointSlicesRule())
 	case apierrors.IsTooManyRequests(err):
 		after := ""
 		if s, ok := apierrors.SuggestsClientDelay(err); ok {

@@ -160,7 +160,7 @@ func CountLive(ctx context.Context, cfg *rest.Config, endpoints []model.Instance
 // missing rule.
 func leaseRefusal(err error) string {
 	if isForbiddenStatus(err) {
-		return fmt.Sprintf("forbidden: missing RBAC rule %s in namespace %q", model.LeasesRule, metav1.NamespaceSystem)
+		return fmt.Sprintf("forbidden: missing RBAC rule %s in namespace %q", model.LeasesRule(), metav1.NamespaceSystem)
 	}
 	if g := discoveryGuardError(err); g != nil {
 		return g.Error()

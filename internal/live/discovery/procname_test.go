@@ -52,3 +52,49 @@ func TestNameProcesses(t *testing.T) {
 		t.Errorf("boundKey(80 bytes) = %q: want %d bytes, distinct from another long key", k, maxProcessKey)
 	}
 }
+
+// namesReached searches through a balancer of three instances choosing
+// with pick and returns the names of the processes reached, each without
+// the kubeconfig host it starts with.
+func namesReached(t *testing.T, pick func(int) int, idHash bool) []string {
+	t.Helper()
+	servers, _, cfg := behindBalancer(t, 3, pick)
+	if idHash {
+		withIDLabel(t, servers, leaseHashOf)
+	}
+	var names []string
+	for _, ir := range search(t, cfg, 3).results {
+		key, ok := strings.CutPrefix(ir.Instance.Name, HostOf(cfg.REST.Host))
+		if !ok {
+			t.Errorf("%q does not start with the kubeconfig host %s", ir.Instance.Name, HostOf(cfg.REST.Host))
+		}
+		names = append(names, key)
+	}
+	return names
+}
+
+// Whatever order the balancer's connections reach the processes in, each
+// is named the same: by its lease where its /metrics names one, else by
+// its start time; every name starts with the kubeconfig host.
+func TestNamesProcessesThroughTheBalancerStably(t *testing.T) {
+	t.Parallel()
+	// The Leases list takes connection 0; the search then reaches the
+	// servers in the order 0, 1, 2, or 2, 1, 0.
+	forward := func(n int) int { return max(n-1, 0) % 3 }
+	backward := func(n int) int { return (5 - max(n-1, 0)) % 3 }
+	for _, tc := range []struct {
+		idHash bool
+		want   []string
+	}{
+		{false, []string{"#started-1764410000.00", "#started-1764410001.00", "#started-1764410002.00"}},
+		{true, []string{"#cp-a", "#cp-b", "#cp-c"}},
+	} {
+		a, b := namesReached(t, forward, tc.idHash), namesReached(t, backward, tc.idHash)
+		if diff := cmp.Diff(a, b); diff != "" {
+			t.Errorf("id hash %v: the names differ with the balancer's order (-forward +backward):\n%s", tc.idHash, diff)
+		}
+		if diff := cmp.Diff(tc.want, a); diff != "" {
+			t.Errorf("id hash %v: names after the host (-want +got):\n%s", tc.idHash, diff)
+		}
+	}
+}

@@ -95,6 +95,16 @@ type CheapLook struct {
 	Horizon time.Duration
 }
 
+// InitialInSend counts the initial-phase watchers blocked sending in the
+// look's profile: the suspects a trace of the interval decides.
+func (l CheapLook) InitialInSend() int {
+	if l.Profile == nil {
+		return 0
+	}
+	n, _ := watches.InSend(l.Phases)
+	return n
+}
+
 // DecideDump decides whether to take the debug=2 dump after the cheap
 // look: take it (why says on what grounds); or not, because the cheap
 // look answers alone (why says how), because its estimated pause is over

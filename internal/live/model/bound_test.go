@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 )
 
 func TestLimitFor(t *testing.T) {
@@ -58,3 +60,28 @@ func TestReadMetricsTextDecompressesWithinTheBound(t *testing.T) {
 type iotestErr struct{ err error }
 
 func (r iotestErr) Read([]byte) (int, error) { return 0, r.err }
+
+// TestMetricsBodyBoundedAfterDecompression: an endless /metrics, a gzip
+// bomb with Content-Encoding and one without (raw gzip bytes) are each an
+// error naming the server past 32 MiB of text, never a silent cut.
+func TestMetricsBodyBoundedAfterDecompression(t *testing.T) {
+	t.Parallel()
+	var raw bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&raw, gzip.BestSpeed)
+	zw.Write(bytes.Repeat([]byte("apiserver_request_total 1\n"), (MaxMetricsBytes/26)+1000))
+	zw.Close()
+	for name, h := range map[string]*fakeapiserver.Hostility{
+		"endless":       {Kind: fakeapiserver.Endless},
+		"gzip bomb":     {Kind: fakeapiserver.GzipBomb},
+		"raw gzip body": {Kind: fakeapiserver.ErrorBody, Status: 200, Body: raw.String()},
+	} {
+		s, c := hostileClient(t, "/metrics", h)
+		err := getMetrics(c)
+		if err == nil || !strings.Contains(err.Error(), s.Address()+": GET /metrics") || !strings.Contains(err.Error(), "larger than 32 MiB after decompression") {
+			t.Errorf("%s: /metrics error %v, want it refused past 32 MiB", name, err)
+		}
+		if h.Kind == fakeapiserver.Endless && h.Sent() > MaxMetricsBytes+fakeapiserver.FlowSlack {
+			t.Errorf("%s: the server wrote %d bytes, want at most %d", name, h.Sent(), MaxMetricsBytes+fakeapiserver.FlowSlack)
+		}
+	}
+}

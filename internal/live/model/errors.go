@@ -23,8 +23,11 @@ func (r Rule) String() string {
 	return fmt.Sprintf(`apiGroups: [%q], resources: [%q], verbs: [%q]`, r.APIGroup, r.Resource, r.Verb)
 }
 
-// EndpointSlicesRule grants discovery of the instances.
-var EndpointSlicesRule = Rule{APIGroup: "discovery.k8s.io", Resource: "endpointslices", Verb: "list"}
+// EndpointSlicesRule is the rule that grants discovery of the instances (a
+// function, so that no caller can change the rule another reads).
+func EndpointSlicesRule() Rule {
+	return Rule{APIGroup: "discovery.k8s.io", Resource: "endpointslices", Verb: "list"}
+}
 
 // Rules are every rule the plugin uses, and nothing more; deploy/rbac.yaml
 // grants exactly these.
@@ -34,8 +37,8 @@ func Rules() []Rule {
 		{NonResourceURL: "/debug/api_priority_and_fairness/*", Verb: "get"},
 		{NonResourceURL: "/metrics", Verb: "get"},
 		{NonResourceURL: "/version", Verb: "get"},
-		EndpointSlicesRule,
-		LeasesRule,
+		EndpointSlicesRule(),
+		LeasesRule(),
 	}
 }
 
@@ -216,5 +219,7 @@ func looksHTML(s string) bool {
 	return strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html")
 }
 
-// LeasesRule grants the list of the identity Leases.
-var LeasesRule = Rule{APIGroup: "coordination.k8s.io", Resource: "leases", Verb: "list"}
+// LeasesRule is the rule that grants the list of the identity Leases.
+func LeasesRule() Rule {
+	return Rule{APIGroup: "coordination.k8s.io", Resource: "leases", Verb: "list"}
+}

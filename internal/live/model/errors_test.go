@@ -1,11 +1,13 @@
 package model
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
@@ -124,5 +126,23 @@ func TestClusterRoleGrantsExactlyTheRules(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ClusterRole rules (-want +got):\n%s", diff)
+	}
+}
+
+// TestErrorBodiesKeepTheirValue: the error body of a failed debug GET
+// reaches the error text as the server wrote it (its first line): the
+// manifest and -o json keep the value, and the printers escape it
+// (internal/cli's TestErrorBodiesAreEscapedWherePrinted).
+func TestErrorBodiesKeepTheirValue(t *testing.T) {
+	t.Parallel()
+	body := "boom\x1b[31m red\x07\r\u009b2J\there\nsecond line"
+	_, c := hostileClient(t, "/debug/pprof/goroutine?debug=1", &fakeapiserver.Hostility{Kind: fakeapiserver.ErrorBody, Body: body})
+	resp, err := c.Get(context.Background(), "/debug/pprof/goroutine?debug=1")
+	if err == nil {
+		resp.Close()
+		t.Fatal("GET of a 500 succeeded")
+	}
+	if got, want := err.Error(), "HTTP 500: boom\x1b[31m red\x07\r\u009b2J\there"; !strings.HasSuffix(got, want) {
+		t.Errorf("error %q, want it to end in %q", got, want)
 	}
 }

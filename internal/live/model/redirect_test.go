@@ -1,10 +1,14 @@
 package model
 
 import (
+	"errors"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/watch-doctor/watch-doctor/internal/fakeapiserver"
 )
 
 func TestRedactServer(t *testing.T) {
@@ -39,5 +43,27 @@ func TestRedactLocation(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("redactLocation (-want +got):\n%s", diff)
+	}
+}
+
+// TestNoRedirectIsFollowed: a 302 to another loopback port, answering one
+// of our GETs, is a *RedirectError naming the server and the Location's
+// host; nothing reaches that host, the token least of all. (The
+// EndpointSlices list's: discovery's TestNoRedirectIsFollowedByTheList.)
+func TestNoRedirectIsFollowed(t *testing.T) {
+	t.Parallel()
+	sink := fakeapiserver.StartSink(t)
+	s, c := hostileClient(t, "/metrics", &fakeapiserver.Hostility{Kind: fakeapiserver.Redirect, Location: sink.URL + "/steal?token=x"})
+	err := getMetrics(c)
+	var re *RedirectError
+	if !errors.As(err, &re) {
+		t.Fatalf("GET /metrics = %v, want a *RedirectError", err)
+	}
+	want := s.Address() + ": GET /metrics: answered HTTP 302 with a redirect to " + sink.URL + ": not followed"
+	if msg := err.Error(); !strings.Contains(msg, want) || strings.Contains(msg, "steal") {
+		t.Errorf("error %q, want %q and no path of the Location", msg, want)
+	}
+	if got := sink.Requests(); len(got) != 0 {
+		t.Errorf("the redirect was followed: the other port got %d request(s), Authorization %q", len(got), got)
 	}
 }

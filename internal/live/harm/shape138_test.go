@@ -1,4 +1,4 @@
-package live
+package harm
 
 import (
 	"bytes"
@@ -8,8 +8,8 @@ import (
 
 	"github.com/watch-doctor/watch-doctor/internal/dumpgen"
 	"github.com/watch-doctor/watch-doctor/internal/golden"
-	"github.com/watch-doctor/watch-doctor/internal/live/harm"
 	"github.com/watch-doctor/watch-doctor/internal/watches"
+	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
 // TestCheapLookSeesV138Watchers: the cheap look's profile check on the
@@ -32,13 +32,16 @@ func TestCheapLookSeesV138Watchers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			look := harm.CheapLook{Profile: profile, Phases: d.PhaseCounts, At: time.Date(2026, 11, 29, 10, 22, 23, 0, time.UTC)}
-			if got := initialInSend(look); got != 2 {
-				t.Errorf("initialInSend = %d, want 2", got)
+			look := CheapLook{Profile: profile, Phases: d.PhaseCounts, At: time.Date(2026, 11, 29, 10, 22, 23, 0, time.UTC)}
+			if got := look.InitialInSend(); got != 2 {
+				t.Errorf("InitialInSend = %d, want 2", got)
 			}
-			if got := harm.CheapAnswer(look); got != "" {
+			if got := CheapAnswer(look); got != "" {
 				t.Errorf("cheapAnswer = %q, want no answer (the dump decides)", got)
 			}
 		})
+	}
+	if got := (CheapLook{Phases: []api.PhaseCount{{Phase: api.PhaseInitial, InSend: true, Count: 2}}}).InitialInSend(); got != 0 {
+		t.Errorf("InitialInSend without a profile = %d, want 0", got)
 	}
 }
