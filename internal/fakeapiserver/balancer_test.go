@@ -51,3 +51,47 @@ func TestBalancerKeepsAConnectionOnOneBackend(t *testing.T) {
 		t.Errorf("after the drop: a got %q, %d connections", a.Requests(), lb.Connections())
 	}
 }
+
+// The L7 balancer's routes: Spread answers each later request of a path
+// from the next backend; ByPath keeps every /metrics of a connection on
+// its backend and sends every other path to the next.
+func TestL7BalancerRoutes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		route L7Route
+		// want is which backend answered each request of paths.
+		want []int
+	}{
+		{"Spread", Spread, []int{0, 0, 1, 1}},
+		{"ByPath", ByPath, []int{0, 1, 0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			backends := []*Server{Start(t, golden.Fixture("t2")), Start(t, golden.Fixture("t2"))}
+			lb := StartL7BalancerRouted(t, tc.route, backends...)
+			c := lb.Client()
+			paths := []string{"/metrics", "/debug/api_priority_and_fairness/dump_requests", "/metrics", "/debug/api_priority_and_fairness/dump_requests"}
+			before := make([]int, len(backends))
+			for i, p := range paths {
+				req, _ := http.NewRequest(http.MethodGet, lb.URL+p, nil)
+				req.Header.Set("Authorization", "Bearer "+TokenAdmin)
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				got := -1
+				for j, s := range backends {
+					if len(s.Requests()) > before[j] {
+						got, before[j] = j, len(s.Requests())
+					}
+				}
+				if got != tc.want[i] {
+					t.Errorf("request %d (%s): answered by backend %d, want %d", i+1, p, got, tc.want[i])
+				}
+			}
+		})
+	}
+}
