@@ -146,7 +146,9 @@ func (sp *sampler) checkPinned() {
 	if sp.sample.Mixed == "" && sp.agreed < pinProbes {
 		sp.mixed(fmt.Sprintf("sample %d: only %d of the %d reads of the API server process that tie a sample to it were made", sp.n, sp.agreed, pinProbes), false)
 	}
-	sp.cfg.Progressf("sample %d/%d: %s: %d identity probe(s) of /metrics, %d bytes", sp.n, sp.cfg.Samples, sp.c.Inst.Name, sp.probes, sp.probeBytes)
+	if sp.probes > 0 {
+		sp.cfg.Progressf("sample %d/%d: %s: %d identity probe(s) of /metrics, %d bytes", sp.n, sp.cfg.Samples, sp.c.Inst.Name, sp.probes, sp.probeBytes)
+	}
 	if sp.sample.Mixed == "" {
 		sp.ir.Notes = append(sp.ir.Notes, fmt.Sprintf("sample %d: %d reads of the process over this connection, one right after each of its %d fetches that carry no process identity, all named process_start_time_seconds %.2f (%d identity probes of /metrics, %d bytes)", sp.n, sp.agreed, sp.idless, sp.pin, sp.probes, sp.probeBytes))
 	}
