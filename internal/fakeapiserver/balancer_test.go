@@ -22,17 +22,7 @@ func TestBalancerKeepsAConnectionOnOneBackend(t *testing.T) {
 	newClient := func() *http.Client {
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	}
-	get := func(c *http.Client) {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, lb.URL()+"/version", nil)
-		req.Header.Set("Authorization", "Bearer "+TokenAdmin)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
+	get := func(c *http.Client) { getAdmin(t, c, lb.URL()+"/version") }
 	first := newClient()
 	get(first)
 	get(first)
@@ -74,14 +64,7 @@ func TestL7BalancerRoutes(t *testing.T) {
 			paths := []string{"/metrics", "/debug/api_priority_and_fairness/dump_requests", "/metrics", "/debug/api_priority_and_fairness/dump_requests"}
 			before := make([]int, len(backends))
 			for i, p := range paths {
-				req, _ := http.NewRequest(http.MethodGet, lb.URL+p, nil)
-				req.Header.Set("Authorization", "Bearer "+TokenAdmin)
-				resp, err := c.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				getAdmin(t, c, lb.URL+p)
 				got := -1
 				for j, s := range backends {
 					if len(s.Requests()) > before[j] {
@@ -94,4 +77,17 @@ func TestL7BalancerRoutes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// getAdmin GETs url as the admin with c, reading the answer whole.
+func getAdmin(t *testing.T, c *http.Client, url string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+TokenAdmin)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }

@@ -46,13 +46,7 @@ func haBehindBalancer(t *testing.T, n int, pick func(int) int) ([]*fakeapiserver
 
 // dumpsServed counts the debug=2 dumps s served.
 func dumpsServed(s *fakeapiserver.Server) int {
-	n := 0
-	for _, p := range s.Requests() {
-		if p == "/debug/pprof/goroutine?debug=2" {
-			n++
-		}
-	}
-	return n
+	return served(s, "/debug/pprof/goroutine?debug=2")
 }
 
 // Behind an L4 balancer whose instances' own addresses do not answer,

@@ -13,11 +13,11 @@ import (
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
 )
 
-// metricsServed counts the /metrics requests s served.
-func metricsServed(s *fakeapiserver.Server) int {
+// served counts the requests of path (with its query) s served.
+func served(s *fakeapiserver.Server, path string) int {
 	n := 0
 	for _, p := range s.Requests() {
-		if p == "/metrics" {
+		if p == path {
 			n++
 		}
 	}
@@ -65,7 +65,7 @@ func TestSampleIsTiedToItsProcessByProbes(t *testing.T) {
 			}
 			// Through the host with no connection of its own, the cost
 			// reads /metrics no more (harm/cost.go).
-			if got := metricsServed(lb); got != tc.reads {
+			if got := served(lb, "/metrics"); got != tc.reads {
 				t.Errorf("%d /metrics read by the sample, want %d", got, tc.reads)
 			}
 			if tc.mixed != "" {

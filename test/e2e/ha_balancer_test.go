@@ -18,7 +18,7 @@ import (
 
 // mixedNote matches the plugin's note on a sample whose fetches reached two
 // processes.
-var mixedNote = regexp.MustCompile(`sample (\d+) reached different API server processes \(process_start_time_seconds (\d+), then (\d+)\)`)
+var mixedNote = regexp.MustCompile(`sample (\d+) reached different API server processes \(process_start_time_seconds ([0-9.]+), then ([0-9.]+) (after GET \S+|at the end of the sample)\)`)
 
 // l7Note matches the plugin's note on a sample whose /metrics, over the
 // connection kept for one process, came from another (an HTTP balancer).
