@@ -112,6 +112,13 @@ func TestDiagnoseFewerInstancesThroughTheBalancerIsIncomplete(t *testing.T) {
 // of the balancer. Each of opts is applied to every instance.
 func behindL7Balancer(t *testing.T, opts ...func(*fakeapiserver.Server)) string {
 	t.Helper()
+	return behindL7BalancerRouted(t, fakeapiserver.Spread, opts...)
+}
+
+// behindL7BalancerRouted is behindL7Balancer choosing each request's
+// process by route.
+func behindL7BalancerRouted(t *testing.T, route fakeapiserver.L7Route, opts ...func(*fakeapiserver.Server)) string {
+	t.Helper()
 	renewed := time.Date(2026, 11, 29, 10, 23, 0, 0, time.UTC)
 	var servers []*fakeapiserver.Server
 	for i := range 3 {
@@ -126,7 +133,7 @@ func behindL7Balancer(t *testing.T, opts ...func(*fakeapiserver.Server)) string 
 		}
 		servers = append(servers, s)
 	}
-	lb := fakeapiserver.StartL7Balancer(t, servers...)
+	lb := fakeapiserver.StartL7BalancerRouted(t, route, servers...)
 	return fakeapiserver.KubeconfigAt(t, servers[0], lb.URL, fakeapiserver.TokenAdmin)
 }
 
@@ -185,6 +192,57 @@ func TestDiagnoseThroughAnL7BalancerIsUndecided(t *testing.T) {
 				t.Errorf("the table: exit %d, want %d, nothing critical and no client named\n%s\nstderr:\n%s", code, ExitError, table, errOut)
 			}
 			t.Logf("what it said:\n%s\nstderr:\n%s", table, errOut)
+		})
+	}
+}
+
+// TestDiagnoseThroughABalancerSaysWhatTiesEvidence (issue 35): what ties
+// a dump without identity to a process read through the kubeconfig host
+// is the identity probes of its connection (live/pin.go). Through an L4
+// balancer, which keeps a connection on one process, they all agree:
+// the findings are decided and name their client and seats. Through a
+// balancer that routes by path (every /metrics to the connection's
+// process, the APF dumps and goroutine profiles to another), they all
+// agree too: no probe can tell, so the findings are decided alike, and
+// what the report claims is no more than that: each server's notes say
+// how many reads named its process, and that such a balancer would pass
+// them (docs/diagnose.md, the residual risk).
+func TestDiagnoseThroughABalancerSaysWhatTiesEvidence(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		kc   func(t *testing.T) string
+	}{
+		{"L4, connection-pinned", func(t *testing.T) string { return behindBalancer(t, fakeapiserver.RoundRobin(2)) }},
+		{"L7, routed by path", func(t *testing.T) string { return behindL7BalancerRouted(t, fakeapiserver.ByPath) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := runLive(t, "diagnose", "--kubeconfig", tc.kc(t), "--samples", "1", "-o", "json")
+			if code != ExitFindings {
+				t.Fatalf("exit %d, want %d (the fixture's stuck watch, decided)\nstderr:\n%s", code, ExitFindings, errOut)
+			}
+			r := apiReport(t, out)
+			named := 0
+			for _, f := range r.Findings {
+				if f.Type == api.StuckInitialEvents && f.Client != nil && f.SeatsKnown() {
+					named++
+				}
+			}
+			if named == 0 || len(r.APIServers) < 2 {
+				t.Errorf("%d stuck watches with client and seats on %d servers, want the fixture's on each\n%s", named, len(r.APIServers), out)
+			}
+			for _, s := range r.APIServers {
+				notes := strings.Join(s.Notes, "\n")
+				for _, want := range []string{
+					"sample 1: 7 reads of the process over this connection, one right after each of its 5 fetches that carry no process identity, all named process_start_time_seconds ",
+					"tied to this process only by identity probes of /metrics over the same connection, which a load balancer routing /debug paths to another process than /metrics would pass",
+				} {
+					if !strings.Contains(notes, want) {
+						t.Errorf("%s: notes %q\nlack %q", s.Name, s.Notes, want)
+					}
+				}
+			}
 		})
 	}
 }

@@ -162,7 +162,7 @@ func TestDiagnoseDetectsMixedProcessesThroughLoadBalancer(t *testing.T) {
 	lb.ProcessStart = []float64{1.7e9, 1.8e9, 1.9e9}
 	kc := fakeapiserver.Kubeconfig(t, lb, fakeapiserver.TokenAdmin)
 	code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1", "-o", "json")
-	if !strings.Contains(out, "reached different API server processes (process_start_time_seconds 1700000000, then 1800000000)") {
+	if !strings.Contains(out, "reached different API server processes (process_start_time_seconds 1700000000.00, then 1800000000.00 after GET /debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1)") {
 		t.Errorf("report does not flag the mixed sample:\n%s\nstderr:\n%s", out, errOut)
 	}
 	if code != ExitError {

@@ -145,6 +145,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		for _, c := range cfg.Loaded.Coverage {
 			res.cover(c)
 		}
+		res.asideTraces(cfg.Loaded.Instances)
 		return res, nil
 	}
 	if cfg.Raw != nil {
@@ -170,12 +171,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := res.readAudit(ctx, &cfg); err != nil {
 		return res, err
 	}
-	if err := res.diagnose(ctx, cfg, run.Manifest(api.Manifest{}).Instances, run.Instances); err != nil {
+	recorded := run.Manifest(api.Manifest{}).Instances
+	if err := res.diagnose(ctx, cfg, recorded, run.Instances); err != nil {
 		return res, err
 	}
 	res.attachPods(ctx, cfg)
 	res.cover(run.Coverage)
-	res.asideTraces()
+	res.asideTraces(recorded)
 	if len(res.Loaded.Captures) == 0 {
 		first := "nothing fetched"
 		if len(res.Errors) > 0 {
@@ -200,18 +202,18 @@ func (r *Result) cover(c api.InstanceCoverage) {
 	}
 }
 
-// asideTraces makes the report incomplete for each instance whose
-// execution trace, its chosen evidence, was set aside with nothing in its
-// place (model.InstanceResult.AsideIncomplete): its watches were not
-// decided, so the run is no all-clear.
-func (r *Result) asideTraces() {
+// asideTraces makes the report incomplete for each instance recorded
+// (the run's, or a bundle's manifest) whose execution trace, its chosen
+// evidence, was set aside with nothing in its place (api.Instance's
+// Incomplete, from model.InstanceResult.AsideIncomplete): its watches
+// were not decided, so neither the run nor analyze of its bundle is an
+// all-clear.
+func (r *Result) asideTraces(recorded []api.Instance) {
 	if r.Report == nil {
 		return
 	}
-	for _, ir := range r.Run.Instances {
-		if why := ir.AsideIncomplete(); why != "" {
-			r.Report.Incomplete = append(r.Report.Incomplete, why)
-		}
+	for _, inst := range recorded {
+		r.Report.Incomplete = append(r.Report.Incomplete, inst.Incomplete...)
 	}
 }
 

@@ -169,16 +169,18 @@ func TestForceAdvised(t *testing.T) {
 
 // An instance whose trace was set aside, with no dump in its place,
 // makes the report incomplete with why; one whose trace was kept does
-// not.
+// not. The run's instances and a bundle's manifest say it alike
+// (api.Instance's Incomplete).
 func TestAsideTraces(t *testing.T) {
 	t.Parallel()
 	aside := model.InstanceResult{Trace: &model.TraceResult{SetAside: true, Err: errors.New("api: the execution trace was set aside")}, Samples: []api.Sample{{}, {}}}
 	kept := model.InstanceResult{Trace: &model.TraceResult{}, Samples: []api.Sample{{}, {}}}
 	r := &Result{Report: &api.Report{}, Run: &live.Result{Instances: []model.InstanceResult{kept, aside}}}
-	r.asideTraces()
+	recorded := r.Run.Manifest(api.Manifest{}).Instances
+	r.asideTraces(recorded)
 	want := []string{"api: the execution trace was set aside; no goroutine dump took its place, so the watches it was chosen to decide are not decided"}
 	if diff := cmp.Diff(want, r.Report.Incomplete); diff != "" {
 		t.Errorf("incomplete (-want +got):\n%s", diff)
 	}
-	(&Result{Run: r.Run}).asideTraces() // no report: nothing to say it in
+	(&Result{Run: r.Run}).asideTraces(recorded) // no report: nothing to say it in
 }

@@ -11,8 +11,10 @@ import (
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-// notPinnedNote is the note of a server read through the kubeconfig host.
-const notPinnedNote = "not pinned: read through the kubeconfig host"
+// notPinnedNote is the note of a server read through the kubeconfig host:
+// what ties its evidence to it, and what cannot be excluded
+// (live/pin.go, docs/diagnose.md).
+const notPinnedNote = "not pinned: read through the kubeconfig host; its APF dumps and goroutine profiles carry no process identity and are tied to this process only by identity probes of /metrics over the same connection, which a load balancer routing /debug paths to another process than /metrics would pass"
 
 // leaseNote opens the note naming the identity lease of a server reached
 // through the kubeconfig host, when its /metrics said which.

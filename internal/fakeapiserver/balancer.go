@@ -124,14 +124,44 @@ type L7Balancer struct {
 	// counts each connection's requests of a path.
 	conns map[string]int
 	asked map[[2]string]int
+	route L7Route
+}
+
+// L7Route chooses the backend of a request (its number before the
+// modulo) from the ordinal of its client connection, how many requests
+// of the same path that connection made before it, and its path.
+type L7Route func(conn, before int, path string) int
+
+// Spread is StartL7Balancer's route: a connection's first request of a
+// path goes to the backend of the connection's ordinal, each later one
+// to the next backend.
+func Spread(conn, before int, _ string) int { return conn + before }
+
+// ByPath is the adversary no identity probe can see: every /metrics of
+// a connection reaches the backend of its ordinal, and every other path
+// (the APF dumps, the goroutine profiles and dumps, /version: all that
+// carries no process identity) the next backend. A real balancer does
+// this when routing rules send /debug paths to another pool.
+func ByPath(conn, _ int, path string) int {
+	if path == "/metrics" {
+		return conn
+	}
+	return conn + 1
 }
 
 // StartL7Balancer serves TLS on 127.0.0.1 (the certificate every fake
-// server has) and proxies each request as L7Balancer says. It is closed
-// when the test ends.
+// server has) and proxies each request as L7Balancer says (Spread). It
+// is closed when the test ends.
 func StartL7Balancer(t testing.TB, backends ...*Server) *L7Balancer {
 	t.Helper()
-	b := &L7Balancer{conns: map[string]int{}, asked: map[[2]string]int{}}
+	return StartL7BalancerRouted(t, Spread, backends...)
+}
+
+// StartL7BalancerRouted is StartL7Balancer choosing each request's
+// backend by route.
+func StartL7BalancerRouted(t testing.TB, route L7Route, backends ...*Server) *L7Balancer {
+	t.Helper()
+	b := &L7Balancer{conns: map[string]int{}, asked: map[[2]string]int{}, route: route}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			s := backends[b.next(r.In.RemoteAddr, r.In.URL.Path)%len(backends)]
@@ -147,8 +177,7 @@ func StartL7Balancer(t testing.TB, backends ...*Server) *L7Balancer {
 }
 
 // next counts a request of path on the connection from remote and
-// returns the backend's number before the modulo: the connection's
-// ordinal plus its requests of path before this one.
+// returns the backend's number before the modulo, by the route.
 func (b *L7Balancer) next(remote, path string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -159,7 +188,7 @@ func (b *L7Balancer) next(remote, path string) int {
 		b.conns[remote] = c
 	}
 	k := [2]string{remote, path}
-	i := c + b.asked[k]
+	i := b.route(c, b.asked[k], path)
 	b.asked[k]++
 	return i
 }

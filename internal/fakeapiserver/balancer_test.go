@@ -96,3 +96,40 @@ func TestL7BalancerSpreadsAConnectionsRequests(t *testing.T) {
 		t.Errorf("the balancer proxied %d requests, want 4", got)
 	}
 }
+
+// The L7 balancer's routes: Spread answers each later request of a path
+// from the next backend; ByPath keeps every /metrics of a connection on
+// its backend and sends every other path to the next.
+func TestL7BalancerRoutes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		route L7Route
+		// want is which backend answered each request of paths.
+		want []int
+	}{
+		{"Spread", Spread, []int{0, 0, 1, 1}},
+		{"ByPath", ByPath, []int{0, 1, 0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			backends := []*Server{Start(t, golden.Fixture("t2")), Start(t, golden.Fixture("t2"))}
+			lb := StartL7BalancerRouted(t, tc.route, backends...)
+			c := lb.Client()
+			paths := []string{"/metrics", "/debug/api_priority_and_fairness/dump_requests", "/metrics", "/debug/api_priority_and_fairness/dump_requests"}
+			before := make([]int, len(backends))
+			for i, p := range paths {
+				getAs(t, c, lb.URL+p)
+				got := -1
+				for j, s := range backends {
+					if len(s.Requests()) > before[j] {
+						got, before[j] = j, len(s.Requests())
+					}
+				}
+				if got != tc.want[i] {
+					t.Errorf("request %d (%s): answered by backend %d, want %d", i+1, p, got, tc.want[i])
+				}
+			}
+		})
+	}
+}

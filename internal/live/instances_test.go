@@ -24,8 +24,8 @@ func TestRunFallsBackThroughTheBalancer(t *testing.T) {
 	t.Parallel()
 	lb := fakeapiserver.Start(t, golden.Fixture("t2"))
 	lb.Endpoints = []string{"127.0.0.1:1"} // nothing listens there
-	// The balancer sends the sample's /metrics and the check after it to
-	// two different processes.
+	// The balancer sends the sample's /metrics and the identity probe
+	// after its first fetch to two different processes.
 	lb.ProcessStart = []float64{1764410000, 1764420000}
 	var progress strings.Builder
 	cfg := model.Config{REST: fakeapiserver.RESTConfig(t, lb, fakeapiserver.TokenAdmin), Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true,
@@ -48,7 +48,7 @@ func TestRunFallsBackThroughTheBalancer(t *testing.T) {
 		}
 	}
 	mixed := ir.Samples[0].Mixed
-	if !strings.Contains(mixed, "reached different API server processes (process_start_time_seconds 1764410000, then 1764420000)") || !strings.HasSuffix(mixed, "; pin instances with --apiserver") {
+	if !strings.Contains(mixed, "reached different API server processes (process_start_time_seconds 1764410000.00, then 1764420000.00 after GET /debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1)") || !strings.HasSuffix(mixed, "; pin instances with --apiserver") {
 		t.Errorf("sample's Mixed = %q", mixed)
 	}
 	if !strings.Contains(progress.String(), mixed) {

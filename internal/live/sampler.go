@@ -43,6 +43,13 @@ type sampler struct {
 	// elsewhere is set when the sample reached a process another
 	// connection samples (checkSampledElsewhere): no dump or trace.
 	elsewhere bool
+	// pin is the process the sample's identity probes must find, agreed
+	// how many reads named it, idless the fetches without identity,
+	// probes and probeBytes the probes made, dials the connection's dials
+	// at the sample's start (pin.go).
+	pin                    float64
+	agreed, idless, probes int
+	probeBytes, dials      int64
 }
 
 // fetch GETs kind's path and hands the body to consume, recording the
@@ -92,6 +99,7 @@ func (sp *sampler) fetch(kind api.FileKind, consume func(r io.Reader) error) *ap
 		}
 	}
 	sp.sample.Fetches = append(sp.sample.Fetches, fi)
+	sp.probeAfter(kind)
 	return &sp.sample.Fetches[len(sp.sample.Fetches)-1]
 }
 
@@ -136,6 +144,7 @@ func takeSample(ctx context.Context, cfg model.Config, c *model.Client, n int, i
 	sp.readMetrics()
 	sp.checkOwnProcess()
 	sp.checkSampledElsewhere()
+	sp.startPin()
 	sp.readAPF()
 	sp.readProfile()
 	sp.look.At = sp.sample.CapturedAt
@@ -143,7 +152,7 @@ func takeSample(ctx context.Context, cfg model.Config, c *model.Client, n int, i
 	sp.gatherEvidence()
 	sp.storeProfile()
 	sp.readVersion()
-	sp.checkOneProcess()
+	sp.checkPinned()
 	cfg.Progressf("sample %d/%d: %s: %s", n, cfg.Samples, c.Inst.Name, sampleEnd(ctx, sp.errs))
 	return sp.sample, sp.errs
 }
@@ -298,31 +307,6 @@ func (sp *sampler) readVersion() {
 	})
 }
 
-// checkOneProcess, through a load balancer, reads the process start time
-// again to see whether this sample's fetches all reached one process.
-func (sp *sampler) checkOneProcess() {
-	cfg, inst, n := sp.cfg, sp.c.Inst, sp.n
-	if inst.Pinned || len(cfg.Only) != 0 || sp.down != nil {
-		return
-	}
-	var again float64 = math.NaN()
-	if resp, err := sp.c.Get(sp.ctx, model.PathOf(api.FileMetrics)); err == nil {
-		if s, err := (metrics.Parser{Families: model.StartFamily}).Parse(resp.Body, inst.Name+"/metrics"); err == nil {
-			again = metrics.Extract(s).ProcessStartTime
-		}
-		resp.Close()
-	}
-	if !math.IsNaN(sp.look.Start) && !math.IsNaN(again) && sp.look.Start != again {
-		note := fmt.Sprintf("sample %d reached different API server processes (process_start_time_seconds %.0f, then %.0f): through the load balancer its goroutine dump and APF dump may come from different servers", n, sp.look.Start, again)
-		if cfg.Words.APIServers != "" {
-			note += "; pin instances with " + cfg.Words.APIServers
-		}
-		sp.ir.Notes = append(sp.ir.Notes, note)
-		sp.sample.Mixed = note
-		cfg.Progressf("%s: %s", inst.Name, note)
-	}
-}
-
 // checkSameProcess compares the process start times of an instance's
 // samples: a restart between samples makes them different processes.
 func checkSameProcess(ir *model.InstanceResult) {
@@ -355,13 +339,7 @@ func (sp *sampler) checkOwnProcess() {
 	if o.Redialed() {
 		how = "over a new connection, dialed during the sample"
 	}
-	note := fmt.Sprintf("sample %d: /metrics came from process_start_time_seconds %.2f, not %.2f, the process this connection was kept for, %s", sp.n, sp.look.Start, o.Process.Start, how)
-	if sp.cfg.Words.APIServers != "" {
-		note += "; pin instances with " + sp.cfg.Words.APIServers
-	}
-	sp.ir.Notes = append(sp.ir.Notes, note)
-	sp.sample.Mixed = note
-	sp.cfg.Progressf("%s: %s", sp.c.Inst.Name, note)
+	sp.mixed(fmt.Sprintf("sample %d: /metrics came from process_start_time_seconds %.2f, not %.2f, the process this connection was kept for, %s", sp.n, sp.look.Start, o.Process.Start, how), !o.Redialed())
 }
 
 // checkSampledElsewhere, on a connection through the load balancer, asks

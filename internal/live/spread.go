@@ -7,23 +7,23 @@ import (
 )
 
 // spreadMixed marks every sample read through the kubeconfig host as
-// mixed once one of them reached several processes: the load balancer
-// then spreads requests (an HTTP, L7, balancer), and a sample whose two
-// /metrics happened to reach one process may still hold another
-// process's goroutine dump or APF dump between them (issue 35: through a
-// balancer answering each request from the next of three processes, one
-// instance of three counted read, its stuck watch critical with another
-// process's client and seats).
+// mixed once one connection reached two processes (InstanceResult.Spread,
+// pin.go): the load balancer then spreads requests (an HTTP, L7,
+// balancer), and a sample whose identity probes all happened to reach
+// one process may still hold another process's goroutine dump or APF
+// dump between them (issue 35: through a balancer answering each request
+// from the next of three processes, one instance of three counted read,
+// its stuck watch critical with another process's client and seats). A
+// sample mixed for another reason (a probe failed, the connection was
+// dialed again) is mixed alone.
 func spreadMixed(results []model.InstanceResult) {
 	seen := ""
 	for _, r := range results {
 		if r.Instance.Pinned {
 			continue
 		}
-		for _, s := range r.Samples {
-			if s.Mixed != "" && seen == "" {
-				seen = r.Instance.Name
-			}
+		if r.Spread != "" && seen == "" {
+			seen = r.Instance.Name
 		}
 	}
 	if seen == "" {

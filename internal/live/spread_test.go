@@ -8,13 +8,14 @@ import (
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-// Once one sample through the balancer reached several processes, every
-// sample read through it is mixed; a pinned instance's are not.
+// Once one connection through the balancer reached two processes, every
+// sample read through it is mixed; a pinned instance's are not, nor, when
+// a sample is mixed without a connection reaching two, the others.
 func TestSpreadMixed(t *testing.T) {
 	t.Parallel()
 	results := func(mixed string) []model.InstanceResult {
 		return []model.InstanceResult{
-			{Instance: model.Instance{Name: "lb#a"}, Samples: []api.Sample{{Mixed: mixed}}},
+			{Instance: model.Instance{Name: "lb#a"}, Samples: []api.Sample{{Mixed: mixed}}, Spread: mixed},
 			{Instance: model.Instance{Name: "lb#b"}, Samples: []api.Sample{{}, {}}},
 			{Instance: model.Instance{Name: "10.0.0.1:6443", Pinned: true}, Samples: []api.Sample{{}}},
 		}
@@ -30,8 +31,9 @@ func TestSpreadMixed(t *testing.T) {
 		t.Errorf("a pinned instance's sample marked mixed: %q", m)
 	}
 	rs = results("")
+	rs[0].Samples[0].Mixed = "sample 1: the connection was dialed again during the sample"
 	spreadMixed(rs)
-	for _, r := range rs {
+	for _, r := range rs[1:] {
 		for _, s := range r.Samples {
 			if s.Mixed != "" {
 				t.Errorf("%s marked mixed though no sample reached several processes: %q", r.Instance.Name, s.Mixed)

@@ -82,6 +82,9 @@ func (r *Result) Manifest(m api.Manifest) api.Manifest {
 		if ir.Trace != nil {
 			inst.Trace = ir.Trace.Fetch
 		}
+		if why := ir.AsideIncomplete(); why != "" {
+			inst.Incomplete = append(inst.Incomplete, why)
+		}
 		if ir.Failed() && len(ir.Errors) > 0 {
 			inst.Error = ir.Errors[0].Error()
 		}

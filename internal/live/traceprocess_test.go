@@ -26,14 +26,14 @@ func TestEveryPieceOfEvidenceIsOfTheProcessItClaimsATraceOfAnotherBackend(t *tes
 	const x, y = 1764410000, 1764420000
 	for _, tc := range []struct {
 		name string
-		// starts are the /metrics reads in order: sample 1 and its
-		// one-process check, right before and right after the trace,
-		// sample 2 and its check.
+		// starts are the /metrics reads in order: sample 1 and its five
+		// identity probes (pin.go), right before and right after the
+		// trace, sample 2 and its probes.
 		starts []float64
 		aside  string
 	}{
-		{"one backend", []float64{x, x, x, x, x, x}, ""},
-		{"the trace's connection on another backend", []float64{x, x, x, y, x, x},
+		{"one backend", []float64{x}, ""},
+		{"the trace's connection on another backend", []float64{x, x, x, x, x, x, x, y, x},
 			"process_start_time_seconds was 1764410000 in sample 1, 1764410000 right before the trace and 1764420000 right after it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,10 +1,8 @@
 package discovery
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -13,8 +11,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/watch-doctor/watch-doctor/internal/live/model"
-	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
-	"github.com/watch-doctor/watch-doctor/pkg/metrics"
 )
 
 // Every instance, through the balancer. When the instances' own
@@ -68,42 +64,6 @@ func ownClient(cfg model.Config, inst model.Instance) (*model.Client, error) {
 	}
 	c.Conn = o
 	return c, nil
-}
-
-// fingerprintOf reads the fingerprint of the process behind c; n is the
-// bytes read, for the cost of the process that answered.
-func fingerprintOf(ctx context.Context, c *model.Client) (fp model.Fingerprint, n int64, err error) {
-	resp, err := c.Get(ctx, model.PathOf(api.FileMetrics))
-	if err != nil {
-		return model.Fingerprint{}, 0, err
-	}
-	defer resp.Close()
-	b, err := model.ReadMetricsText(resp.Body, c.Inst.Name)
-	if err != nil {
-		return model.Fingerprint{}, int64(len(b)), err
-	}
-	st, ok := startOf(b)
-	if !ok {
-		return model.Fingerprint{}, int64(len(b)), fmt.Errorf("%s: /metrics has no process_start_time_seconds: API server processes cannot be told apart", c.Inst.Name)
-	}
-	return model.Fingerprint{Start: st, IDHash: idHashOf(b)}, int64(len(b)), nil
-}
-
-// startOf reads process_start_time_seconds from a /metrics text, the one
-// family parsed, as processStart does (metrics.Parser.Families,
-// metrics.Extract); ok is false without a finite positive value.
-func startOf(text []byte) (float64, bool) {
-	if n := len(text); n > 0 && text[n-1] != '\n' {
-		// The text format ends every line with a newline; a body without
-		// the last one still says its start.
-		text = append(text[:n:n], '\n')
-	}
-	s, err := metrics.Parser{Families: model.StartFamily}.Parse(bytes.NewReader(text), "/metrics")
-	if err != nil {
-		return 0, false
-	}
-	f := metrics.Extract(s).ProcessStartTime
-	return f, f > 0 && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
 // BalancerRun is what the search through the balancer did.
@@ -168,7 +128,7 @@ func ThroughBalancer(ctx context.Context, cfg model.Config, results []model.Inst
 			return nil, nil, nil, run, err
 		}
 		run.Connections++
-		fp, n, err := fingerprintOf(ctx, c)
+		fp, n, err := FingerprintOf(ctx, c)
 		if err != nil && len(clients) == 0 {
 			// The first connection cannot be fingerprinted (/metrics
 			// refused or down): read through it as one instance, its
@@ -239,7 +199,7 @@ func SameProcess(ctx context.Context, cfg model.Config, c *model.Client, ir *mod
 				return err
 			}
 		}
-		fp, n, err := fingerprintOf(ctx, c)
+		fp, n, err := FingerprintOf(ctx, c)
 		if err == nil && fp == o.Process {
 			ir.Meter.ExtraBytes += n
 			o.Verified()

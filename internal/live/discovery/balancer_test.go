@@ -16,23 +16,24 @@ import (
 	api "github.com/watch-doctor/watch-doctor/pkg/api/v1alpha1"
 )
 
-func TestStartOf(t *testing.T) {
+// When the instances discovered do not answer on their own addresses,
+// the notes say so, why, and name each one not read directly.
+func TestUnpinnedNotes(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		text string
-		want float64
-		ok   bool
-	}{
-		{"# HELP process_start_time_seconds x\nprocess_start_time_seconds 1.76441e+09\n", 1.76441e+09, true},
-		{"process_start_time_seconds_other 3\nprocess_start_time_seconds 1764410000.25", 1764410000.25, true},
-		{"go_goroutines 12\n", 0, false},
-		{"process_start_time_seconds NaN\n", 0, false},
-		{"process_start_time_seconds +Inf\n", 0, false},
-	} {
-		got, ok := startOf([]byte(tc.text))
-		if ok != tc.ok || ok && got != tc.want {
-			t.Errorf("startOf(%q) = %v, %v; want %v, %v", tc.text, got, ok, tc.want, tc.ok)
-		}
+	results := []model.InstanceResult{
+		{Instance: model.Instance{Name: "10.0.0.1:6443", Pinned: true}, Errors: []error{errors.New("10.0.0.1:6443: connection refused")}},
+		{Instance: model.Instance{Name: "10.0.0.2:6443", Pinned: true}},
+	}
+	want := []string{
+		"none of the 2 API server instances is reachable directly (10.0.0.1:6443: connection refused); reading through the kubeconfig host lb:443, one connection per instance, told apart by process_start_time_seconds",
+		"instance 10.0.0.1:6443 not read directly",
+		"instance 10.0.0.2:6443 not read directly",
+	}
+	if diff := cmp.Diff(want, unpinnedNotes(results, "lb:443")); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	if got := unpinnedNotes([]model.InstanceResult{{Instance: model.Instance{Name: "lb:443"}}}, "lb:443"); got != nil {
+		t.Errorf("notes of instances not discovered as pinned: %q, want none", got)
 	}
 }
 

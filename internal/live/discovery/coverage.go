@@ -11,8 +11,9 @@ import (
 // Coverage says how many of the live instances the run read: each
 // instance with a fetch that answered counts once (an instance is one
 // process: through the balancer each connection kept reached a process of
-// its own), unless a sample of it reached several processes (a balancer
-// spreading one connection's requests): such a read is of no one
+// its own), unless a sample of it cannot be tied to one process (a
+// balancer spreading one connection's requests, or a connection not
+// shown to stay on one: live/pin.go): such a read is of no one
 // instance. The instances not read are named: by their own address when
 // pinned, or, through the balancer, as how many of the live ones, which
 // cannot be told apart (no process names its lease).
@@ -32,7 +33,7 @@ func Coverage(results []model.InstanceResult, live liveInstances, bal *BalancerR
 		}
 	}
 	if mixed > 0 {
-		c.NotReached = append(c.NotReached, fmt.Sprintf("%d read through the load balancer whose samples reached several processes (an HTTP balancer spreading one connection's requests): of no one instance", mixed))
+		c.NotReached = append(c.NotReached, fmt.Sprintf("%d read through the load balancer whose samples cannot be tied to one process (a connection reached several, or was not shown to stay on one): of no one instance", mixed))
 	}
 	if bal != nil {
 		c.ThroughBalancer, c.Connections = true, bal.Connections

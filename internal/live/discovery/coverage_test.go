@@ -53,7 +53,7 @@ func TestCoverage(t *testing.T) {
 		{"unknown", []model.InstanceResult{read("lb", false)}, liveInstances{}, nil, api.InstanceCoverage{Read: 1}},
 		{"an L7 balancer", []model.InstanceResult{mixed("lb"), mixed("lb#2"), read("lb#3", false)}, leases, &BalancerRun{Connections: 3},
 			api.InstanceCoverage{Read: 1, Live: 3, Source: api.LiveFromLeases, LiveNames: leases.Names, ThroughBalancer: true, Connections: 3,
-				NotReached: []string{"2 read through the load balancer whose samples reached several processes (an HTTP balancer spreading one connection's requests): of no one instance"}}},
+				NotReached: []string{"2 read through the load balancer whose samples cannot be tied to one process (a connection reached several, or was not shown to stay on one): of no one instance"}}},
 		{"5000 leases, 64 reached", reached, many, &BalancerRun{Connections: 64},
 			api.InstanceCoverage{Read: 64, Live: 5000, Source: api.LiveFromLeases, LiveNames: many.Names, ThroughBalancer: true, Connections: 64,
 				NotReached: []string{"4936 of the 5000 live (the first 10: cp-0000, cp-0001, cp-0002, cp-0003, cp-0004, cp-0005, cp-0006, cp-0007, cp-0008, cp-0009); the 5000 identity leases far outnumber the 64 processes reached after 64 connection(s): they may not all be live API server processes"}}},

@@ -101,6 +101,9 @@ type InstanceResult struct {
 	Trace *TraceResult
 
 	Meter CostMeter
+	// Spread says how one connection through the kubeconfig host reached
+	// two API server processes, "" when none did (live/pin.go).
+	Spread string
 	// DumpEvidence is why the debug=2 dump was chosen over a trace.
 	DumpEvidence string
 }

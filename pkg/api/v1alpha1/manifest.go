@@ -57,6 +57,11 @@ type Instance struct {
 	// Evidence says what was to tell stuck from slow between the samples,
 	// and why (see APIServer.Evidence).
 	Evidence string `json:"evidence,omitempty"`
+	// Incomplete says why what was read of the instance cannot decide
+	// its watches: its execution trace, the evidence chosen, was set
+	// aside with no goroutine dump in its place. Each is the report's
+	// Incomplete, in the run and in analyze of the bundle alike.
+	Incomplete []string `json:"incomplete,omitempty"`
 }
 
 // Sample is one round of fetches from one instance.
