@@ -26,15 +26,16 @@ func apiReport(t *testing.T, out string) api.Report {
 // behindBalancer starts two fake instances, each its own process, behind
 // an L4 balancer choosing with pick; their own addresses (as the
 // EndpointSlices list them) do not answer, and two identity leases are
-// live. It returns a kubeconfig of the balancer.
-func behindBalancer(t *testing.T, pick func(int) int) string {
+// live. It returns a kubeconfig of the balancer. Each of opts is applied
+// to every instance.
+func behindBalancer(t *testing.T, pick func(int) int, opts ...func(*fakeapiserver.Server)) string {
 	t.Helper()
-	kc, _ := balancedPair(t, pick)
+	kc, _ := balancedPair(t, pick, opts...)
 	return kc
 }
 
 // balancedPair is behindBalancer, with the balancer's URL.
-func balancedPair(t *testing.T, pick func(int) int) (kubeconfig, url string) {
+func balancedPair(t *testing.T, pick func(int) int, opts ...func(*fakeapiserver.Server)) (kubeconfig, url string) {
 	t.Helper()
 	renewed := time.Date(2026, 11, 29, 10, 23, 0, 0, time.UTC) // runLive's clock starts 9 s later
 	var servers []*fakeapiserver.Server
@@ -45,6 +46,9 @@ func balancedPair(t *testing.T, pick func(int) int) (kubeconfig, url string) {
 		s.Leases = []fakeapiserver.Lease{
 			{Name: "apiserver-a", Hostname: "cp-a", Renewed: renewed, DurationSeconds: 3600},
 			{Name: "apiserver-b", Hostname: "cp-b", Renewed: renewed, DurationSeconds: 3600},
+		}
+		for _, o := range opts {
+			o(s)
 		}
 		servers = append(servers, s)
 	}
@@ -137,6 +141,27 @@ func behindL7BalancerRouted(t *testing.T, route fakeapiserver.L7Route, opts ...f
 	return fakeapiserver.KubeconfigAt(t, servers[0], lb.URL, fakeapiserver.TokenAdmin)
 }
 
+// mixedUndecided checks that no finding of r names a client, seats or a
+// critical verdict, and that each in the initial phase (every one, with
+// all) is UndecidedInitialEvents (MixedProcesses); it returns how many
+// are UndecidedInitialEvents.
+func mixedUndecided(t *testing.T, r api.Report, all bool) int {
+	t.Helper()
+	undecided := 0
+	for _, f := range r.Findings {
+		if f.Client != nil || f.Severity == api.SeverityCritical || f.SeatsKnown() {
+			t.Errorf("finding %s %s on %s names client %+v: from evidence of another process", f.Severity, f.Type, f.APIServer, f.Client)
+		}
+		if (f.Phase == api.PhaseInitial || all) && (f.Type != api.UndecidedInitialEvents || f.UndecidedReason != api.UndecidedMixedProcesses) {
+			t.Errorf("finding %s (%s, %s) on %s, want UndecidedInitialEvents (MixedProcesses)", f.Type, f.Phase, f.UndecidedReason, f.APIServer)
+		}
+		if f.Type == api.UndecidedInitialEvents {
+			undecided++
+		}
+	}
+	return undecided
+}
+
 // TestDiagnoseThroughAnL7BalancerIsUndecided (issue 35): through a
 // balancer answering every request from another process, a sample's
 // goroutine dump and APF dump come from different processes. No finding
@@ -159,18 +184,7 @@ func TestDiagnoseThroughAnL7BalancerIsUndecided(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstderr:\n%s", code, ExitError, errOut)
 			}
 			r := apiReport(t, out)
-			undecided := 0
-			for _, f := range r.Findings {
-				if f.Client != nil || f.Severity == api.SeverityCritical || f.SeatsKnown() {
-					t.Errorf("finding %s %s on %s names client %+v: from evidence of another process", f.Severity, f.Type, f.APIServer, f.Client)
-				}
-				if (f.Phase == api.PhaseInitial || !tc.profiling) && (f.Type != api.UndecidedInitialEvents || f.UndecidedReason != api.UndecidedMixedProcesses) {
-					t.Errorf("finding %s (%s, %s) on %s, want UndecidedInitialEvents (MixedProcesses)", f.Type, f.Phase, f.UndecidedReason, f.APIServer)
-				}
-				if f.Type == api.UndecidedInitialEvents {
-					undecided++
-				}
-			}
+			undecided := mixedUndecided(t, r, !tc.profiling)
 			// With profiling off the APF dumps' old watches are said,
 			// undecided. With goroutine dumps, every connection's sample
 			// reaches a process another samples, so the ledger takes no
@@ -196,17 +210,53 @@ func TestDiagnoseThroughAnL7BalancerIsUndecided(t *testing.T) {
 	}
 }
 
+// ownExecutingPair returns an option giving each fake instance it is
+// applied to, in turn, a capture of its own: the real t2 capture with one
+// more request executing, a LIST started 12 s before the capture, in a
+// priority level and flow schema of its own (the i-th of ownPairs), in
+// its APF requests dump and in its /metrics'
+// apiserver_flowcontrol_current_executing_requests alike. Each process is
+// consistent; any two differ in what they execute.
+func ownExecutingPair(t *testing.T) func(*fakeapiserver.Server) {
+	t.Helper()
+	ownPairs := [][2]string{{"workload-low", "service-accounts"}, {"workload-high", "kube-controller-manager"}, {"system", "system-nodes"}}
+	n := 0
+	return func(s *fakeapiserver.Server) {
+		pair := ownPairs[n%len(ownPairs)]
+		n++
+		s.Captures = []string{fakeapiserver.EditCapture(t, golden.Fixture("t2"), func(name string, b []byte) []byte {
+			switch name {
+			case "apf-requests.txt":
+				return append(b, pair[0]+", "+pair[1]+", 3, -1, system:serviceaccount:kube-system:lister, 2026-11-29T10:24:20.000000000Z, 1, 0, 0s, 2026-11-29T10:24:20.000000000Z, system:serviceaccount:kube-system:lister, list, /api/v1/pods, , , v1, pods, \n"...)
+			case "metrics.txt":
+				gauge := "apiserver_flowcontrol_current_executing_requests{flow_schema=\"global-default\",priority_level=\"global-default\"} 2\n"
+				own := "apiserver_flowcontrol_current_executing_requests{flow_schema=\"" + pair[1] + "\",priority_level=\"" + pair[0] + "\"} 1\n"
+				if !strings.Contains(string(b), gauge) {
+					t.Fatalf("the t2 capture's /metrics lacks %q", gauge)
+				}
+				return []byte(strings.Replace(string(b), gauge, gauge+own, 1))
+			}
+			return b
+		})}
+	}
+}
+
 // TestDiagnoseThroughABalancerSaysWhatTiesEvidence (issue 35): what ties
 // a dump without identity to a process read through the kubeconfig host
-// is the identity probes of its connection (live/pin.go). Through an L4
-// balancer, which keeps a connection on one process, they all agree:
-// the findings are decided and name their client and seats. Through a
-// balancer that routes by path (every /metrics to the connection's
-// process, the APF dumps and goroutine profiles to another), they all
-// agree too: no probe can tell, so the findings are decided alike, and
-// what the report claims is no more than that: each server's notes say
-// how many reads named its process, and that such a balancer would pass
-// them (docs/diagnose.md, the residual risk).
+// is the identity probes of its connection (live/pin.go) and, for the APF
+// requests dump, its executing requests against the gauge of the
+// sample's /metrics (live/tie.go). Through an L4 balancer, which keeps a
+// connection on one process, they all agree: the findings are decided and
+// name their client and seats, whether the processes execute the same
+// requests or not. Through a balancer that routes by path (every
+// /metrics to the connection's process, the APF dumps and goroutine
+// profiles to another), the probes all agree too; when the two processes
+// execute the same APF requests (the same capture), so does the dump, and
+// the findings are decided alike, naming the clients both processes hold:
+// what the report claims is no more than that, each server's notes saying
+// how many reads named its process, what the dump was checked against,
+// and that such a balancer would pass them (docs/diagnose.md, the
+// residual risk).
 func TestDiagnoseThroughABalancerSaysWhatTiesEvidence(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -214,7 +264,10 @@ func TestDiagnoseThroughABalancerSaysWhatTiesEvidence(t *testing.T) {
 		kc   func(t *testing.T) string
 	}{
 		{"L4, connection-pinned", func(t *testing.T) string { return behindBalancer(t, fakeapiserver.RoundRobin(2)) }},
-		{"L7, routed by path", func(t *testing.T) string { return behindL7BalancerRouted(t, fakeapiserver.ByPath) }},
+		{"L4, processes executing different requests", func(t *testing.T) string {
+			return behindBalancer(t, fakeapiserver.RoundRobin(2), ownExecutingPair(t))
+		}},
+		{"L7, routed by path, processes executing the same requests", func(t *testing.T) string { return behindL7BalancerRouted(t, fakeapiserver.ByPath) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -236,7 +289,9 @@ func TestDiagnoseThroughABalancerSaysWhatTiesEvidence(t *testing.T) {
 				notes := strings.Join(s.Notes, "\n")
 				for _, want := range []string{
 					"sample 1: 7 reads of the process over this connection, one right after each of its 5 fetches that carry no process identity, all named process_start_time_seconds ",
-					"tied to this process only by identity probes of /metrics over the same connection, which a load balancer routing /debug paths to another process than /metrics would pass",
+					"; its APF requests dump lists no more requests executing per priority level and flow schema since 5s before its /metrics than that read's apiserver_flowcontrol_current_executing_requests counted (",
+					"tied to this process only by identity probes of /metrics over the same connection and, for the APF requests dump, by its executing requests agreeing with that /metrics' apiserver_flowcontrol_current_executing_requests",
+					"which a load balancer routing /debug paths to another process than /metrics would pass whenever the two processes' executing APF requests agree",
 				} {
 					if !strings.Contains(notes, want) {
 						t.Errorf("%s: notes %q\nlack %q", s.Name, s.Notes, want)
@@ -245,4 +300,35 @@ func TestDiagnoseThroughABalancerSaysWhatTiesEvidence(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDiagnoseThroughAPathRoutingBalancerIsCaughtByContent (issue 35):
+// through a balancer that routes by path, every identity probe agrees,
+// but each connection's APF requests dump comes from another process,
+// which executes a request (in a priority level and flow schema of its
+// own) that the connection's process does not: the dump lists more
+// requests executing since before the sample's /metrics than that
+// /metrics' gauge counts. The sample is mixed, its findings
+// UndecidedInitialEvents (MixedProcesses) with no client and no seats,
+// and the run exits 2.
+func TestDiagnoseThroughAPathRoutingBalancerIsCaughtByContent(t *testing.T) {
+	t.Parallel()
+	kc := behindL7BalancerRouted(t, fakeapiserver.ByPath, ownExecutingPair(t))
+	code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--samples", "1", "-o", "json")
+	if code != ExitError {
+		t.Errorf("exit %d, want %d\nstderr:\n%s", code, ExitError, errOut)
+	}
+	r := apiReport(t, out)
+	undecided := mixedUndecided(t, r, false)
+	if undecided == 0 || r.Summary.StuckSeats != 0 {
+		t.Errorf("%d undecided findings, %d stuck seats: want the stuck watches undecided, with no seats\n%s", undecided, r.Summary.StuckSeats, out)
+	}
+	// Connection 0's /metrics is process 0's (workload-low,
+	// service-accounts), its dump process 1's (workload-high,
+	// kube-controller-manager).
+	const want = `sample 1: its APF requests dump (GET /debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1, at 2026-11-29T10:24:32Z) lists 1 request(s) of priority level "workload-high", flow schema "kube-controller-manager" executing since more than 5s before its /metrics (read at 2026-11-29T10:24:32Z, process_start_time_seconds 1764410000.00), whose apiserver_flowcontrol_current_executing_requests counted 0 there: the dump is of another API server process than that /metrics, so the load balancer sends this connection's /debug paths elsewhere`
+	if inc := strings.Join(r.Incomplete, "\n"); !strings.Contains(inc, want) {
+		t.Errorf("incomplete %q\ndoes not say %q", r.Incomplete, want)
+	}
+	t.Logf("incomplete:\n%s", strings.Join(r.Incomplete, "\n"))
 }

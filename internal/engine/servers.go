@@ -14,7 +14,7 @@ import (
 // notPinnedNote is the note of a server read through the kubeconfig host:
 // what ties its evidence to it, and what cannot be excluded
 // (live/pin.go, docs/diagnose.md).
-const notPinnedNote = "not pinned: read through the kubeconfig host; its APF dumps and goroutine profiles carry no process identity and are tied to this process only by identity probes of /metrics over the same connection, which a load balancer routing /debug paths to another process than /metrics would pass"
+const notPinnedNote = "not pinned: read through the kubeconfig host; its APF dumps and goroutine profiles carry no process identity and are tied to this process only by identity probes of /metrics over the same connection and, for the APF requests dump, by its executing requests agreeing with that /metrics' apiserver_flowcontrol_current_executing_requests (each sample's note says whether that check was made), which a load balancer routing /debug paths to another process than /metrics would pass whenever the two processes' executing APF requests agree"
 
 // leaseNote opens the note naming the identity lease of a server reached
 // through the kubeconfig host, when its /metrics said which.

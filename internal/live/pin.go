@@ -30,8 +30,14 @@ import (
 // alone; for the run, whose every connection must agree, once in 2^(5c)
 // over c connections (1 in 1,024 for two). A balancer that routes by
 // path (every /metrics to the connection's process, the /debug paths to
-// another) agrees with every probe: no probe can tell, and
-// docs/diagnose.md says so.
+// another) agrees with every probe: no probe can tell. The content tie
+// (tie.go) catches it whenever the APF requests dump lists, in a
+// priority level and flow schema, more requests executing since before
+// the sample's /metrics than that /metrics' executing-requests gauge
+// counts. Two processes whose executing APF requests agree (the same
+// pairs, no more rows than the gauge) pass it too, and their dumps name
+// the same clients then; where the gauge is absent the tie is not made,
+// and the sample's note says so. docs/diagnose.md says what remains.
 
 // pinProbes is how many reads of a connection's process, all naming it,
 // show that the connection stays on it.
@@ -150,6 +156,10 @@ func (sp *sampler) checkPinned() {
 		sp.cfg.Progressf("sample %d/%d: %s: %d identity probe(s) of /metrics, %d bytes", sp.n, sp.cfg.Samples, sp.c.Inst.Name, sp.probes, sp.probeBytes)
 	}
 	if sp.sample.Mixed == "" {
-		sp.ir.Notes = append(sp.ir.Notes, fmt.Sprintf("sample %d: %d reads of the process over this connection, one right after each of its %d fetches that carry no process identity, all named process_start_time_seconds %.2f (%d identity probes of /metrics, %d bytes)", sp.n, sp.agreed, sp.idless, sp.pin, sp.probes, sp.probeBytes))
+		note := fmt.Sprintf("sample %d: %d reads of the process over this connection, one right after each of its %d fetches that carry no process identity, all named process_start_time_seconds %.2f (%d identity probes of /metrics, %d bytes)", sp.n, sp.agreed, sp.idless, sp.pin, sp.probes, sp.probeBytes)
+		if sp.tie != "" {
+			note += "; " + sp.tie
+		}
+		sp.ir.Notes = append(sp.ir.Notes, note)
 	}
 }

@@ -50,6 +50,10 @@ type sampler struct {
 	pin                    float64
 	agreed, idless, probes int
 	probeBytes, dials      int64
+	// gauge is the executing-requests gauge of the sample's /metrics, and
+	// tie what the content tie of its APF requests dump found (tie.go).
+	gauge executingGauge
+	tie   string
 }
 
 // fetch GETs kind's path and hands the body to consume, recording the
@@ -159,21 +163,23 @@ func takeSample(ctx context.Context, cfg model.Config, c *model.Client, n int, i
 
 // lookFamilies are the families of /metrics the cheap look reads: the
 // goroutines, the process start time, the build's version (Extract's
-// Goroutines, ProcessStartTime and Version.GitVersion) and the pause
-// histogram (harm/cost.go). The target parses the rest, once.
-var lookFamilies = []string{"go_goroutines", "process_start_time_seconds", "kubernetes_build_info", metrics.SchedPausesOther, metrics.SchedPausesStoppingOther}
+// Goroutines, ProcessStartTime and Version.GitVersion), the pause
+// histogram (harm/cost.go) and the executing APF requests (tie.go). The
+// target parses the rest, once.
+var lookFamilies = []string{"go_goroutines", "process_start_time_seconds", "kubernetes_build_info", metrics.SchedPausesOther, metrics.SchedPausesStoppingOther, executingGaugeFamily}
 
 // readMetrics fetches /metrics first: go_goroutines, the process start
 // time and, from its Date header, the server's clock for APF ages.
 func (sp *sampler) readMetrics() {
 	inst := sp.c.Inst
+	var snap *metrics.Snapshot
 	mfi := sp.fetch(api.FileMetrics, func(r io.Reader) error {
 		b, err := model.ReadMetricsText(r, inst.Name)
 		if err != nil {
 			return err
 		}
 		if s, err := (metrics.Parser{Families: lookFamilies}).Parse(bytes.NewReader(b), inst.Name+"/metrics"); err == nil {
-			snap := metrics.Extract(s)
+			snap = metrics.Extract(s)
 			sp.look.Goroutines, sp.look.Start = snap.Goroutines, snap.ProcessStartTime
 			sp.look.BuildVersion = snap.Version.GitVersion
 			sp.ir.Meter.NotePauses(s)
@@ -189,13 +195,23 @@ func (sp *sampler) readMetrics() {
 			sp.sample.CapturedAt = *mfi.ServerDate
 		}
 	}
+	sp.gauge.absent = "its /metrics could not be read"
+	if snap != nil && mfi.Error == "" {
+		var at time.Time
+		if mfi.ServerDate != nil {
+			at = *mfi.ServerDate
+		}
+		sp.gauge = gaugeOf(snap, at)
+	}
 }
 
 // readAPF fetches the APF dumps: every watch still initializing is an
 // executing request, with its start time, user, resource and seats.
+// Through the kubeconfig host, the requests dump is checked against the
+// sample's /metrics, read just before it (tieByContent).
 func (sp *sampler) readAPF() {
 	if sp.cfg.Wants(api.FileAPFRequests) {
-		sp.fetch(api.FileAPFRequests, func(r io.Reader) error {
+		fi := sp.fetch(api.FileAPFRequests, func(r io.Reader) error {
 			b, err := model.ReadAll(r, sp.c.Inst.Name+": reading APF dump_requests")
 			if err != nil {
 				return err
@@ -205,6 +221,11 @@ func (sp *sampler) readAPF() {
 			}
 			return sp.store(api.FileAPFRequests)(bytes.NewReader(b))
 		})
+		at := fi.StartedAt
+		if fi.ServerDate != nil {
+			at = *fi.ServerDate
+		}
+		sp.tieByContent(fi.Path, at)
 	}
 	if sp.cfg.Wants(api.FileAPFLevels) {
 		sp.fetch(api.FileAPFLevels, sp.store(api.FileAPFLevels))
