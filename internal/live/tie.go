@@ -15,8 +15,10 @@ import (
 // flow_schema} from the moment it starts executing until it finishes
 // (k8s.io/apiserver v0.37.2 pkg/util/flowcontrol/metrics/metrics.go:234,
 // added to at fairqueuing/queueset/queueset.go:678 and :724, taken from
-// at :866), and dump_requests lists the same requests, executing ones
-// with RequestIndexInQueue -1 and their StartTime
+// at :866 in finishRequestLocked, which removes the request from the
+// executing sets under the same lock, :934 and :941), and dump_requests
+// lists those sets (Dump, :996), executing rows with
+// RequestIndexInQueue -1 and their StartTime
 // (apf_controller_debug.go:211-216). A request the dump lists as
 // executing that started before the /metrics read was executing at it:
 // in each pair, such rows are no more than that read's gauge. The read's
