@@ -194,7 +194,7 @@ func TestLookFamiliesHoldWhatTheLookReads(t *testing.T) {
 	if diff := cmp.Diff(whole, read(lookFamilies)); diff != "" {
 		t.Errorf("lookFamilies (-whole /metrics +look):\n%s", diff)
 	}
-	if got := read(model.StartFamily).Start; got != whole.Start {
+	if got := read(model.StartFamily()).Start; got != whole.Start {
 		t.Errorf("startFamily: process start %v, want %v", got, whole.Start)
 	}
 }

@@ -54,8 +54,9 @@ func (e *StoreError) Error() string { return e.Err.Error() }
 func (e *StoreError) Unwrap() error { return e.Err }
 
 // StartFamily is the family of the process start time, all that a check
-// of which process answered reads of /metrics.
-var StartFamily = []string{"process_start_time_seconds"}
+// of which process answered reads of /metrics: a new slice each call, so
+// no caller can change another's.
+func StartFamily() []string { return []string{"process_start_time_seconds"} }
 
 type CountingReader struct {
 	R io.Reader

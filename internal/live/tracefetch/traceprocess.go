@@ -54,7 +54,7 @@ func processStart(ctx context.Context, c *model.Client) float64 {
 		return math.NaN()
 	}
 	defer resp.Close()
-	s, err := metrics.Parser{Families: model.StartFamily}.Parse(resp.Body, c.Inst.Name+"/metrics")
+	s, err := metrics.Parser{Families: model.StartFamily()}.Parse(resp.Body, c.Inst.Name+"/metrics")
 	if err != nil {
 		return math.NaN()
 	}
