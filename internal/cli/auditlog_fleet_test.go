@@ -17,7 +17,6 @@ import (
 // findings to its own log alone; a log without CONTEXT=, or for a context
 // not read, is refused before any cluster is read.
 func TestFleetAuditLogPerContext(t *testing.T) {
-	t.Parallel()
 	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	b := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	a.NoProfiling, b.NoProfiling = true, true

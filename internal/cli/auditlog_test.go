@@ -55,7 +55,6 @@ type auditFinding struct {
 // source address and user agent, from a plain file, a gzipped one or
 // stdin; two events fitting one request keep the ambiguity.
 func TestAnalyzeAuditLog(t *testing.T) {
-	t.Parallel()
 	t2 := golden.Fixture("t2")
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "audit.log")
@@ -149,7 +148,6 @@ func TestAuditLogErrors(t *testing.T) {
 // diagnose --audit-log joins the live findings the same way (profiling
 // off: the APF rows are the findings).
 func TestDiagnoseAuditLog(t *testing.T) {
-	t.Parallel()
 	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	a.NoProfiling = true
 	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
@@ -169,7 +167,6 @@ func TestDiagnoseAuditLog(t *testing.T) {
 // when several pods share the address; without the pods rule it says
 // which rule is missing and keeps the addresses.
 func TestDiagnoseAuditLogNamesThePod(t *testing.T) {
-	t.Parallel()
 	p := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(p, []byte(seedAuditLog(false)), 0o600); err != nil {
 		t.Fatal(err)
@@ -246,7 +243,6 @@ func TestDiagnoseAuditLogNamesThePod(t *testing.T) {
 // analyze of the bundle joins them as --audit-log does: the same source
 // addresses as diagnose --audit-log.
 func TestCollectKeepsTheAuditLog(t *testing.T) {
-	t.Parallel()
 	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	a.NoProfiling = true
 	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
@@ -305,7 +301,6 @@ func checkSeedSources(t *testing.T, out, from string) {
 // collect claims no directory; a log without a watch request is recorded
 // without a file, and analyze reads that bundle.
 func TestCollectAuditLogUnread(t *testing.T) {
-	t.Parallel()
 	a := fakeapiserver.Start(t, golden.Fixture("t1"), golden.Fixture("t2"))
 	kc := fakeapiserver.Kubeconfig(t, a, fakeapiserver.TokenAdmin)
 	dir := t.TempDir()

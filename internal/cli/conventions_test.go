@@ -12,7 +12,6 @@ import (
 // and a template that does not parse is an error on stderr with nothing on
 // stdout.
 func TestOutputForms(t *testing.T) {
-	t.Parallel()
 	t2 := golden.Fixture("t2")
 	tests := []struct {
 		args []string

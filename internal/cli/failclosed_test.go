@@ -95,7 +95,6 @@ func regzip(t *testing.T, b []byte) []byte {
 // bound on every sample with no watcher it recognises, are named as
 // undecided and the run is incomplete (exit 2), whichever profile is read.
 func TestAnalyzeUnknownShapeFailsClosed(t *testing.T) {
-	t.Parallel()
 	t1, t2 := renamedCapture(t, golden.Fixture("t1")), renamedCapture(t, golden.Fixture("t2"))
 	only := func(dir string, names ...string) []string {
 		var out []string

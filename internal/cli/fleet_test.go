@@ -103,7 +103,6 @@ func TestFleetDiagnose(t *testing.T) {
 // plain diagnose gives of it, to the value: the same engine call, with
 // each server's cost, notes and evidence, and the run's warnings.
 func TestFleetReportIsDiagnoses(t *testing.T) {
-	t.Parallel()
 	a := fakeapiserver.Start(t, golden.Fixture("t2"))
 	kc := writeKubeconfig(t, map[string]string{"prod": a.URL})
 	_, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "-o", "json")

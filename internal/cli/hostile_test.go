@@ -29,7 +29,6 @@ func hostile(t *testing.T, key string, h *fakeapiserver.Hostility) *fakeapiserve
 // one context's EndpointSlices list is that cluster's error alone; the
 // healthy cluster's findings are still printed.
 func TestOneHostileClusterFailsAlone(t *testing.T) {
-	t.Parallel()
 	good := fakeapiserver.Start(t, golden.Fixture("t2"))
 	bomb := hostile(t, fakeapiserver.DiscoveryPath, &fakeapiserver.Hostility{Kind: fakeapiserver.GzipBomb})
 	kc := writeKubeconfig(t, map[string]string{"good": good.URL, "bomb": bomb.URL})
@@ -56,7 +55,6 @@ func TestOneHostileClusterFailsAlone(t *testing.T) {
 // stuck watchers with --force is refused at 64 MiB, said on stderr, and
 // the JSON report stays small.
 func TestEndlessDumpKeepsTheReportBounded(t *testing.T) {
-	t.Parallel()
 	s := hostile(t, "/debug/pprof/goroutine?debug=2", &fakeapiserver.Hostility{Kind: fakeapiserver.Endless})
 	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)
 	code, out, errOut := runLive(t, "diagnose", "--kubeconfig", kc, "--apiserver", s.Address(), "--samples", "1", "--force", "-o", "json")
@@ -182,7 +180,6 @@ func TestWarningsAreSummarisedAfterAFewOfAKind(t *testing.T) {
 // and of wide, and the errors on stderr. It is escaped where it is
 // printed, never where it is read.
 func TestErrorBodiesAreEscapedWherePrinted(t *testing.T) {
-	t.Parallel()
 	const body = "x\x1b]0;owned\x07\r\u009b2J \u202eexe.txt\tcol"
 	s := hostile(t, "/debug/pprof/goroutine?debug=1", &fakeapiserver.Hostility{Kind: fakeapiserver.ErrorBody, Body: body})
 	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)
@@ -218,7 +215,6 @@ func TestErrorBodiesAreEscapedWherePrinted(t *testing.T) {
 // not as an interruption or a failed write, and the sample's other
 // fetches are still made and written.
 func TestAnErrorNamesWhatHappenedADumpOverItsBoundInCollect(t *testing.T) {
-	t.Parallel()
 	s := hostile(t, "/debug/pprof/goroutine?debug=2", &fakeapiserver.Hostility{Kind: fakeapiserver.Endless})
 	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)
 	dir := filepath.Join(t.TempDir(), "b")

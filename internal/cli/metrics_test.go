@@ -112,7 +112,6 @@ func TestMetricsRefusesAStrayNote(t *testing.T) {
 // when /version contradicts kubernetes_build_info, as diagnose does, on
 // stderr and in the report.
 func TestEveryPieceOfEvidenceIsOfTheProcessItClaimsInMetrics(t *testing.T) {
-	t.Parallel()
 	s := hostile(t, "/version", &fakeapiserver.Hostility{Kind: fakeapiserver.ErrorBody, Status: 200, Body: `{"gitVersion":"v1.20.0","goVersion":"go1.26.8"}`})
 	kc := fakeapiserver.Kubeconfig(t, s, fakeapiserver.TokenAdmin)
 	code, out, errOut := runLive(t, "metrics", "--kubeconfig", kc, "--apiserver", s.Address())

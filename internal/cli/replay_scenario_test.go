@@ -94,7 +94,6 @@ func TestReplayFrom(t *testing.T) {
 // come from its metrics, and the seed's client must be freed by the patch
 // only.
 func TestReplayFromSeedReproBundle(t *testing.T) {
-	t.Parallel()
 	dir := filepath.Dir(golden.Fixture("t1"))
 	code, out, errOut := run(t, nil, "replay", "--from", dir, "--print-scenario")
 	if code != ExitOK {

@@ -62,7 +62,6 @@ func deriveV138(t *testing.T, src, dst string) {
 // verdicts (slow-informer stuck, paced-reader slow, exit 1); and from the
 // debug=1 and protobuf profiles the same phase counts.
 func TestDerivedV138ShapeFindsTheSame(t *testing.T) {
-	t.Parallel()
 	orig := filepath.Dir(golden.Fixture("t1"))
 	dir := filepath.Join(t.TempDir(), "seed-repro")
 	for _, s := range []string{"t1", "t2"} {
@@ -157,7 +156,6 @@ func clientUser(f api.Finding) string {
 // TestDerivedV138DumpsAreRewritten guards the test above against a
 // rewrite that leaves the v1.37 shape in place.
 func TestDerivedV138DumpsAreRewritten(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	deriveV138(t, golden.Fixture("t2"), dir)
 	for _, name := range []string{"goroutine-debug2.txt", "goroutine-debug1.txt"} {
@@ -177,7 +175,6 @@ func TestDerivedV138DumpsAreRewritten(t *testing.T) {
 // (proven: nothing said) and as v1.39 (newer than every table: a note and
 // incomplete, exit 2, never "no watch stuck").
 func TestNewerReleaseIsNeverAllClear(t *testing.T) {
-	t.Parallel()
 	src := filepath.Join("..", "..", "testdata", "kube-apiserver-v1.37.2", "pr141899", "t90s")
 	for _, tc := range []struct {
 		version    string
@@ -241,7 +238,6 @@ func TestNewerReleaseIsNeverAllClear(t *testing.T) {
 // debug=1 profile with the APF dump, the protobuf profile and the trace
 // bundle.
 func TestAnalyzeV138Golden(t *testing.T) {
-	t.Parallel()
 	seed := func(parts ...string) string {
 		return filepath.Join(append([]string{"..", "..", "testdata", "kube-apiserver-v1.38.0-beta.0"}, parts...)...)
 	}
