@@ -23,6 +23,7 @@ func gz(b []byte) []byte {
 // TestDetectFixtures checks every real capture file is recognised by its
 // content, plain and gzipped, whatever its name.
 func TestDetectFixtures(t *testing.T) {
+	t.Parallel()
 	want := map[string]api.FileKind{
 		"goroutine-debug2.txt":    api.FileGoroutineDebug2,
 		"goroutine-debug1.txt":    api.FileGoroutineDebug1,

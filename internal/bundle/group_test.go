@@ -13,6 +13,7 @@ import (
 )
 
 func TestServersGroupsSamplesOfOneProcess(t *testing.T) {
+	t.Parallel()
 	l, err := Load([]string{golden.Fixture("t2"), golden.Fixture("t1")}, Options{})
 	if err != nil {
 		t.Fatal(err)

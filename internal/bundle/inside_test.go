@@ -12,6 +12,7 @@ import (
 )
 
 func TestBundleLinkOutsideIsNotRead(t *testing.T) {
+	t.Parallel()
 	outside := filepath.Join(t.TempDir(), "token")
 	const secret = "eyJhbGciOiJSUzI1NiIsImtpZCI6IlNFQ1JFVCJ9.not-for-any-report"
 	if err := os.WriteFile(outside, []byte(secret+"\n"), 0o600); err != nil {

@@ -18,6 +18,7 @@ import (
 )
 
 func TestEveryFileReadIsBoundedNamingTheFile(t *testing.T) {
+	t.Parallel()
 	t.Run("captured-at", func(t *testing.T) {
 		dir := t.TempDir()
 		captureDir(t, dir)

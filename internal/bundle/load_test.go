@@ -110,6 +110,7 @@ func TestLoadRefusesConcatenatedDumps(t *testing.T) {
 // refused; samples whose capture times contradict their goroutine ids are
 // reordered only with a warning.
 func TestLoadCaptureTimeSanity(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for _, ts := range []string{"1999-01-01T00:00:00Z", "2099-01-01T00:00:00Z"} {
 		dir := writeFiles(t, filepath.Join(t.TempDir(), "c"), map[string][]byte{

@@ -56,6 +56,7 @@ func TestReadManifest(t *testing.T) {
 }
 
 func TestReadManifestIsBounded(t *testing.T) {
+	t.Parallel()
 	// Spaces are valid JSON before a value: only the bound stops them.
 	r := io.MultiReader(strings.NewReader(strings.Repeat(" ", MaxManifestBytes+1)), strings.NewReader(`{}`))
 	_, err := ReadManifest(r)

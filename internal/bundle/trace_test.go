@@ -88,6 +88,7 @@ var seedWant = []seedVerdict{
 }
 
 func TestTraceSeedBundle(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		paths []string
@@ -114,6 +115,7 @@ func TestTraceSeedBundle(t *testing.T) {
 
 // The report of the seed bundle, as analyze prints it (table and JSON).
 func TestTraceSeedGolden(t *testing.T) {
+	t.Parallel()
 	_, r := diagnoseLoaded(t, traceSeed("bundle"))
 	for f, ext := range map[report.Format]string{report.FormatTable: "txt", report.FormatWide: "wide.txt", report.FormatJSON: "json"} {
 		p, err := report.New(report.Options{Format: f})
@@ -135,6 +137,7 @@ func TestTraceSeedGolden(t *testing.T) {
 // (blocked under a minute in both samples); with the trace beside them it
 // is stuck, and nothing the dumps decided is weakened.
 func TestTraceSeedNeverWeakerThanDumps(t *testing.T) {
+	t.Parallel()
 	l, _ := diagnoseLoaded(t, traceSeed("bundle"))
 	servers := l.Servers()
 	for i := range servers[0].Samples {
@@ -179,6 +182,7 @@ func TestTraceSeedNeverWeakerThanDumps(t *testing.T) {
 // A trace cut short still gives what it proved, with a warning naming the
 // cut; one the reader refuses is skipped while walking, an error when named.
 func TestTraceSeedHostile(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(traceSeed("bundle", "127.0.0.1", "trace.out"))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestWalkWarningsAreSummarisedAfterAFewOfAKind(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sample := filepath.Join(dir, "i", "sample-1")
 	captureDir(t, sample)
@@ -59,6 +60,7 @@ func TestLoadSkipsUnknownFilesInDirectoriesButNotNamedOnes(t *testing.T) {
 }
 
 func TestLoadSymlinksAndBOM(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target, err := filepath.Abs(filepath.Dir(golden.Fixture("t2", "x")))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // What Dir writes, Load reads back: the files of each sample, its capture
 // time, /version copied into every sample, and the manifest.
 func TestDirWritesWhatLoadReads(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	d := &Dir{Root: root}
 	const inst = "10.0.0.1:6443"

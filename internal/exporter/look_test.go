@@ -111,6 +111,7 @@ func TestDecidedWithoutAProfile(t *testing.T) {
 // past the stall bound are exported undecided, never progressing, and the
 // stuck count is left out (unknown).
 func TestLookWithoutProfiling(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		set  func(*fakeapiserver.Server)
@@ -119,6 +120,7 @@ func TestLookWithoutProfiling(t *testing.T) {
 		{"RBAC refuses /debug/pprof (403)", func(s *fakeapiserver.Server) { s.ForbidProfiling = true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e, s, _, _ := newTest(t, fakeapiserver.TokenAdmin, filepath.Join(seedRepro, "t2"))
 			tc.set(s)
 			if !e.LookOnce(context.Background()) {

@@ -240,6 +240,7 @@ func TestTraceFailureKinds(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			trace := tc.trace
 			trace.Window = 20 * time.Second
 			e, s, _, logs := newTraceTest(t, trace)
