@@ -3,6 +3,7 @@ package discovery
 import (
 	"bytes"
 	"compress/gzip"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -91,4 +92,55 @@ func BenchmarkScanFingerprint(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// The probe's memory does not grow with the body: a /metrics padded to
+// eight times the real capture's lines allocates as the capture does (the
+// scanner's buffer is bounded by the longest line, nothing is kept).
+func TestScanFingerprintMemoryDoesNotGrow(t *testing.T) {
+	text, err := os.ReadFile(golden.Fixture("t2", "metrics.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := bytes.Repeat([]byte("go_goroutines 12\n"), 7*len(text)/17)
+	big := append(append([]byte{}, pad...), text...)
+	allocs := func(body []byte) float64 {
+		return testing.AllocsPerRun(5, func() {
+			if _, err := scanFingerprint(bytes.NewReader(body), "lb:443"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if one, eight := allocs(text), allocs(big); eight > one+2 {
+		t.Errorf("allocations: %v for the capture, %v for eight times its size: the probe keeps what it reads", one, eight)
+	}
+}
+
+// FuzzScanFingerprint: any body (a gzip stream too) gives a fingerprint
+// with a finite positive start, or an error naming the instance; never a
+// panic, and never a start the body does not hold.
+func FuzzScanFingerprint(f *testing.F) {
+	f.Add([]byte("process_start_time_seconds 1.76441e+09\n"))
+	f.Add([]byte("process_start_time_seconds{} 1764410000.25 1700000000000\napiserver_storage_size_bytes{apiserver_id_hash=\"sha256:00\"} 1\n"))
+	f.Add([]byte("process_start_time_seconds NaN\n"))
+	f.Add([]byte("process_start_time_seconds 1\nprocess_start_time_seconds 2\n"))
+	f.Add([]byte{0x1f, 0x8b, 0x08, 0x00})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fp, err := scanFingerprint(bytes.NewReader(body), "lb:443")
+		if err != nil {
+			if !strings.Contains(err.Error(), "lb:443") {
+				t.Fatalf("error %q does not name the instance", err)
+			}
+			return
+		}
+		if !(fp.Start > 0) || math.IsInf(fp.Start, 0) {
+			t.Fatalf("start %v, want finite and positive", fp.Start)
+		}
+		if len(body) >= 2 && body[0] == 0x1f && body[1] == 0x8b {
+			return
+		}
+		if !bytes.Contains(body, startName) {
+			t.Fatalf("a start %v from a body without %s", fp.Start, startName)
+		}
+	})
 }
