@@ -130,6 +130,10 @@ const (
 	ProcessInterval      = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval"
 	ProcessInitialEvents = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInitialEvents"
 	SendWatchCacheEvent  = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).sendWatchCacheEvent"
+	// CacheWatcherProcess is the watcher's loop over live events; up to
+	// v0.37 processInterval calls it once the interval is replayed
+	// (v0.37.2 cache_watcher.go:552).
+	CacheWatcherProcess  = "k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).process"
 	WriteDataFromHandler = "golang.org/x/net/http2.(*serverConn).writeDataFromHandler"
 	// StdWriteDataFromHandler is the same wait in the HTTP/2 server that
 	// Go 1.27's net/http carries itself, which kube-apiserver v1.38 (built
@@ -162,6 +166,24 @@ func InitialEventsSenders(gs []Goroutine) []Goroutine {
 	var out []Goroutine
 	for _, g := range gs {
 		if g.Calls(ProcessInterval, SendWatchCacheEvent) || g.sendsUnder(ProcessInitialEvents) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// InitialEventsWatchers returns the watcher goroutines still replaying
+// initial events, whether blocked sending or between two sends: in
+// processInterval but not yet in process (up to v1.37), or in
+// processInitialEvents (v1.38). A paced client's watcher is blocked in
+// sendWatchCacheEvent almost all the time, but a dump can catch it taking
+// the interval's next event (v0.37.2 cache_watcher.go:480), which
+// InitialEventsSenders does not count.
+func InitialEventsWatchers(gs []Goroutine) []Goroutine {
+	var out []Goroutine
+	for _, g := range gs {
+		inInterval := slices.Contains(g.Functions, ProcessInterval) && !slices.Contains(g.Functions, CacheWatcherProcess)
+		if inInterval || slices.Contains(g.Functions, ProcessInitialEvents) {
 			out = append(out, g)
 		}
 	}

@@ -240,3 +240,43 @@ func TestV138InitialEventsSenders(t *testing.T) {
 		t.Errorf("CountWatchGoroutines (-want +got):\n%s", diff)
 	}
 }
+
+// TestInitialEventsWatchersBetweenSends: a dump can catch a paced reader's
+// watcher taking the interval's next event rather than blocked sending
+// (v0.37.2 cache_watcher.go:480). It is still a watcher replaying initial
+// events; a watcher in process (the live phase) is not, nor one in
+// processInterval's own send of the end bookmark once in process.
+func TestInitialEventsWatchersBetweenSends(t *testing.T) {
+	const dump = `goroutine 4001 [runnable]:
+k8s.io/apiserver/pkg/storage/cacher.(*lazySnapshotCacheIntervalSource).Next(0xc0)
+	k8s.io/apiserver@v0.37.2/pkg/storage/cacher/watch_cache_interval.go:278 +0x1
+k8s.io/apiserver/pkg/storage/cacher.(*watchCacheInterval).Next(0xc0)
+	k8s.io/apiserver@v0.37.2/pkg/storage/cacher/watch_cache_interval.go:55 +0x1
+k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval(0xc0, {0x1, 0x2}, 0xc1, 0x1)
+	k8s.io/apiserver@v0.37.2/pkg/storage/cacher/cache_watcher.go:480 +0x1
+created by k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch in goroutine 4000
+	k8s.io/apiserver@v0.37.2/pkg/storage/cacher/cacher.go:688 +0x13e5
+
+goroutine 3214 [select]:
+k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).process(0xc11e65f30a0, {0x47a8898, 0xc11e94e20f0}, 0x1)
+	k8s.io/apiserver@v0.37.2/pkg/storage/cacher/cache_watcher.go:565 +0xb9
+k8s.io/apiserver/pkg/storage/cacher.(*cacheWatcher).processInterval(0xc11e65f30a0, {0x47a8898, 0xc11e94e20f0}, 0xc11eaabb660, 0x1)
+	k8s.io/apiserver@v0.37.2/pkg/storage/cacher/cache_watcher.go:552 +0x675
+created by k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch in goroutine 3096
+	k8s.io/apiserver@v0.37.2/pkg/storage/cacher/cacher.go:688 +0x13e5
+`
+	gs, err := ParseGoroutines(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(InitialEventsSenders(gs)); n != 0 {
+		t.Errorf("InitialEventsSenders = %d goroutines, want 0 (none is in sendWatchCacheEvent)", n)
+	}
+	var ids []int
+	for _, g := range InitialEventsWatchers(gs) {
+		ids = append(ids, g.ID)
+	}
+	if diff := cmp.Diff([]int{4001}, ids); diff != "" {
+		t.Errorf("InitialEventsWatchers (-want +got):\n%s", diff)
+	}
+}

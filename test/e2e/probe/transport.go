@@ -44,8 +44,8 @@ var eventWrites = []string{WriteDataFromHandler, StdWriteDataFromHandler, "crypt
 // WatchGoroutines are the goroutines of the watch requests of one
 // transport in one dump.
 type WatchGoroutines struct {
-	// Watchers: initial-events watchers (sendWatchCacheEvent called from
-	// processInterval).
+	// Watchers: watcher goroutines still replaying initial events
+	// (InitialEventsWatchers), blocked sending or between two sends.
 	Watchers int
 	// Writers: watch handlers (WatchServeHTTP) writing an event
 	// (eventWrites), not waiting for the next one.
@@ -74,7 +74,7 @@ func CountWatchGoroutines(gs []Goroutine) map[string]WatchGoroutines {
 		f(&c)
 		out[transport[id]] = c
 	}
-	for _, g := range InitialEventsSenders(gs) {
+	for _, g := range InitialEventsWatchers(gs) {
 		add(g.ParentID, func(c *WatchGoroutines) { c.Watchers++ })
 	}
 	for _, g := range gs {
