@@ -71,6 +71,9 @@ type Server struct {
 	Started chan string
 	// FailMetrics makes /metrics answer 500.
 	FailMetrics bool
+	// FullMetrics serves each capture's metrics.txt whole; without it the
+	// families watch-doctor never reads are left out (trim.go).
+	FullMetrics bool
 	// Hostile answers requests as a broken or hostile server would, by
 	// path with its query ("/debug/pprof/goroutine?debug=2") or by path
 	// ("/metrics", DiscoveryPath); see hostile.go.
@@ -274,7 +277,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter) {
 	s.metrics++
 	s.sample++
 	s.mu.Unlock()
-	b, err := os.ReadFile(filepath.Join(dir, "metrics.txt"))
+	b, err := readMetrics(filepath.Join(dir, "metrics.txt"), s.FullMetrics)
 	if err != nil {
 		status(w, http.StatusInternalServerError, err.Error())
 		return

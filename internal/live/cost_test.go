@@ -90,6 +90,8 @@ func TestRunCost(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := fakeapiserver.Start(t, tt.captures...)
+			// The final read's size is the file's: served whole.
+			s.FullMetrics = true
 			cfg := model.Config{REST: fakeapiserver.RESTConfig(t, s, fakeapiserver.TokenAdmin), APIServers: []string{s.Address()}, Samples: 1, RequestTimeout: 10 * time.Second, Clock: testingclock.NewFakeClock(time.Now()), Force: true}
 			res, err := Run(context.Background(), cfg, NewCaptures())
 			if err != nil {
