@@ -55,21 +55,34 @@ func unread(line string) bool {
 }
 
 // trimmedMetrics caches each capture's metrics.txt without its unread
-// families, by path.
+// families, by path, size and modification time (a test may write a
+// capture's file again).
 var trimmedMetrics sync.Map
 
+type trimKey struct {
+	path  string
+	size  int64
+	mtime int64
+}
+
 // readMetrics is the capture file at path, whole when full, else without
-// the families watch-doctor never reads (trimmed once per path and
-// process).
+// the families watch-doctor never reads (trimmed once per version of the
+// file and process).
 func readMetrics(path string, full bool) ([]byte, error) {
-	if !full {
-		if b, ok := trimmedMetrics.Load(path); ok {
-			return b.([]byte), nil
-		}
+	if full {
+		return os.ReadFile(path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	key := trimKey{path, fi.Size(), fi.ModTime().UnixNano()}
+	if b, ok := trimmedMetrics.Load(key); ok {
+		return b.([]byte), nil
 	}
 	b, err := os.ReadFile(path)
-	if err != nil || full {
-		return b, err
+	if err != nil {
+		return nil, err
 	}
 	var out bytes.Buffer
 	out.Grow(len(b))
@@ -79,6 +92,6 @@ func readMetrics(path string, full bool) ([]byte, error) {
 		}
 	}
 	trimmed := out.Bytes()
-	trimmedMetrics.Store(path, trimmed)
+	trimmedMetrics.Store(key, trimmed)
 	return trimmed, nil
 }

@@ -77,3 +77,18 @@ func parse(t *testing.T, b []byte) *metrics.Snapshot {
 	t.Helper()
 	return metrics.Extract(sample(t, b))
 }
+
+// TestTrimmedMetricsFollowTheFile: a capture's metrics.txt written again is
+// served as it is now, not as it was trimmed before.
+func TestTrimmedMetricsFollowTheFile(t *testing.T) {
+	t.Parallel()
+	dir := CopyCapture(t, golden.Fixture("t1"), "2026-11-29T10:24:00Z")
+	before := metricsOf(t, Start(t, dir))
+	if err := os.WriteFile(filepath.Join(dir, "metrics.txt"), []byte("# TYPE go_goroutines gauge\ngo_goroutines 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after := metricsOf(t, Start(t, dir))
+	if want := "# TYPE go_goroutines gauge\ngo_goroutines 7\n"; string(after) != want || bytes.Equal(before, after) {
+		t.Errorf("served %q after the file was written again, want %q", after, want)
+	}
+}
