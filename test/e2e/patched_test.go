@@ -68,7 +68,8 @@ type stallSample struct {
 	// HTTP/2 clients (the slow informer and the paced reader).
 	Senders int
 	// Writers are their watch handlers ((*WatchServer).HandleHTTP)
-	// blocked in writeDataFromHandler.
+	// blocked in writeDataFromHandler, of watches still in their initial
+	// events (probe.InitialEventsHandlers).
 	Writers int
 	// Goroutines are the watch goroutines of each transport
 	// (timeseries_test.go); Senders and Writers are those of HTTP/2.
@@ -469,8 +470,9 @@ func sampleStall(ctx context.Context, rc rest.Interface, started time.Time, name
 	// x/net's HTTP/2 server (v1.37.2), or the one Go 1.27's net/http
 	// carries (v1.38.0-beta.0).
 	writers := append(probe.BlockedIn(gs, probe.WriteDataFromHandler), probe.BlockedIn(gs, probe.StdWriteDataFromHandler)...)
+	initial := probe.InitialEventsHandlers(gs)
 	for _, g := range writers {
-		if slices.ContainsFunc(g.Functions, func(f string) bool { return strings.HasSuffix(f, watchServeHTTP) }) {
+		if initial[g.ID] && slices.ContainsFunc(g.Functions, func(f string) bool { return strings.HasSuffix(f, watchServeHTTP) }) {
 			s.Writers++
 		}
 	}

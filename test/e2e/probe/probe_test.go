@@ -280,3 +280,34 @@ created by k8s.io/apiserver/pkg/storage/cacher.(*Cacher).Watch in goroutine 3096
 		t.Errorf("InitialEventsWatchers (-want +got):\n%s", diff)
 	}
 }
+
+// TestWritersAreOfInitialEventsWatches: a dump can catch a watch handler
+// of the server's own (a loopback informer: exempt from APF, past its
+// initial events) writing an event. It has no APF goroutine and no
+// initial-events watcher, so it is no writer of a stuck watch. Here the
+// v1.38 excerpt's slow-informer handler (37946) is copied as 50001, a
+// handler with no child.
+func TestWritersAreOfInitialEventsWatches(t *testing.T) {
+	dump := readTestdata(t, "goroutine-debug2-v1.38.0-beta.0-t2-excerpt.txt")
+	start := strings.Index(dump, "goroutine 37946 [")
+	if start < 0 {
+		t.Fatal("goroutine 37946 not in the excerpt")
+	}
+	block, _, _ := strings.Cut(dump[start:], "\n\n")
+	own := strings.Replace(block, "goroutine 37946 [", "goroutine 50001 [", 1)
+	gs, err := ParseGoroutines(strings.TrimRight(dump, "\n") + "\n\n" + own + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(BlockedIn(gs, StdWriteDataFromHandler)); n != 3 {
+		t.Fatalf("%d handlers in writeDataFromHandler, want 3 (the copy parsed)", n)
+	}
+	want := map[string]WatchGoroutines{TransportH2: {Watchers: 2, Writers: 2, APFWaits: 2}}
+	if diff := cmp.Diff(want, CountWatchGoroutines(gs)); diff != "" {
+		t.Errorf("CountWatchGoroutines (-want +got):\n%s", diff)
+	}
+	initial := InitialEventsHandlers(gs)
+	if !initial[37946] || !initial[39000] || initial[50001] {
+		t.Errorf("InitialEventsHandlers = %v, want 37946 and 39000, not 50001", initial)
+	}
+}

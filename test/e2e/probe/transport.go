@@ -48,7 +48,8 @@ type WatchGoroutines struct {
 	// (InitialEventsWatchers), blocked sending or between two sends.
 	Watchers int
 	// Writers: watch handlers (WatchServeHTTP) writing an event
-	// (eventWrites), not waiting for the next one.
+	// (eventWrites), not waiting for the next one, of watches still in
+	// their initial events (InitialEventsHandlers).
 	Writers int
 	// APFWaits: APF goroutines waiting for the watch to be initialized.
 	APFWaits int
@@ -68,6 +69,7 @@ func CountWatchGoroutines(gs []Goroutine) map[string]WatchGoroutines {
 			transport[g.ID] = TransportH1
 		}
 	}
+	initial := InitialEventsHandlers(gs)
 	out := map[string]WatchGoroutines{}
 	add := func(id int, f func(*WatchGoroutines)) {
 		c := out[transport[id]]
@@ -81,10 +83,32 @@ func CountWatchGoroutines(gs []Goroutine) map[string]WatchGoroutines {
 		if len(g.Functions) > 0 && g.Functions[0] == APFWait {
 			add(g.ParentID, func(c *WatchGoroutines) { c.APFWaits++ })
 		}
-		if slices.ContainsFunc(g.Functions, func(f string) bool { return strings.HasSuffix(f, WatchServeHTTP) }) &&
+		if initial[g.ID] && slices.ContainsFunc(g.Functions, func(f string) bool { return strings.HasSuffix(f, WatchServeHTTP) }) &&
 			slices.ContainsFunc(g.Functions, func(f string) bool { return slices.Contains(eventWrites, f) }) {
 			add(g.ID, func(c *WatchGoroutines) { c.Writers++ })
 		}
 	}
+	return out
+}
+
+// InitialEventsHandlers returns the IDs of the handler goroutines whose
+// watch is still in its initial events: the parents of an APF goroutine
+// waiting for WatchInitialized or of an initial-events watcher
+// (InitialEventsWatchers). A handler stays one when a patched server's
+// stall timeout ends its watcher, since APF's wait stays. The server's own
+// loopback watches (exempt from APF, past their initial events) are not:
+// a dump can catch one writing an event, which a whole CI run once counted
+// as a third HTTP/2 writer beside the two clients'.
+func InitialEventsHandlers(gs []Goroutine) map[int]bool {
+	out := map[int]bool{}
+	for _, g := range InitialEventsWatchers(gs) {
+		out[g.ParentID] = true
+	}
+	for _, g := range gs {
+		if len(g.Functions) > 0 && g.Functions[0] == APFWait {
+			out[g.ParentID] = true
+		}
+	}
+	delete(out, 0) // no parent named
 	return out
 }
