@@ -94,8 +94,8 @@ func TestReplayFrom(t *testing.T) {
 // come from its metrics, and the seed's client must be freed by the patch
 // only.
 func TestReplayFromSeedReproBundle(t *testing.T) {
-	// Not in parallel, though the package's longest test under -race (27 s
-	// of wall alone): its upstream column runs k8s.io/apiserver's cacher in
+	// Not in parallel, though the package's longest test under -race (17 s
+	// of wall alone, 20 s of CPU): its upstream column runs k8s.io/apiserver's cacher in
 	// this process, whose watchers TestAnalyzeDumpOfAnotherProcessIsNotAllClear
 	// would find in its dump of the process.
 	dir := filepath.Dir(golden.Fixture("t1"))

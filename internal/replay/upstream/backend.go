@@ -70,6 +70,8 @@ type Backend struct {
 	lastView *replay.DumpView
 
 	dumper replay.StackDumper
+	// last is Settle's last dump read (read); Settle's goroutine only.
+	last lastDump
 }
 
 // resourceCache is one resource's store and cacher, set up by Start and

@@ -1,8 +1,14 @@
 package upstream
 
 import (
+	"bytes"
+	"fmt"
+	goruntime "runtime"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/watch-doctor/watch-doctor/internal/replay"
 	"github.com/watch-doctor/watch-doctor/pkg/stacks"
 )
 
@@ -66,4 +72,68 @@ func TestRelevant(t *testing.T) {
 			t.Errorf("%s: relevant = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// TestReadReusesOnlyTheSameDump: Settle's read of a dump the same byte for
+// byte as the last one returns what that one found, without reading it
+// again; a process that changed is read afresh. Here a goroutine of this
+// package starts spinning between two reads: the second must see it busy.
+func TestReadReusesOnlyTheSameDump(t *testing.T) {
+	b := New()
+	self := goroutineID()
+	// A quiet process dumps the same bytes twice in a row at once; a
+	// goroutine another test left behind may change them now and then.
+	reused := false
+	for range 100 {
+		// Both reads from one call site: the dump holds this goroutine's
+		// stack too, line numbers included.
+		var views [2]*replay.DumpView
+		var dumps [2][]byte
+		for i := range 2 {
+			v, _, err := b.read(self)
+			if err != nil {
+				t.Fatal(err)
+			}
+			views[i], dumps[i] = v, bytes.Clone(b.last.dump)
+		}
+		if bytes.Equal(dumps[0], dumps[1]) {
+			if views[1] != views[0] {
+				t.Fatal("the same dump was read again")
+			}
+			reused = true
+			break
+		}
+	}
+	if !reused {
+		t.Fatal("no two dumps in a row were the same in 100 tries")
+	}
+
+	stop, started := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var spinner int64
+	go func() {
+		for {
+			once.Do(func() { spinner = goroutineID(); close(started) })
+			select {
+			case <-stop:
+				return
+			default:
+				goruntime.Gosched()
+			}
+		}
+	}()
+	defer close(stop)
+	<-started
+	for range 1000 {
+		_, busyOnes, err := b.read(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range busyOnes {
+			if strings.HasPrefix(g, fmt.Sprintf("goroutine %d [", spinner)) {
+				return
+			}
+		}
+	}
+	t.Fatal("the spinning goroutine was never read as busy: a changed dump was not read again")
 }
