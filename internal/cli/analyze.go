@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -148,6 +149,11 @@ func (o *AnalyzeOptions) Run() error {
 	foreign := errForeign(loaded)
 	r := res.Report
 	if err := writeReport(o.Out, r, o.printer, o.failOn); err != nil {
+		// Incomplete only because every dump is another process's: said
+		// in those words.
+		if inc := (*incompleteError)(nil); foreign != nil && errors.As(err, &inc) {
+			return foreign
+		}
 		return err
 	}
 	if err := errNothingDiagnosed(r); err != nil {

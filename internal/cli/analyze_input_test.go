@@ -33,6 +33,11 @@ func TestAnalyzeDumpOfAnotherProcessIsNotAllClear(t *testing.T) {
 	if !strings.Contains(out, "may be from another process") {
 		t.Errorf("the report does not warn:\n%s", out)
 	}
+	// Nor does its summary say all clear of another process: it is
+	// incomplete, and says why.
+	if strings.Contains(out, "no watch stuck") || !strings.Contains(out, "incomplete") || !strings.Contains(out, "its goroutine dump holds no kube-apiserver code") {
+		t.Errorf("the report reads as a complete answer:\n%s", out)
+	}
 }
 
 // TestControlCharactersAreEscaped: text from dumps is stripped of control characters before it

@@ -154,6 +154,11 @@ func serverRoute(ctx context.Context, s watches.Server, opts Options) (api.APISe
 	}
 	cur := s.Samples[last]
 	info, out := describeDump(info, s.Name, cur)
+	if !cur.Dump.APIServer {
+		// Nothing in it is a watch of this server's: "no watch stuck"
+		// would be said of another process.
+		out.incomplete = append(out.incomplete, s.Name+": its goroutine dump holds no kube-apiserver code (no k8s.io/apiserver frame): it may be another process's, and decides no watch of this server")
+	}
 	if cur.Dump.Aggregated() {
 		out.add(decideAggregated(s.Name, s.Version, cur))
 		return info, out

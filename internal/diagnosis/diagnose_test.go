@@ -2,6 +2,7 @@ package diagnosis
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func watchRequest(user string, started time.Time) apf.Request {
 }
 
 func sample(at time.Time, ws []api.Watcher, reqs ...apf.Request) watches.Sample {
-	return watches.Sample{CapturedAt: at, Dump: &watches.Dump{Format: watches.FormatDebug2, Goroutines: 100, Watchers: ws, HasParentIDs: true}, Requests: &apf.Requests{HasDetails: true, Requests: reqs}}
+	return watches.Sample{CapturedAt: at, Dump: &watches.Dump{Format: watches.FormatDebug2, Goroutines: 100, Watchers: ws, HasParentIDs: true, APIServer: true}, Requests: &apf.Requests{HasDetails: true, Requests: reqs}}
 }
 
 type verdict struct {
@@ -196,7 +197,7 @@ func ExampleDiagnose() {
 		StartTime: at.Add(-149 * time.Second), User: "slow-informer", Verb: "watch", Path: "/api/v1/namespaces/rand2/pods", Namespace: "rand2", Resource: "pods"}
 	r := Diagnose([]watches.Server{{Name: "apiserver-1", Samples: []watches.Sample{{
 		CapturedAt: at,
-		Dump:       &watches.Dump{Format: watches.FormatDebug2, Goroutines: 2223, Watchers: []api.Watcher{w}, HasParentIDs: true},
+		Dump:       &watches.Dump{Format: watches.FormatDebug2, Goroutines: 2223, Watchers: []api.Watcher{w}, HasParentIDs: true, APIServer: true},
 		Requests:   &apf.Requests{HasDetails: true, Requests: []apf.Request{req}},
 	}}}}, Options{})
 	for _, f := range r.Findings {
@@ -226,5 +227,22 @@ func TestSummarizeCountsEveryType(t *testing.T) {
 	got := summarize(r)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("summarize (-want +got):\n%s", diff)
+	}
+}
+
+// A goroutine dump that holds no kube-apiserver code (another process's)
+// decides no watch of its server: the report is incomplete, naming the
+// server, and never a complete "no watch stuck". The same sample with
+// kube-apiserver code is a complete answer.
+func TestDiagnoseForeignDumpIsIncomplete(t *testing.T) {
+	t.Parallel()
+	for _, apiServer := range []bool{false, true} {
+		s := sample(t0.Add(time.Minute), nil)
+		s.Dump.APIServer = apiServer
+		r := Diagnose([]watches.Server{{Name: "apiserver-1", Samples: []watches.Sample{s}}}, Options{})
+		foreign := strings.Contains(strings.Join(r.Incomplete, "\n"), "apiserver-1: its goroutine dump holds no kube-apiserver code")
+		if foreign == apiServer || len(r.Incomplete) != map[bool]int{false: 1, true: 0}[apiServer] {
+			t.Errorf("kube-apiserver code %v: incomplete %q", apiServer, r.Incomplete)
+		}
 	}
 }
